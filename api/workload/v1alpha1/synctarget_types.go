@@ -1,0 +1,152 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// SyncTargetSpec describes a member cluster and how Custody may use it. The target's own
+// metadata labels are what Location instance selectors match.
+type SyncTargetSpec struct {
+	// StorageDomains are the storage systems the member reaches. A network volume moves only
+	// between targets that share its domain.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:items:MaxLength=63
+	StorageDomains []string `json:"storageDomains,omitempty"`
+
+	// Unschedulable cordons the target: namespaces already there stay, no new one is placed.
+	// +optional
+	Unschedulable bool `json:"unschedulable,omitempty"`
+
+	// Evict asks for every namespace to leave the target: the scheduler treats it as
+	// ineligible and moves its namespaces elsewhere in their Locations.
+	// +optional
+	Evict bool `json:"evict,omitempty"`
+
+	// NodeSelector is merged into the node selector of every pod template synced to the
+	// member. The user's own keys win.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations are added to every pod template synced to the member.
+	// +optional
+	// +listType=atomic
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// Fencing tells how to cut the member off its storage when it is lost.
+	// +optional
+	Fencing *FencingSpec `json:"fencing,omitempty"`
+
+	// Priority weighs the target when the scheduler spreads namespaces: its score is
+	// priority ÷ (namespaces already placed + 1).
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	Priority int32 `json:"priority,omitempty"`
+
+	// Restricted targets are used only by Placements that name them in spec.targetNames.
+	// +optional
+	Restricted bool `json:"restricted,omitempty"`
+}
+
+// FencingSpec is what a NetworkFence needs to cut a member off a storage domain.
+type FencingSpec struct {
+	// NodeCIDRs are the addresses of the member's nodes, as the storage sees them.
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.all(c, isCIDR(c))",message="every entry must be a CIDR such as 10.0.0.0/24"
+	NodeCIDRs []string `json:"nodeCIDRs"`
+
+	// NetworkFenceClassName names the csi-addons NetworkFenceClass to fence with.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	NetworkFenceClassName string `json:"networkFenceClassName"`
+}
+
+// SyncTargetStatus is what Custody observed of the member.
+type SyncTargetStatus struct {
+	// Key is the target's short, stable id, used as the suffix of every per-target label,
+	// annotation and finalizer on hub objects. Once set it never changes.
+	// +optional
+	// +kubebuilder:validation:MaxLength=56
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="the target key is immutable"
+	Key string `json:"key,omitempty"`
+
+	// Conditions: Ready is True while the member's syncer renews its heartbeat.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// LastHeartbeatTime is the last renewal of the syncer's heartbeat Lease.
+	// +optional
+	LastHeartbeatTime *metav1.Time `json:"lastHeartbeatTime,omitempty"`
+
+	// StorageClasses are the member's StorageClasses, as its syncer reports them.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	StorageClasses []StorageClassInfo `json:"storageClasses,omitempty"`
+
+	// SyncedResources are the resource types the syncer syncs, as resource.group.
+	// +optional
+	// +listType=set
+	SyncedResources []string `json:"syncedResources,omitempty"`
+
+	// ObservedGeneration is the spec generation the status speaks of.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// StorageClassInfo is one StorageClass of a member.
+type StorageClassInfo struct {
+	Name        string `json:"name"`
+	Provisioner string `json:"provisioner"`
+	// +optional
+	Parameters map[string]string `json:"parameters,omitempty"`
+	// +optional
+	ReclaimPolicy corev1.PersistentVolumeReclaimPolicy `json:"reclaimPolicy,omitempty"`
+	// +optional
+	VolumeBindingMode string `json:"volumeBindingMode,omitempty"`
+	// +optional
+	AllowVolumeExpansion bool `json:"allowVolumeExpansion,omitempty"`
+	// Default is true for the member's default StorageClass.
+	// +optional
+	Default bool `json:"default,omitempty"`
+}
+
+// SyncTarget is the hub's record of one member cluster. One syncer runs per SyncTarget.
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,shortName=st
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Key",type=string,JSONPath=`.status.key`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Cordoned",type=boolean,JSONPath=`.spec.unschedulable`
+// +kubebuilder:printcolumn:name="Domains",type=string,JSONPath=`.spec.storageDomains`
+// +kubebuilder:printcolumn:name="Heartbeat",type=date,JSONPath=`.status.lastHeartbeatTime`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type SyncTarget struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   SyncTargetSpec   `json:"spec,omitempty"`
+	Status SyncTargetStatus `json:"status,omitempty"`
+}
+
+// SyncTargetList is a list of SyncTargets.
+// +kubebuilder:object:root=true
+type SyncTargetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []SyncTarget `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&SyncTarget{}, &SyncTargetList{})
+}

@@ -1,0 +1,139 @@
+package simstorage
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// Annotations the PV binder and the provisioners of Kubernetes agree on.
+const (
+	annStorageProvisioner = "volume.kubernetes.io/storage-provisioner"
+	annSelectedNode       = "volume.kubernetes.io/selected-node"
+	annProvisionedBy      = "pv.kubernetes.io/provisioned-by"
+)
+
+// driver is the domain's CSI driver in one member: it provisions PVs for claims and reports
+// PVs to the ledger, releasing the backing volume of a released PV with reclaimPolicy Delete.
+type driver struct {
+	storage *Storage
+	member  string
+	client  client.Client
+}
+
+func (d *driver) setup(mgr ctrl.Manager) error {
+	name := fmt.Sprintf("simstorage-%s-%s", d.storage.name, d.member)
+	if err := ctrl.NewControllerManagedBy(mgr).Named(name + "-provisioner").
+		For(&corev1.PersistentVolumeClaim{}).
+		Complete(reconcile.Func(d.provision)); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).Named(name + "-volumes").
+		For(&corev1.PersistentVolume{}).
+		Complete(reconcile.Func(d.observe))
+}
+
+// provision creates the PV for a pending claim that the binder handed to this driver, as an
+// external CSI provisioner does.
+func (d *driver) provision(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	pvc := &corev1.PersistentVolumeClaim{}
+	if err := d.client.Get(ctx, req.NamespacedName, pvc); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if pvc.Spec.VolumeName != "" || pvc.Status.Phase != corev1.ClaimPending ||
+		pvc.DeletionTimestamp != nil || pvc.Annotations[annStorageProvisioner] != d.storage.Provisioner() ||
+		pvc.Spec.StorageClassName == nil {
+		return reconcile.Result{}, nil
+	}
+	class := &storagev1.StorageClass{}
+	if err := d.client.Get(ctx, client.ObjectKey{Name: *pvc.Spec.StorageClassName}, class); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if class.Provisioner != d.storage.Provisioner() {
+		return reconcile.Result{}, nil
+	}
+	if class.VolumeBindingMode != nil && *class.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer &&
+		pvc.Annotations[annSelectedNode] == "" {
+		return reconcile.Result{}, nil
+	}
+
+	pv := d.storage.newPV(pvc, class)
+	d.storage.ledger.create(Volume{
+		Handle:        pv.Spec.CSI.VolumeHandle,
+		Capacity:      pv.Spec.Capacity[corev1.ResourceStorage],
+		AccessModes:   pv.Spec.AccessModes,
+		ProvisionedIn: d.member,
+	})
+	if err := d.client.Create(ctx, pv); err != nil && !apierrors.IsAlreadyExists(err) {
+		return reconcile.Result{}, err
+	}
+	ctrl.LoggerFrom(ctx).Info("Provisioned volume", "pvc", client.ObjectKeyFromObject(pvc), "pv", pv.Name, "handle", pv.Spec.CSI.VolumeHandle)
+	return reconcile.Result{}, nil
+}
+
+// newPV builds the PV for a claim. Its name and handle derive from the claim's UID, so a retry
+// finds the volume it made before instead of making another.
+func (s *Storage) newPV(pvc *corev1.PersistentVolumeClaim, class *storagev1.StorageClass) *corev1.PersistentVolume {
+	reclaim := corev1.PersistentVolumeReclaimDelete
+	if class.ReclaimPolicy != nil {
+		reclaim = *class.ReclaimPolicy
+	}
+	return &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        "pvc-" + string(pvc.UID),
+			Annotations: map[string]string{annProvisionedBy: s.Provisioner()},
+		},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: pvc.Spec.Resources.Requests[corev1.ResourceStorage]},
+			AccessModes:                   pvc.Spec.AccessModes,
+			PersistentVolumeReclaimPolicy: reclaim,
+			StorageClassName:              class.Name,
+			MountOptions:                  class.MountOptions,
+			VolumeMode:                    pvc.Spec.VolumeMode,
+			ClaimRef: &corev1.ObjectReference{
+				APIVersion: "v1", Kind: "PersistentVolumeClaim",
+				Namespace: pvc.Namespace, Name: pvc.Name, UID: pvc.UID,
+			},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
+				Driver:           s.Provisioner(),
+				VolumeHandle:     s.name + "-" + string(pvc.UID),
+				VolumeAttributes: class.Parameters,
+			}},
+		},
+	}
+}
+
+// observe reports a PV of this driver to the ledger and releases the backing volume of a
+// released PV whose reclaimPolicy is Delete, then deletes the PV, as a CSI provisioner does.
+func (d *driver) observe(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	pv := &corev1.PersistentVolume{}
+	if err := d.client.Get(ctx, req.NamespacedName, pv); err != nil {
+		if apierrors.IsNotFound(err) {
+			d.storage.ledger.observe(d.member, req.Name, "", false)
+		}
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if pv.Spec.CSI == nil || pv.Spec.CSI.Driver != d.storage.Provisioner() {
+		return reconcile.Result{}, nil
+	}
+	handle := pv.Spec.CSI.VolumeHandle
+	d.storage.ledger.observe(d.member, pv.Name, handle, pv.Status.Phase == corev1.VolumeBound)
+	if pv.Status.Phase != corev1.VolumeReleased || pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimDelete ||
+		pv.DeletionTimestamp != nil {
+		return reconcile.Result{}, nil
+	}
+	if d.storage.ledger.release(d.member, pv, handle) {
+		ctrl.LoggerFrom(ctx).Info("Released volume", "pv", pv.Name, "handle", handle)
+	}
+	if err := d.client.Delete(ctx, pv); err != nil && !apierrors.IsNotFound(err) {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, nil
+}

@@ -1,0 +1,214 @@
+package testbed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sync/errgroup"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+
+	"github.com/custody-dev/custody/api"
+	"github.com/custody-dev/custody/test/simstorage"
+)
+
+// HubName is the name of the hub cluster and of its kubeconfig file.
+const HubName = "hub"
+
+// Options describe a bed.
+type Options struct {
+	// Dir holds the bed's state and kubeconfigs, and is kept after Stop. Empty: a temporary
+	// directory that Stop removes.
+	Dir string
+	// Members are the member clusters to start.
+	Members []MemberOptions
+	// Scheme is the scheme of the clients the bed hands out. Nil: Scheme().
+	Scheme *runtime.Scheme
+	// HubCRDs are directories of CRDs to install into the hub. Nil: config/crd/bases.
+	HubCRDs []string
+	// MemberCRDs are directories of CRDs to install into every member. Nil: hack/crds, the
+	// third-party CRDs (VolumeSnapshot, VolSync, NetworkFence).
+	MemberCRDs []string
+}
+
+// MemberOptions describe one member cluster.
+type MemberOptions struct {
+	// Name is the member's name, also the name of its kubeconfig file.
+	Name string
+	// Domains are the storage domains the member reaches.
+	Domains []string
+}
+
+// TwoMembers is the smallest bed with a move in it: members m1 and m2 share storage domain
+// "shared".
+func TwoMembers() Options {
+	return Options{Members: []MemberOptions{
+		{Name: "m1", Domains: []string{"shared"}},
+		{Name: "m2", Domains: []string{"shared"}},
+	}}
+}
+
+// Bed is a running hub with its members and storage domains.
+type Bed struct {
+	// Dir holds the bed's state; the kubeconfigs are Dir/<cluster>.kubeconfig.
+	Dir     string
+	Hub     *Cluster
+	Members []*Cluster
+
+	storage   map[string]*simstorage.Storage
+	temporary bool
+	reaper    *exec.Cmd
+	cancel    context.CancelFunc
+	stopOnce  sync.Once
+	stopErr   error
+}
+
+// Start starts the hub and the members, their storage domains, and a reaper that cleans up
+// if the process dies before Stop. On error, whatever had started is stopped.
+func Start(ctx context.Context, opts Options) (_ *Bed, err error) {
+	binDir, err := BinDir()
+	if err != nil {
+		return nil, err
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	opts = withDefaults(opts, root)
+
+	b := &Bed{Dir: opts.Dir, storage: map[string]*simstorage.Storage{}}
+	if b.Dir == "" {
+		if b.Dir, err = os.MkdirTemp("", "custody-bed-"); err != nil {
+			return nil, err
+		}
+		b.temporary = true
+	} else if b.Dir, err = filepath.Abs(b.Dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(b.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	reaper, err := startReaper(b.Dir, b.temporary)
+	if err != nil {
+		return nil, fmt.Errorf("starting the reaper: %w", err)
+	}
+	b.reaper = reaper
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, b.Stop())
+		}
+	}()
+
+	// Start the control planes side by side: most of their start-up is waiting.
+	b.Members = make([]*Cluster, len(opts.Members))
+	g := new(errgroup.Group)
+	start := func(slot **Cluster, name string, role Role, crds []string) {
+		g.Go(func() error {
+			c, err := startCluster(name, role, filepath.Join(b.Dir, "clusters", name), binDir,
+				filepath.Join(b.Dir, name+".kubeconfig"), crds, opts.Scheme)
+			*slot = c
+			return err
+		})
+	}
+	start(&b.Hub, HubName, RoleHub, opts.HubCRDs)
+	for i, m := range opts.Members {
+		start(&b.Members[i], m.Name, RoleMember, opts.MemberCRDs)
+	}
+	if err := g.Wait(); err != nil {
+		return b, err
+	}
+
+	storageCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	b.cancel = cancel
+	for i, m := range opts.Members {
+		for _, domain := range m.Domains {
+			if b.storage[domain] == nil {
+				b.storage[domain] = simstorage.New(domain)
+			}
+			if err := b.storage[domain].Attach(storageCtx, m.Name, b.Members[i].Config); err != nil {
+				return b, fmt.Errorf("attaching %s to storage domain %s: %w", m.Name, domain, err)
+			}
+		}
+	}
+	return b, nil
+}
+
+// Scheme knows Kubernetes' types, CRDs and Custody's APIs.
+func Scheme() *runtime.Scheme {
+	s := api.NewScheme()
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	return s
+}
+
+func withDefaults(opts Options, root string) Options {
+	if opts.Scheme == nil {
+		opts.Scheme = Scheme()
+	}
+	if opts.HubCRDs == nil {
+		opts.HubCRDs = []string{filepath.Join(root, "config", "crd", "bases")}
+	}
+	if opts.MemberCRDs == nil {
+		opts.MemberCRDs = []string{filepath.Join(root, "hack", "crds")}
+	}
+	return opts
+}
+
+// Member returns the member called name, or nil.
+func (b *Bed) Member(name string) *Cluster {
+	i := slices.IndexFunc(b.Members, func(c *Cluster) bool { return c != nil && c.Name == name })
+	if i < 0 {
+		return nil
+	}
+	return b.Members[i]
+}
+
+// Storage returns the storage domain called name, or nil.
+func (b *Bed) Storage(name string) *simstorage.Storage { return b.storage[name] }
+
+// Processes lists the bed's running processes with their memory use.
+func (b *Bed) Processes() []Process { return processesNaming(b.Dir) }
+
+// Stop stops the storage drivers, every control plane and the reaper, and removes a
+// temporary directory. It is safe to call more than once.
+func (b *Bed) Stop() error {
+	b.stopOnce.Do(func() {
+		if b.cancel != nil {
+			b.cancel()
+			for _, s := range b.storage {
+				s.Wait()
+			}
+		}
+		var mu sync.Mutex
+		var errs []error
+		var wg sync.WaitGroup
+		for _, c := range append([]*Cluster{b.Hub}, b.Members...) {
+			if c == nil {
+				continue
+			}
+			wg.Go(func() {
+				err := c.stop()
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		if b.temporary {
+			errs = append(errs, os.RemoveAll(b.Dir))
+		}
+		if b.reaper != nil {
+			_ = syscall.Kill(-b.reaper.Process.Pid, syscall.SIGKILL)
+			_ = b.reaper.Wait()
+		}
+		b.stopErr = errors.Join(errs...)
+	})
+	return b.stopErr
+}

@@ -1,0 +1,218 @@
+package testbed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// Role says what runs beside a cluster's API server.
+type Role string
+
+const (
+	// RoleHub is the hub: only the namespace and garbage-collector controllers.
+	RoleHub Role = "hub"
+	// RoleMember is a member cluster: the PV binder, protection and workload controllers too.
+	RoleMember Role = "member"
+)
+
+// controllers lists the kube-controller-manager controllers each role runs.
+var controllers = map[Role][]string{
+	RoleHub: {"namespace-controller", "garbage-collector-controller"},
+	RoleMember: {
+		"namespace-controller", "garbage-collector-controller",
+		"persistentvolume-binder-controller", "persistentvolume-protection-controller",
+		"persistentvolumeclaim-protection-controller",
+		"deployment-controller", "replicaset-controller", "statefulset-controller",
+	},
+}
+
+const (
+	// StartTimeout bounds a bed's start on a loaded two-core machine.
+	StartTimeout        = 3 * time.Minute
+	clusterStartTimeout = 2 * time.Minute
+	stopTimeout  = time.Minute
+)
+
+// Cluster is one control plane of the bed: etcd, kube-apiserver and kube-controller-manager.
+type Cluster struct {
+	// Name is the cluster's name in the bed, also the name of its kubeconfig file.
+	Name string
+	// Role says which controllers run beside the API server.
+	Role Role
+	// Config reaches the API server as a member of system:masters.
+	Config *rest.Config
+	// Client is an uncached client built from Config.
+	Client client.Client
+	// Kubeconfig is the path of a kubeconfig file equivalent to Config.
+	Kubeconfig string
+
+	dir     string
+	env     *envtest.Environment
+	log     *os.File
+	kcm     *exec.Cmd
+	kcmDone chan struct{}
+}
+
+// startCluster starts a control plane whose state lives in dir, installs the CRDs found in
+// crdDirs and writes the admin kubeconfig to kubeconfigPath.
+func startCluster(name string, role Role, dir, binDir, kubeconfigPath string, crdDirs []string, scheme *runtime.Scheme) (_ *Cluster, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	log, err := os.OpenFile(filepath.Join(dir, "control-plane.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{Name: name, Role: role, Kubeconfig: kubeconfigPath, dir: dir, log: log}
+	defer func() {
+		if err != nil {
+			err = errors.Join(fmt.Errorf("starting %s (logs in %s): %w", name, log.Name(), err), c.stop())
+		}
+	}()
+
+	// A fixed cert dir keeps the serving certificate across an API server restart; a fresh
+	// one is made per start of the bed, since the client CA lives only in memory.
+	pki := filepath.Join(dir, "pki")
+	if err := os.RemoveAll(pki); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(pki, 0o700); err != nil {
+		return nil, err
+	}
+	apiServer := &envtest.APIServer{CertDir: pki, Out: log, Err: log}
+	// Close watches after 2s on shutdown instead of waiting 60s for them to go idle.
+	apiServer.Configure().Set("shutdown-send-retry-after", "true")
+	c.env = &envtest.Environment{
+		BinaryAssetsDirectory:    binDir,
+		CRDDirectoryPaths:        crdDirs,
+		ErrorIfCRDPathMissing:    true,
+		Scheme:                   scheme,
+		ControlPlaneStartTimeout: clusterStartTimeout,
+		ControlPlaneStopTimeout:  stopTimeout,
+		ControlPlane: envtest.ControlPlane{
+			Etcd:      &envtest.Etcd{DataDir: filepath.Join(dir, "etcd"), Out: log, Err: log},
+			APIServer: apiServer,
+		},
+	}
+	if _, err := c.env.Start(); err != nil {
+		return c, err
+	}
+	admin, err := c.writeKubeconfig("custody-admin", kubeconfigPath)
+	if err != nil {
+		return c, err
+	}
+	c.Config = admin
+	if c.Client, err = client.New(admin, client.Options{Scheme: scheme}); err != nil {
+		return c, err
+	}
+	return c, c.startControllerManager(binDir)
+}
+
+// writeKubeconfig adds a system:masters user and writes a kubeconfig for it to path.
+func (c *Cluster) writeKubeconfig(user, path string) (*rest.Config, error) {
+	u, err := c.env.AddUser(envtest.User{Name: user, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	data, err := u.KubeConfig()
+	if err != nil {
+		return nil, err
+	}
+	return u.Config(), os.WriteFile(path, data, 0o600)
+}
+
+func (c *Cluster) startControllerManager(binDir string) error {
+	kubeconfig := filepath.Join(c.dir, "kube-controller-manager.kubeconfig")
+	if _, err := c.writeKubeconfig("system:kube-controller-manager", kubeconfig); err != nil {
+		return err
+	}
+	c.kcm = exec.Command(filepath.Join(binDir, "kube-controller-manager"),
+		"--kubeconfig="+kubeconfig,
+		"--controllers="+strings.Join(controllers[c.Role], ","),
+		"--cluster-name="+c.Name,
+		"--leader-elect=false",
+		"--secure-port=0",
+		"--pvclaimbinder-sync-period=2s",
+	)
+	c.kcm.Stdout, c.kcm.Stderr = c.log, c.log
+	if err := c.kcm.Start(); err != nil {
+		return fmt.Errorf("starting kube-controller-manager: %w", err)
+	}
+	c.kcmDone = make(chan struct{})
+	go func() {
+		_ = c.kcm.Wait()
+		close(c.kcmDone)
+	}()
+	return nil
+}
+
+// StopAPIServer stops the cluster's API server and leaves etcd and the controller manager
+// running, as an outage of the API server alone would.
+func (c *Cluster) StopAPIServer() error {
+	return c.env.ControlPlane.APIServer.Stop()
+}
+
+// StartAPIServer starts the API server again, on the same address, with the same data and
+// certificates, so that every client made before the stop works again.
+func (c *Cluster) StartAPIServer(ctx context.Context) error {
+	if err := c.env.ControlPlane.APIServer.Start(); err != nil {
+		return err
+	}
+	return waitReady(ctx, c.Config)
+}
+
+// waitReady waits until the API server answers /readyz.
+func waitReady(ctx context.Context, cfg *rest.Config) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	rc := dc.RESTClient()
+	ctx, cancel := context.WithTimeout(ctx, clusterStartTimeout)
+	defer cancel()
+	for {
+		if err := rc.Get().AbsPath("/readyz").Do(ctx).Error(); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("API server at %s not ready: %w", cfg.Host, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// stop stops the controller manager, then the control plane.
+func (c *Cluster) stop() error {
+	var errs []error
+	if c.kcm != nil && c.kcm.Process != nil {
+		_ = c.kcm.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-c.kcmDone:
+		case <-time.After(stopTimeout):
+			_ = c.kcm.Process.Kill()
+			<-c.kcmDone
+		}
+	}
+	if c.env != nil {
+		errs = append(errs, c.env.Stop())
+	}
+	errs = append(errs, c.log.Close())
+	return errors.Join(errs...)
+}
+
+// LogPath is the file that receives the output of the cluster's processes.
+func (c *Cluster) LogPath() string { return c.log.Name() }

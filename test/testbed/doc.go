@@ -1,0 +1,16 @@
+// Package testbed starts a Custody hub and member clusters in one process, on real control
+// planes: etcd and kube-apiserver through controller-runtime's envtest, and a real
+// kube-controller-manager beside each API server.
+//
+// The hub's controller manager runs only the namespace and garbage-collector controllers, so
+// hub objects are records and nothing on the hub binds a volume or runs a pod. Each member's
+// controller manager runs the PV binder, PV and PVC protection, the garbage collector and the
+// workload controllers, so binding and protection on a member are Kubernetes' own. Members are
+// attached to simulated storage domains (package simstorage), which provision their volumes.
+//
+// The binaries come from bin/, built by hack/tools.sh from the versions pinned in
+// hack/tools/go.mod; the bed builds them when they are missing. A reaper process kills every
+// process of a bed and removes its directory if the test process dies without stopping it.
+//
+// The bed is used by the multi-cluster test suites and by the local environment (`make run`).
+package testbed
