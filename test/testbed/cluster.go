@@ -43,7 +43,7 @@ const (
 	// StartTimeout bounds a bed's start on a loaded two-core machine.
 	StartTimeout        = 3 * time.Minute
 	clusterStartTimeout = 2 * time.Minute
-	stopTimeout  = time.Minute
+	stopTimeout         = time.Minute
 )
 
 // Cluster is one control plane of the bed: etcd, kube-apiserver and kube-controller-manager.
