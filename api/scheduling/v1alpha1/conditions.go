@@ -1,14 +1,28 @@
 package v1alpha1
 
-// The namespace annotation the placement controller sets: the names of the Placements bound
-// to the namespace, comma-separated and sorted.
-const PlacementAnnotation = "scheduling.custody.dev/placement"
+const (
+	// PlacementAnnotation is the namespace annotation the placement controller keeps: the
+	// names of the Placements bound to the namespace, sorted and comma-separated.
+	PlacementAnnotation = "scheduling.custody.dev/placement"
+	// PlacementFinalizer holds a Placement until its namespaces are unbound.
+	PlacementFinalizer = "scheduling.custody.dev/placement"
+	// VolumeDomainAnnotation on a hub PVC names the storage domain its volume lives in; the
+	// scheduler places the PVC's namespace only on targets that reach that domain.
+	VolumeDomainAnnotation = "storage.custody.dev/domain"
+)
 
 // Condition types.
 const (
 	// ConditionReady (Placement): the selected Location exists and still matches the spec.
 	ConditionReady = "Ready"
-	// ConditionSelectorValid (Location): the instance selector parses.
+	// ConditionTargetsAvailable (Placement): the selected Location has a target this
+	// Placement may use, and every target it names exists.
+	ConditionTargetsAvailable = "TargetsAvailable"
+	// ConditionSpecValid (Placement): every selector of the spec parses. While it is False
+	// the Placement keeps the Location and namespaces it had.
+	ConditionSpecValid = "SpecValid"
+	// ConditionSelectorValid (Location): the instance selector parses. While it is False the
+	// scheduler leaves the Location's namespaces where they are.
 	ConditionSelectorValid = "SelectorValid"
 )
 
@@ -20,16 +34,21 @@ const (
 	ReasonNoMatchingLocation = "NoMatchingLocation"
 	// ReasonLocationNotFound: the Location the spec names does not exist.
 	ReasonLocationNotFound = "LocationNotFound"
-	// ReasonInvalidSelector: a selector of the spec does not parse.
+	// ReasonInvalidSelector: a selector does not parse.
 	ReasonInvalidSelector = "InvalidSelector"
+	// ReasonSelectorValid: the selector parses.
+	ReasonSelectorValid = "SelectorValid"
+	// ReasonTargetsAvailable: the Location has targets this Placement may use.
+	ReasonTargetsAvailable = "TargetsAvailable"
 	// ReasonTargetNotFound: a target the spec names does not exist.
 	ReasonTargetNotFound = "TargetNotFound"
-	// ReasonTargetRestricted: a restricted target is used only by Placements that name it.
+	// ReasonTargetRestricted: the Location's only usable targets are restricted, and the
+	// Placement does not name them.
 	ReasonTargetRestricted = "TargetRestricted"
 	// ReasonNoEligibleTarget: no target of the Location passes the scheduler's filter.
 	ReasonNoEligibleTarget = "NoEligibleTarget"
 	// ReasonScheduled: a namespace was placed on a target.
 	ReasonScheduled = "Scheduled"
-	// ReasonRescheduled: a namespace left a target that became ineligible.
-	ReasonRescheduled = "Rescheduled"
+	// ReasonRemoved: a namespace's removal from a target was requested.
+	ReasonRemoved = "Removed"
 )

@@ -17,12 +17,14 @@ type SyncTargetSpec struct {
 	// +kubebuilder:validation:items:MaxLength=63
 	StorageDomains []string `json:"storageDomains,omitempty"`
 
-	// Unschedulable cordons the target: namespaces already there stay, no new one is placed.
+	// Unschedulable cordons the target: no namespace is placed on it, and the namespaces on it
+	// move to another eligible target of their Location. A namespace with nowhere else to go
+	// stays, so that cordoning never takes a workload down.
 	// +optional
 	Unschedulable bool `json:"unschedulable,omitempty"`
 
-	// Evict asks for every namespace to leave the target: the scheduler treats it as
-	// ineligible and moves its namespaces elsewhere in their Locations.
+	// Evict removes every namespace from the target, whether or not another target can take
+	// it, as a member that is not Ready or is deleted would.
 	// +optional
 	Evict bool `json:"evict,omitempty"`
 

@@ -1,0 +1,91 @@
+// Command controller runs Custody's hub controllers against the hub API server: placement,
+// location, scheduler and workload.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/custody-dev/custody/api"
+	"github.com/custody-dev/custody/controllers"
+)
+
+func main() {
+	var (
+		metricsAddr, probeAddr, leaderNamespace, resources string
+		leaderElect                                       bool
+	)
+	// --kubeconfig (the hub's) is controller-runtime's own flag.
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one replica acts at a time.")
+	flag.StringVar(&leaderNamespace, "leader-election-namespace", "custody-system", "Namespace of the leader election Lease.")
+	flag.StringVar(&resources, "resources", "", "Comma-separated namespaced types the workload controller labels, as kind.version.group (core: kind.v1); empty means the defaults.")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	log := ctrl.Log.WithName("setup")
+
+	if err := run(metricsAddr, probeAddr, leaderNamespace, resources, leaderElect); err != nil {
+		log.Error(err, "Controller stopped")
+		os.Exit(1)
+	}
+}
+
+func run(metricsAddr, probeAddr, leaderNamespace, resources string, leaderElect bool) error {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading the hub kubeconfig: %w", err)
+	}
+	kinds, err := parseKinds(resources)
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  api.NewScheme(),
+		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress:  probeAddr,
+		LeaderElection:          leaderElect,
+		LeaderElectionID:        "custody-controller",
+		LeaderElectionNamespace: leaderNamespace,
+	})
+	if err != nil {
+		return err
+	}
+	if err := controllers.Setup(mgr, controllers.Options{Resources: kinds}); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// parseKinds reads kind.version.group entries; nil for an empty flag.
+func parseKinds(s string) ([]schema.GroupVersionKind, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []schema.GroupVersionKind
+	for _, e := range strings.Split(s, ",") {
+		kind, rest, ok := strings.Cut(strings.TrimSpace(e), ".")
+		if !ok || kind == "" {
+			return nil, fmt.Errorf("--resources: %q is not kind.version[.group]", e)
+		}
+		version, group, _ := strings.Cut(rest, ".")
+		out = append(out, schema.GroupVersionKind{Group: group, Version: version, Kind: kind})
+	}
+	return out, nil
+}

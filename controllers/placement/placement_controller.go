@@ -1,0 +1,204 @@
+package placement
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+)
+
+// Reconciler selects a Location for each Placement and binds its namespaces.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+}
+
+// SetupWithManager registers the controller. Placements are reconciled when they change,
+// and all of them when a Location, a SyncTarget or a namespace's labels change.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	all := handler.EnqueueRequestsFromMapFunc(r.allPlacements)
+	return ctrl.NewControllerManagedBy(mgr).Named("placement").
+		For(&schedulingv1alpha1.Placement{}).
+		Watches(&schedulingv1alpha1.Location{}, all).
+		Watches(&workloadv1alpha1.SyncTarget{}, all, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Watches(&corev1.Namespace{}, all, builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		Complete(r)
+}
+
+func (r *Reconciler) allPlacements(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &schedulingv1alpha1.PlacementList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing Placements")
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, p := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&p)})
+	}
+	return out
+}
+
+// Reconcile selects the Placement's Location, binds its namespaces and writes its status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+	p := &schedulingv1alpha1.Placement{}
+	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !p.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, p)
+	}
+	if controllerutil.AddFinalizer(p, schedulingv1alpha1.PlacementFinalizer) {
+		return ctrl.Result{}, r.Client.Update(ctx, p)
+	}
+
+	o, err := r.observe(ctx, p)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	out := decide(o)
+	before := p.DeepCopy()
+	defer func() {
+		if retErr == nil {
+			retErr = r.writeStatus(ctx, before, p, out)
+		}
+	}()
+	if out.keepBindings {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, r.bind(ctx, p.Name, o.namespaces, out.namespaces)
+}
+
+func (r *Reconciler) observe(ctx context.Context, p *schedulingv1alpha1.Placement) (observed, error) {
+	o := observed{placement: p}
+	locations := &schedulingv1alpha1.LocationList{}
+	targets := &workloadv1alpha1.SyncTargetList{}
+	namespaces := &corev1.NamespaceList{}
+	for _, l := range []client.ObjectList{locations, targets, namespaces} {
+		if err := r.Client.List(ctx, l); err != nil {
+			return o, err
+		}
+	}
+	o.locations, o.targets = locations.Items, targets.Items
+	for _, ns := range namespaces.Items {
+		if ns.DeletionTimestamp.IsZero() {
+			o.namespaces = append(o.namespaces, namespaceLabels{name: ns.Name, labels: labels.Set(ns.Labels), placements: boundPlacements(&ns)})
+		}
+	}
+	return o, nil
+}
+
+// bind makes exactly the wanted namespaces list the Placement in their annotation.
+func (r *Reconciler) bind(ctx context.Context, name string, namespaces []namespaceLabels, wanted []string) error {
+	for _, ns := range namespaces {
+		want := slices.Contains(wanted, ns.name)
+		if slices.Contains(ns.placements, name) == want {
+			continue
+		}
+		if err := r.setBinding(ctx, ns.name, name, want); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setBinding adds the Placement to, or removes it from, one namespace's annotation.
+func (r *Reconciler) setBinding(ctx context.Context, namespace, placement string, bound bool) error {
+	ns := &corev1.Namespace{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	names := slices.DeleteFunc(boundPlacements(ns), func(n string) bool { return n == placement })
+	if bound {
+		names = append(names, placement)
+	}
+	sort.Strings(names)
+	patch := client.MergeFromWithOptions(ns.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	if len(names) == 0 {
+		delete(ns.Annotations, schedulingv1alpha1.PlacementAnnotation)
+	} else {
+		metav1.SetMetaDataAnnotation(&ns.ObjectMeta, schedulingv1alpha1.PlacementAnnotation, strings.Join(names, ","))
+	}
+	if err := r.Client.Patch(ctx, ns, patch); err != nil {
+		return err
+	}
+	ctrl.LoggerFrom(ctx).Info("Updated namespace binding", "namespace", namespace, "bound", bound)
+	return nil
+}
+
+// finalize unbinds every namespace, then lets the Placement go.
+func (r *Reconciler) finalize(ctx context.Context, p *schedulingv1alpha1.Placement) error {
+	o, err := r.observe(ctx, p)
+	if err != nil {
+		return err
+	}
+	if err := r.bind(ctx, p.Name, o.namespaces, nil); err != nil {
+		return err
+	}
+	if controllerutil.RemoveFinalizer(p, schedulingv1alpha1.PlacementFinalizer) {
+		return r.Client.Update(ctx, p)
+	}
+	return nil
+}
+
+// writeStatus sets the phase and conditions, emits an event for each condition that
+// changed, and patches the status once.
+func (r *Reconciler) writeStatus(ctx context.Context, before, p *schedulingv1alpha1.Placement, out outcome) error {
+	if !out.keepBindings {
+		p.Status.SelectedLocation = out.location
+		p.Status.Phase = phase(out)
+		p.Status.ObservedGeneration = p.Generation
+	}
+	for _, c := range out.conditions {
+		c.ObservedGeneration = p.Generation
+		old := meta.FindStatusCondition(before.Status.Conditions, c.Type)
+		if meta.SetStatusCondition(&p.Status.Conditions, c) && (old == nil || old.Status != c.Status || old.Reason != c.Reason) {
+			eventType := corev1.EventTypeNormal
+			if c.Status != metav1.ConditionTrue {
+				eventType = corev1.EventTypeWarning
+			}
+			r.Recorder.Eventf(p, nil, eventType, c.Reason, "Reconcile", "%s: %s", c.Type, c.Message)
+		}
+	}
+	if equality.Semantic.DeepEqual(before.Status, p.Status) {
+		return nil
+	}
+	return r.Client.Status().Patch(ctx, p, client.MergeFrom(before))
+}
+
+// boundPlacements returns the Placements a namespace's annotation lists.
+func boundPlacements(ns *corev1.Namespace) []string {
+	v := ns.Annotations[schedulingv1alpha1.PlacementAnnotation]
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
+}
+
+// phase is Pending without a Location, Unbound with one but no namespace, Bound otherwise.
+func phase(out outcome) schedulingv1alpha1.PlacementPhase {
+	switch {
+	case out.location == "":
+		return schedulingv1alpha1.PlacementPending
+	case len(out.namespaces) == 0:
+		return schedulingv1alpha1.PlacementUnbound
+	}
+	return schedulingv1alpha1.PlacementBound
+}

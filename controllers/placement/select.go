@@ -1,0 +1,180 @@
+package placement
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/scheduler"
+)
+
+// observed is what the controller read for one Placement.
+type observed struct {
+	placement  *schedulingv1alpha1.Placement
+	locations  []schedulingv1alpha1.Location
+	targets    []workloadv1alpha1.SyncTarget
+	namespaces []namespaceLabels
+}
+
+type namespaceLabels struct {
+	name       string
+	labels     labels.Set
+	placements []string // the Placements bound to it now
+}
+
+// outcome is the controller's decision for one Placement.
+type outcome struct {
+	location string
+	// namespaces are the namespaces to bind; nil with keepBindings means "leave them".
+	namespaces   []string
+	keepBindings bool
+	conditions   []metav1.Condition
+}
+
+// decide selects the Location and namespaces of a Placement from what was observed.
+func decide(o observed) outcome {
+	p := o.placement
+	out := outcome{location: p.Status.SelectedLocation}
+
+	locSelectors, err := parseSelectors(p.Spec.LocationSelectors)
+	if err == nil {
+		var nsSelector labels.Selector
+		if nsSelector, err = metav1.LabelSelectorAsSelector(&p.Spec.NamespaceSelector); err == nil {
+			out.conditions = append(out.conditions, condition(schedulingv1alpha1.ConditionSpecValid, true,
+				schedulingv1alpha1.ReasonSelectorValid, "every selector parses"))
+			out.location, out.conditions = selectLocation(p, locSelectors, o.locations, out.conditions)
+			out.namespaces = matchingNamespaces(nsSelector, o.namespaces)
+		}
+	}
+	if err != nil {
+		// Keep the Location, Ready and bindings as they were: only the spec is wrong.
+		out.keepBindings = true
+		out.conditions = append(out.conditions, condition(schedulingv1alpha1.ConditionSpecValid, false,
+			schedulingv1alpha1.ReasonInvalidSelector, err.Error()))
+		return out
+	}
+	if out.location == "" {
+		out.namespaces = nil
+	}
+	out.conditions = append(out.conditions, targetsCondition(p, out.location, o))
+	return out
+}
+
+func parseSelectors(in []metav1.LabelSelector) ([]labels.Selector, error) {
+	out := make([]labels.Selector, 0, len(in))
+	for i := range in {
+		s, err := metav1.LabelSelectorAsSelector(&in[i])
+		if err != nil {
+			return nil, fmt.Errorf("locationSelectors[%d]: %w", i, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// selectLocation keeps the selected Location while it exists and matches, else picks the
+// matching Location with the most targets, ties broken by name.
+func selectLocation(p *schedulingv1alpha1.Placement, selectors []labels.Selector, locations []schedulingv1alpha1.Location, conds []metav1.Condition) (string, []metav1.Condition) {
+	var candidates []schedulingv1alpha1.Location
+	for _, l := range locations {
+		if l.DeletionTimestamp == nil && matchesLocation(p, selectors, l) {
+			candidates = append(candidates, l)
+		}
+	}
+	if len(candidates) == 0 {
+		reason, msg := schedulingv1alpha1.ReasonNoMatchingLocation, "no Location matches the location selectors"
+		if p.Spec.LocationName != "" && !slices.ContainsFunc(locations, func(l schedulingv1alpha1.Location) bool { return l.Name == p.Spec.LocationName }) {
+			reason, msg = schedulingv1alpha1.ReasonLocationNotFound, fmt.Sprintf("Location %q does not exist", p.Spec.LocationName)
+		}
+		return "", append(conds, condition(schedulingv1alpha1.ConditionReady, false, reason, msg))
+	}
+	chosen := slices.IndexFunc(candidates, func(l schedulingv1alpha1.Location) bool { return l.Name == p.Status.SelectedLocation })
+	if chosen < 0 {
+		sort.SliceStable(candidates, func(i, j int) bool {
+			if a, b := candidates[i].Status.AvailableInstances, candidates[j].Status.AvailableInstances; a != b {
+				return a > b
+			}
+			return candidates[i].Name < candidates[j].Name
+		})
+		chosen = 0
+	}
+	name := candidates[chosen].Name
+	return name, append(conds, condition(schedulingv1alpha1.ConditionReady, true,
+		schedulingv1alpha1.ReasonLocationSelected, fmt.Sprintf("Location %q matches", name)))
+}
+
+func matchesLocation(p *schedulingv1alpha1.Placement, selectors []labels.Selector, l schedulingv1alpha1.Location) bool {
+	if p.Spec.LocationName != "" && l.Name != p.Spec.LocationName {
+		return false
+	}
+	if len(selectors) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(selectors, func(s labels.Selector) bool { return s.Matches(labels.Set(l.Labels)) })
+}
+
+func matchingNamespaces(s labels.Selector, namespaces []namespaceLabels) []string {
+	var out []string
+	for _, ns := range namespaces {
+		if s.Matches(ns.labels) {
+			out = append(out, ns.name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// targetsCondition tells whether the Placement may use a target of its Location: every
+// target it names must exist, and a Location whose usable targets are all restricted is
+// usable only by Placements that name them.
+func targetsCondition(p *schedulingv1alpha1.Placement, location string, o observed) metav1.Condition {
+	byName := map[string]workloadv1alpha1.SyncTarget{}
+	for _, t := range o.targets {
+		byName[t.Name] = t
+	}
+	var missing []string
+	for _, n := range p.Spec.TargetNames {
+		if _, ok := byName[n]; !ok {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		return condition(schedulingv1alpha1.ConditionTargetsAvailable, false, schedulingv1alpha1.ReasonTargetNotFound,
+			fmt.Sprintf("SyncTargets %s do not exist", strings.Join(missing, ", ")))
+	}
+	if location == "" {
+		return condition(schedulingv1alpha1.ConditionTargetsAvailable, false, schedulingv1alpha1.ReasonNoMatchingLocation, "no Location is selected")
+	}
+	members, restricted := 0, []string{}
+	targets, _ := scheduler.LocationTargets(location, o.locations, o.targets)
+	for _, t := range targets {
+		members++
+		if scheduler.Usable(p, &t) {
+			return condition(schedulingv1alpha1.ConditionTargetsAvailable, true, schedulingv1alpha1.ReasonTargetsAvailable,
+				fmt.Sprintf("Location %q has targets this Placement may use", location))
+		}
+		if t.Spec.Restricted {
+			restricted = append(restricted, t.Name)
+		}
+	}
+	if len(restricted) > 0 {
+		return condition(schedulingv1alpha1.ConditionTargetsAvailable, false, schedulingv1alpha1.ReasonTargetRestricted,
+			fmt.Sprintf("SyncTargets %s of Location %q are restricted; name them in spec.targetNames to use them", strings.Join(restricted, ", "), location))
+	}
+	return condition(schedulingv1alpha1.ConditionTargetsAvailable, false, schedulingv1alpha1.ReasonNoEligibleTarget,
+		fmt.Sprintf("Location %q has %d targets, none of them usable by this Placement", location, members))
+}
+
+func condition(t string, ok bool, reason, msg string) metav1.Condition {
+	status := metav1.ConditionFalse
+	if ok {
+		status = metav1.ConditionTrue
+	}
+	return metav1.Condition{Type: t, Status: status, Reason: reason, Message: msg}
+}

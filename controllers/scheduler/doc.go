@@ -1,0 +1,13 @@
+// Package scheduler holds the scheduler controller: for each namespace and each Location its
+// Placements selected, it chooses one SyncTarget of that Location and writes the choice on
+// the namespace as the state label state.workload.custody.dev/<key>=Sync. A target the
+// namespace leaves gets the deletion.internal.workload.custody.dev/<key> annotation instead,
+// which starts the removal flow that the syncer carries out.
+//
+// The choice (schedule.go, pure and table-tested) filters the targets (Ready, not cordoned,
+// not evicting, reaching the storage domains of the namespace's volumes, restricted only
+// when the Placement names them), scores them by priority ÷ (namespaces placed + 1) with
+// ties broken by name, and is stable: a placed namespace stays where it is unless its target
+// becomes ineligible or its Placement changes. A cordoned target keeps its namespaces while
+// no other target can take them.
+package scheduler

@@ -1,0 +1,230 @@
+package scheduler
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+)
+
+// Candidate is a SyncTarget as the scheduler weighs it for one namespace.
+type Candidate struct {
+	Name string
+	Key  string
+	// Usable: the namespace's Placement may use the target (see Usable).
+	Usable        bool
+	Ready         bool
+	Unschedulable bool
+	// Gone: the target is evicting or being deleted; every namespace leaves it.
+	Gone     bool
+	Priority int32
+	Domains  []string
+	// Load is the number of namespaces on the target, the one being scheduled excluded.
+	Load int
+	// Leaving: the namespace's removal from this target is under way.
+	Leaving bool
+}
+
+// Request asks for the target of one namespace in one Location.
+type Request struct {
+	Candidates []Candidate
+	// Current is the key of the target the namespace is on in the Location, "" if none.
+	Current string
+	// VolumeDomains are the storage domains of the namespace's existing network volumes.
+	VolumeDomains []string
+}
+
+// Result is the scheduler's answer: the key of the chosen target, or why there is none.
+type Result struct {
+	Key     string
+	Reason  string
+	Message string
+}
+
+// Schedule chooses the target of one namespace in one Location.
+func Schedule(r Request) Result {
+	best := -1
+	var rejected []string
+	for i, c := range r.Candidates {
+		if reason := ineligible(c, r.VolumeDomains); reason != "" {
+			rejected = append(rejected, c.Name+": "+reason)
+			continue
+		}
+		if best < 0 || better(c, r.Candidates[best]) {
+			best = i
+		}
+	}
+	if cur := slices.IndexFunc(r.Candidates, func(c Candidate) bool { return c.Key == r.Current }); r.Current != "" && cur >= 0 {
+		c := r.Candidates[cur]
+		stays := c.Usable && c.Ready && !c.Gone && reaches(c, r.VolumeDomains)
+		// A cordoned target keeps the namespace until another target can take it.
+		if stays && (!c.Unschedulable || best < 0) {
+			return Result{Key: c.Key, Reason: schedulingv1alpha1.ReasonScheduled, Message: "stays on " + c.Name}
+		}
+	}
+	if best < 0 {
+		reason := schedulingv1alpha1.ReasonNoEligibleTarget
+		if len(r.Candidates) > 0 && !slices.ContainsFunc(r.Candidates, func(c Candidate) bool { return c.Usable }) {
+			reason = schedulingv1alpha1.ReasonTargetRestricted
+		}
+		msg := "the Location has no targets"
+		if len(rejected) > 0 {
+			msg = "no eligible target: " + strings.Join(rejected, "; ")
+		}
+		return Result{Reason: reason, Message: msg}
+	}
+	c := r.Candidates[best]
+	return Result{Key: c.Key, Reason: schedulingv1alpha1.ReasonScheduled, Message: "placed on " + c.Name}
+}
+
+// ineligible says why a target cannot take the namespace, or "" when it can.
+func ineligible(c Candidate, domains []string) string {
+	switch {
+	case !c.Usable:
+		return "restricted or not named by the Placement"
+	case c.Gone:
+		return "evicting or deleted"
+	case !c.Ready:
+		return "not Ready"
+	case c.Unschedulable:
+		return "cordoned"
+	case c.Leaving:
+		return "the namespace is still leaving it"
+	case !reaches(c, domains):
+		return fmt.Sprintf("does not reach storage domains %v", domains)
+	}
+	return ""
+}
+
+func reaches(c Candidate, domains []string) bool {
+	for _, d := range domains {
+		if !slices.Contains(c.Domains, d) {
+			return false
+		}
+	}
+	return true
+}
+
+// Score is the target's priority divided by its load plus one.
+func Score(c Candidate) float64 { return float64(c.Priority) / float64(c.Load+1) }
+
+func better(a, b Candidate) bool {
+	if sa, sb := Score(a), Score(b); sa != sb {
+		return sa > sb
+	}
+	return a.Name < b.Name
+}
+
+// Writes are the changes the scheduler makes to a namespace.
+type Writes struct {
+	// Add are the keys that get the Sync state label.
+	Add []string
+	// Remove are the keys whose removal is requested with the deletion annotation.
+	Remove []string
+	// Clear are the keys whose deletion annotation outlived the state label: the removal is
+	// done, and the annotation goes so that the target can take the namespace again.
+	Clear []string
+}
+
+// Empty tells whether there is nothing to write.
+func (w Writes) Empty() bool { return len(w.Add)+len(w.Remove)+len(w.Clear) == 0 }
+
+// Plan turns the chosen target keys of a namespace into writes. A key whose removal is under
+// way is not given back before the removal is done.
+func Plan(nsLabels, nsAnnotations map[string]string, desired []string) Writes {
+	var w Writes
+	current := OnTargets(nsLabels, nsAnnotations)
+	for _, k := range desired {
+		if !slices.Contains(current, k) && !Leaving(nsLabels, nsAnnotations, k) {
+			w.Add = append(w.Add, k)
+		}
+	}
+	for _, k := range current {
+		if !slices.Contains(desired, k) {
+			w.Remove = append(w.Remove, k)
+		}
+	}
+	for a := range nsAnnotations {
+		key, ok := strings.CutPrefix(a, workloadv1alpha1.DeletionAnnotationPrefix)
+		if _, labelled := nsLabels[workloadv1alpha1.StateLabel(key)]; ok && !labelled {
+			w.Clear = append(w.Clear, key)
+		}
+	}
+	sort.Strings(w.Add)
+	sort.Strings(w.Clear)
+	return w
+}
+
+// Leaving tells whether an object is on the target with that key and its removal from it
+// was requested.
+func Leaving(objLabels, objAnnotations map[string]string, key string) bool {
+	_, labelled := objLabels[workloadv1alpha1.StateLabel(key)]
+	_, requested := objAnnotations[workloadv1alpha1.DeletionAnnotation(key)]
+	return labelled && requested
+}
+
+// OnTargets returns the keys of the targets an object is on and not leaving: a state label
+// and no deletion annotation.
+func OnTargets(objLabels, objAnnotations map[string]string) []string {
+	var keys []string
+	for k := range objLabels {
+		key, ok := strings.CutPrefix(k, workloadv1alpha1.StateLabelPrefix)
+		if !ok {
+			continue
+		}
+		if _, leaving := objAnnotations[workloadv1alpha1.DeletionAnnotation(key)]; !leaving {
+			keys = append(keys, key)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// DeletionTimestamp is the value of a deletion annotation written at t.
+func DeletionTimestamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// Usable tells whether the Placement may use the target at all: a restricted target only
+// when named, and only the named targets when the Placement names any.
+func Usable(p *schedulingv1alpha1.Placement, t *workloadv1alpha1.SyncTarget) bool {
+	if len(p.Spec.TargetNames) > 0 {
+		return slices.Contains(p.Spec.TargetNames, t.Name)
+	}
+	return !t.Spec.Restricted
+}
+
+// LocationTargets returns the SyncTargets the Location's instance selector matches. ok is
+// false when the Location does not exist or its selector does not parse.
+func LocationTargets(location string, locations []schedulingv1alpha1.Location, targets []workloadv1alpha1.SyncTarget) (_ []workloadv1alpha1.SyncTarget, ok bool) {
+	i := slices.IndexFunc(locations, func(l schedulingv1alpha1.Location) bool { return l.Name == location })
+	if i < 0 {
+		return nil, false
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&locations[i].Spec.InstanceSelector)
+	if err != nil {
+		return nil, false
+	}
+	var out []workloadv1alpha1.SyncTarget
+	for _, t := range targets {
+		if sel.Matches(labels.Set(t.Labels)) {
+			out = append(out, t)
+		}
+	}
+	return out, true
+}
+
+// IsReady tells whether the target's Ready condition is True.
+func IsReady(t *workloadv1alpha1.SyncTarget) bool {
+	for _, c := range t.Status.Conditions {
+		if c.Type == workloadv1alpha1.ConditionReady {
+			return c.Status == metav1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -1,0 +1,104 @@
+package scheduler
+
+import (
+	"reflect"
+	"testing"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+)
+
+// ok is a target that passes every filter.
+func ok(name string, priority int32, load int) Candidate {
+	return Candidate{Name: name, Key: name, Usable: true, Ready: true, Priority: priority, Load: load, Domains: []string{"a"}}
+}
+
+func with(c Candidate, f func(*Candidate)) Candidate { f(&c); return c }
+
+func TestSchedule(t *testing.T) {
+	tests := []struct {
+		name       string
+		req        Request
+		wantKey    string
+		wantReason string
+	}{
+		{name: "no targets", req: Request{}, wantReason: schedulingv1alpha1.ReasonNoEligibleTarget},
+		{name: "highest score wins", req: Request{Candidates: []Candidate{ok("a", 1, 3), ok("b", 1, 1), ok("c", 1, 2)}}, wantKey: "b"},
+		{name: "priority divides by load plus one", req: Request{Candidates: []Candidate{ok("a", 3, 3), ok("b", 1, 0)}}, wantKey: "b"},
+		{name: "priority outweighs load", req: Request{Candidates: []Candidate{ok("a", 10, 3), ok("b", 1, 0)}}, wantKey: "a"},
+		{name: "ties break by name", req: Request{Candidates: []Candidate{ok("b", 1, 0), ok("a", 1, 0)}}, wantKey: "a"},
+		{name: "not ready is filtered", req: Request{Candidates: []Candidate{with(ok("a", 1, 0), func(c *Candidate) { c.Ready = false }), ok("b", 1, 5)}}, wantKey: "b"},
+		{name: "cordoned is filtered", req: Request{Candidates: []Candidate{with(ok("a", 1, 0), func(c *Candidate) { c.Unschedulable = true }), ok("b", 1, 5)}}, wantKey: "b"},
+		{name: "evicting is filtered", req: Request{Candidates: []Candidate{with(ok("a", 1, 0), func(c *Candidate) { c.Gone = true }), ok("b", 1, 5)}}, wantKey: "b"},
+		{name: "a target being left is filtered", req: Request{Candidates: []Candidate{with(ok("a", 1, 0), func(c *Candidate) { c.Leaving = true }), ok("b", 1, 5)}}, wantKey: "b"},
+		{name: "storage domains must be reached", req: Request{VolumeDomains: []string{"b"}, Candidates: []Candidate{ok("a", 1, 0), with(ok("b", 1, 5), func(c *Candidate) { c.Domains = []string{"a", "b"} })}}, wantKey: "b"},
+		{name: "no target reaches the domain", req: Request{VolumeDomains: []string{"z"}, Candidates: []Candidate{ok("a", 1, 0)}}, wantReason: schedulingv1alpha1.ReasonNoEligibleTarget},
+		{name: "unusable (restricted) is filtered", req: Request{Candidates: []Candidate{with(ok("a", 1, 0), func(c *Candidate) { c.Usable = false }), ok("b", 1, 5)}}, wantKey: "b"},
+		{name: "only restricted targets", req: Request{Candidates: []Candidate{with(ok("a", 1, 0), func(c *Candidate) { c.Usable = false })}}, wantReason: schedulingv1alpha1.ReasonTargetRestricted},
+		{name: "stable: current stays although another scores higher", req: Request{Current: "a", Candidates: []Candidate{ok("a", 1, 9), ok("b", 5, 0)}}, wantKey: "a"},
+		{name: "current not ready moves", req: Request{Current: "a", Candidates: []Candidate{with(ok("a", 1, 0), func(c *Candidate) { c.Ready = false }), ok("b", 1, 9)}}, wantKey: "b"},
+		{name: "current not ready and nowhere to go: removed", req: Request{Current: "a", Candidates: []Candidate{with(ok("a", 1, 0), func(c *Candidate) { c.Ready = false })}}, wantReason: schedulingv1alpha1.ReasonNoEligibleTarget},
+		{name: "current cordoned moves when another can take it", req: Request{Current: "a", Candidates: []Candidate{with(ok("a", 1, 0), func(c *Candidate) { c.Unschedulable = true }), ok("b", 1, 9)}}, wantKey: "b"},
+		{name: "current cordoned stays when no other can", req: Request{Current: "a", Candidates: []Candidate{with(ok("a", 1, 0), func(c *Candidate) { c.Unschedulable = true }), with(ok("b", 1, 0), func(c *Candidate) { c.Ready = false })}}, wantKey: "a"},
+		{name: "current evicting leaves even with nowhere to go", req: Request{Current: "a", Candidates: []Candidate{with(ok("a", 1, 0), func(c *Candidate) { c.Gone = true })}}, wantReason: schedulingv1alpha1.ReasonNoEligibleTarget},
+		{name: "current no longer usable moves", req: Request{Current: "a", Candidates: []Candidate{with(ok("a", 1, 0), func(c *Candidate) { c.Usable = false }), ok("b", 1, 9)}}, wantKey: "b"},
+		{name: "current out of the Location moves", req: Request{Current: "x", Candidates: []Candidate{ok("b", 1, 9)}}, wantKey: "b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Schedule(tt.req)
+			if got.Key != tt.wantKey {
+				t.Fatalf("key = %q, want %q (%s: %s)", got.Key, tt.wantKey, got.Reason, got.Message)
+			}
+			if tt.wantReason != "" && got.Reason != tt.wantReason {
+				t.Fatalf("reason = %q, want %q (%s)", got.Reason, tt.wantReason, got.Message)
+			}
+		})
+	}
+}
+
+func TestPlan(t *testing.T) {
+	state, del := workloadv1alpha1.StateLabel, workloadv1alpha1.DeletionAnnotation
+	tests := []struct {
+		name        string
+		labels, ann map[string]string
+		desired     []string
+		want        Writes
+	}{
+		{name: "new namespace", desired: []string{"a"}, want: Writes{Add: []string{"a"}}},
+		{name: "already there", labels: map[string]string{state("a"): "Sync"}, desired: []string{"a"}, want: Writes{}},
+		{name: "move", labels: map[string]string{state("a"): "Sync"}, desired: []string{"b"}, want: Writes{Add: []string{"b"}, Remove: []string{"a"}}},
+		{name: "removal already requested", labels: map[string]string{state("a"): "Sync"}, ann: map[string]string{del("a"): "t"}, desired: nil, want: Writes{}},
+		{name: "not given back while leaving", labels: map[string]string{state("a"): "Sync"}, ann: map[string]string{del("a"): "t"}, desired: []string{"a"}, want: Writes{}},
+		{name: "stale deletion annotation cleared", ann: map[string]string{del("a"): "t"}, desired: []string{"a"}, want: Writes{Add: []string{"a"}, Clear: []string{"a"}}},
+		{name: "two Locations", labels: map[string]string{state("a"): "Sync"}, desired: []string{"a", "c"}, want: Writes{Add: []string{"c"}}},
+		{name: "unrelated labels ignored", labels: map[string]string{"app": "x"}, desired: nil, want: Writes{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Plan(tt.labels, tt.ann, tt.desired); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("Plan = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestUsable(t *testing.T) {
+	restricted := &workloadv1alpha1.SyncTarget{Spec: workloadv1alpha1.SyncTargetSpec{Restricted: true}}
+	restricted.Name = "r"
+	open := &workloadv1alpha1.SyncTarget{}
+	open.Name = "o"
+	anyTarget := &schedulingv1alpha1.Placement{}
+	namesR := &schedulingv1alpha1.Placement{Spec: schedulingv1alpha1.PlacementSpec{TargetNames: []string{"r"}}}
+	for _, tt := range []struct {
+		p    *schedulingv1alpha1.Placement
+		t    *workloadv1alpha1.SyncTarget
+		want bool
+	}{
+		{anyTarget, open, true}, {anyTarget, restricted, false}, {namesR, restricted, true}, {namesR, open, false},
+	} {
+		if got := Usable(tt.p, tt.t); got != tt.want {
+			t.Errorf("Usable(names %v, %s) = %v, want %v", tt.p.Spec.TargetNames, tt.t.Name, got, tt.want)
+		}
+	}
+}

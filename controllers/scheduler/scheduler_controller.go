@@ -1,0 +1,152 @@
+package scheduler
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+)
+
+// Reconciler places each namespace on one target per Location.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	// Now is the clock of deletion annotations; nil means time.Now.
+	Now func() time.Time
+
+	assumed assumedPlacements
+}
+
+// SetupWithManager registers the controller. One reconcile runs at a time, so that each
+// choice sees the load the previous ones added.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	placed := handler.EnqueueRequestsFromMapFunc(r.placedNamespaces)
+	return ctrl.NewControllerManagedBy(mgr).Named("scheduler").
+		For(&corev1.Namespace{}, builder.WithPredicates(predicate.Or(
+			predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Watches(&schedulingv1alpha1.Placement{}, placed, builder.WithPredicates(predicate.Funcs{
+			UpdateFunc: func(e event.UpdateEvent) bool { return placementChanged(e.ObjectOld, e.ObjectNew) },
+		})).
+		Watches(&schedulingv1alpha1.Location{}, placed).
+		Watches(&workloadv1alpha1.SyncTarget{}, placed, builder.WithPredicates(predicate.Funcs{
+			UpdateFunc: func(e event.UpdateEvent) bool { return targetChanged(e.ObjectOld, e.ObjectNew) },
+		})).
+		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(namespaceOf),
+			builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
+		Complete(r)
+}
+
+// Reconcile chooses the namespace's targets and writes the state labels and deletion
+// annotations that follow.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	ns := &corev1.Namespace{}
+	if err := r.Client.Get(ctx, req.NamespacedName, ns); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !ns.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	s, err := r.observe(ctx, ns)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	desired, results := s.desiredTargets()
+	w := Plan(ns.Labels, ns.Annotations, desired)
+	for _, res := range results {
+		if res.Key == "" {
+			r.Recorder.Eventf(ns, nil, corev1.EventTypeWarning, res.Reason, "Schedule", res.Message)
+		}
+	}
+	if w.Empty() {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, r.write(ctx, ns, w)
+}
+
+// write patches the namespace once: Sync labels for the new targets, deletion annotations
+// for the ones it leaves, and stale deletion annotations cleared.
+func (r *Reconciler) write(ctx context.Context, ns *corev1.Namespace, w Writes) error {
+	patch := client.MergeFromWithOptions(ns.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	now := DeletionTimestamp(r.now())
+	for _, k := range w.Add {
+		metav1.SetMetaDataLabel(&ns.ObjectMeta, workloadv1alpha1.StateLabel(k), string(workloadv1alpha1.ResourceStateSync))
+	}
+	for _, k := range w.Remove {
+		metav1.SetMetaDataAnnotation(&ns.ObjectMeta, workloadv1alpha1.DeletionAnnotation(k), now)
+	}
+	for _, k := range w.Clear {
+		delete(ns.Annotations, workloadv1alpha1.DeletionAnnotation(k))
+	}
+	if err := r.Client.Patch(ctx, ns, patch); err != nil {
+		return err
+	}
+	r.assumed.add(ns.Name, w.Add)
+	log := ctrl.LoggerFrom(ctx)
+	for _, k := range w.Add {
+		log.Info("Placed namespace", "target", k)
+		r.Recorder.Eventf(ns, nil, corev1.EventTypeNormal, schedulingv1alpha1.ReasonScheduled, "Schedule", "Placed on target %s", k)
+	}
+	for _, k := range w.Remove {
+		log.Info("Requested removal of namespace", "target", k)
+		r.Recorder.Eventf(ns, nil, corev1.EventTypeNormal, schedulingv1alpha1.ReasonRemoved, "Schedule", "Removal from target %s requested", k)
+	}
+	return nil
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// placedNamespaces maps any change that can move namespaces to the namespaces bound to a
+// Placement.
+func (r *Reconciler) placedNamespaces(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &corev1.NamespaceList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing namespaces")
+		return nil
+	}
+	var out []reconcile.Request
+	for _, ns := range list.Items {
+		if ns.Annotations[schedulingv1alpha1.PlacementAnnotation] != "" || len(OnTargets(ns.Labels, ns.Annotations)) > 0 {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: ns.Name}})
+		}
+	}
+	return out
+}
+
+func namespaceOf(_ context.Context, o client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: o.GetNamespace()}}}
+}
+
+// placementChanged: only the selected Location and readiness move namespaces.
+func placementChanged(oldObj, newObj client.Object) bool {
+	o, n := oldObj.(*schedulingv1alpha1.Placement), newObj.(*schedulingv1alpha1.Placement)
+	return o.Status.SelectedLocation != n.Status.SelectedLocation || usable(o) != usable(n) ||
+		!slices.Equal(o.Spec.TargetNames, n.Spec.TargetNames)
+}
+
+// targetChanged: heartbeats renew status all the time; only what the filter reads counts.
+func targetChanged(oldObj, newObj client.Object) bool {
+	o, n := oldObj.(*workloadv1alpha1.SyncTarget), newObj.(*workloadv1alpha1.SyncTarget)
+	return o.Generation != n.Generation || IsReady(o) != IsReady(n) || !n.DeletionTimestamp.IsZero() ||
+		!maps.Equal(o.Labels, n.Labels)
+}

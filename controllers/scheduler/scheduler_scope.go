@@ -1,0 +1,182 @@
+package scheduler
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+)
+
+// scope is what one reconcile of a namespace read.
+type scope struct {
+	ns            *corev1.Namespace
+	placements    []*schedulingv1alpha1.Placement
+	locations     []schedulingv1alpha1.Location
+	targets       []workloadv1alpha1.SyncTarget
+	loads         map[string]int
+	volumeDomains []string
+}
+
+func (r *Reconciler) observe(ctx context.Context, ns *corev1.Namespace) (*scope, error) {
+	s := &scope{ns: ns}
+	if v := ns.Annotations[schedulingv1alpha1.PlacementAnnotation]; v != "" {
+		for _, name := range strings.Split(v, ",") {
+			p := &schedulingv1alpha1.Placement{}
+			if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, p); apierrors.IsNotFound(err) {
+				continue
+			} else if err != nil {
+				return nil, err
+			}
+			if usable(p) {
+				s.placements = append(s.placements, p)
+			}
+		}
+	}
+	locations := &schedulingv1alpha1.LocationList{}
+	targets := &workloadv1alpha1.SyncTargetList{}
+	namespaces := &corev1.NamespaceList{}
+	claims := &corev1.PersistentVolumeClaimList{}
+	for _, l := range []client.ObjectList{locations, targets, namespaces} {
+		if err := r.Client.List(ctx, l); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.Client.List(ctx, claims, client.InNamespace(ns.Name)); err != nil {
+		return nil, err
+	}
+	s.locations, s.targets = locations.Items, targets.Items
+	s.loads = r.assumed.loads(namespaces.Items, ns.Name)
+	for _, c := range claims.Items {
+		if d := c.Annotations[schedulingv1alpha1.VolumeDomainAnnotation]; d != "" && !slices.Contains(s.volumeDomains, d) {
+			s.volumeDomains = append(s.volumeDomains, d)
+		}
+	}
+	sort.Strings(s.volumeDomains)
+	return s, nil
+}
+
+// usable: a Placement moves namespaces while it has a Location and is Ready.
+func usable(p *schedulingv1alpha1.Placement) bool {
+	return p.DeletionTimestamp.IsZero() && p.Status.SelectedLocation != "" &&
+		meta.IsStatusConditionTrue(p.Status.Conditions, schedulingv1alpha1.ConditionReady)
+}
+
+// desiredTargets chooses one target per Location of the namespace's Placements. The targets
+// of a Location that cannot be read (deleted, or its selector does not parse) stay as they are.
+func (s *scope) desiredTargets() ([]string, []Result) {
+	current := OnTargets(s.ns.Labels, s.ns.Annotations)
+	var keys []string
+	var results []Result
+	keepUnclaimed := false
+	for _, loc := range s.locationNames() {
+		targets, ok := LocationTargets(loc, s.locations, s.targets)
+		if !ok {
+			keepUnclaimed = true
+			continue
+		}
+		req := Request{VolumeDomains: s.volumeDomains}
+		for i := range targets {
+			c := s.candidate(loc, &targets[i])
+			if req.Current == "" && slices.Contains(current, c.Key) && !slices.Contains(keys, c.Key) {
+				req.Current = c.Key
+			}
+			req.Candidates = append(req.Candidates, c)
+		}
+		res := Schedule(req)
+		results = append(results, res)
+		if res.Key != "" && !slices.Contains(keys, res.Key) {
+			keys = append(keys, res.Key)
+		}
+	}
+	if keepUnclaimed {
+		for _, k := range current {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	return keys, results
+}
+
+func (s *scope) locationNames() []string {
+	var out []string
+	for _, p := range s.placements {
+		if !slices.Contains(out, p.Status.SelectedLocation) {
+			out = append(out, p.Status.SelectedLocation)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (s *scope) candidate(location string, t *workloadv1alpha1.SyncTarget) Candidate {
+	key := workloadv1alpha1.ToSyncTargetKey(t.Name)
+	return Candidate{
+		Name: t.Name,
+		Key:  key,
+		Usable: slices.ContainsFunc(s.placements, func(p *schedulingv1alpha1.Placement) bool {
+			return p.Status.SelectedLocation == location && Usable(p, t)
+		}),
+		Ready:         IsReady(t),
+		Unschedulable: t.Spec.Unschedulable,
+		Gone:          t.Spec.Evict || !t.DeletionTimestamp.IsZero(),
+		Priority:      t.Spec.Priority,
+		Domains:       t.Spec.StorageDomains,
+		Load:          s.loads[key],
+		Leaving:       Leaving(s.ns.Labels, s.ns.Annotations, key),
+	}
+}
+
+// assumedPlacements remembers the targets the scheduler wrote until the cache shows them, so
+// that the next choice counts them in the load even before the watch delivers the write.
+type assumedPlacements struct {
+	mu sync.Mutex
+	m  map[string][]string
+}
+
+func (a *assumedPlacements) add(ns string, keys []string) {
+	if len(keys) == 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.m == nil {
+		a.m = map[string][]string{}
+	}
+	a.m[ns] = append(a.m[ns], keys...)
+}
+
+// loads counts the namespaces on each target key, the excluded one left out, and forgets the
+// assumptions the cache now shows.
+func (a *assumedPlacements) loads(namespaces []corev1.Namespace, exclude string) map[string]int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	loads := map[string]int{}
+	for _, ns := range namespaces {
+		keys := OnTargets(ns.Labels, ns.Annotations)
+		if assumed, ok := a.m[ns.Name]; ok {
+			missing := slices.DeleteFunc(slices.Clone(assumed), func(k string) bool { return slices.Contains(keys, k) })
+			if len(missing) == 0 {
+				delete(a.m, ns.Name)
+			}
+			keys = append(keys, missing...)
+		}
+		if ns.Name == exclude {
+			continue
+		}
+		for _, k := range keys {
+			loads[k]++
+		}
+	}
+	return loads
+}

@@ -1,0 +1,36 @@
+package controllers
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/custody-dev/custody/controllers/location"
+	"github.com/custody-dev/custody/controllers/placement"
+	"github.com/custody-dev/custody/controllers/scheduler"
+	"github.com/custody-dev/custody/controllers/workload"
+)
+
+// Options configure the hub controllers.
+type Options struct {
+	// Resources are the namespaced types the workload controller labels; nil means
+	// workload.DefaultResources.
+	Resources []schema.GroupVersionKind
+}
+
+// Setup registers every hub controller with the manager.
+func Setup(mgr ctrl.Manager, o Options) error {
+	if o.Resources == nil {
+		o.Resources = workload.DefaultResources
+	}
+	c := mgr.GetClient()
+	if err := (&placement.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-placement")}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&location.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-location")}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&scheduler.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-scheduler")}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	return workload.SetupWithManager(mgr, o.Resources)
+}

@@ -1,0 +1,102 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// DefaultResources are the namespaced types synced unless configured otherwise.
+var DefaultResources = []schema.GroupVersionKind{
+	corev1.SchemeGroupVersion.WithKind("ConfigMap"),
+	corev1.SchemeGroupVersion.WithKind("Secret"),
+	corev1.SchemeGroupVersion.WithKind("Service"),
+	corev1.SchemeGroupVersion.WithKind("ServiceAccount"),
+	corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"),
+	{Group: "apps", Version: "v1", Kind: "Deployment"},
+	{Group: "apps", Version: "v1", Kind: "StatefulSet"},
+}
+
+// claimKind is the type whose state coordination decides.
+var claimKind = corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim")
+
+// Reconciler makes the objects of one type follow their namespace's placement. It reads
+// metadata only, so it caches no object bodies.
+type Reconciler struct {
+	Client client.Client
+	Kind   schema.GroupVersionKind
+}
+
+// SetupWithManager registers one controller per resource type.
+func SetupWithManager(mgr ctrl.Manager, kinds []schema.GroupVersionKind) error {
+	for _, kind := range kinds {
+		r := &Reconciler{Client: mgr.GetClient(), Kind: kind}
+		if err := r.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("workload controller for %s: %w", kind, err)
+		}
+	}
+	return nil
+}
+
+// SetupWithManager registers the controller for r.Kind: objects are reconciled when they
+// change and when their namespace's labels or annotations change.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).Named("workload-" + strings.ToLower(r.Kind.Kind)).
+		WatchesMetadata(r.newObject(), &handler.EnqueueRequestForObject{}).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.objectsIn),
+			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Complete(r)
+}
+
+func (r *Reconciler) newObject() *metav1.PartialObjectMetadata {
+	o := &metav1.PartialObjectMetadata{}
+	o.SetGroupVersionKind(r.Kind)
+	return o
+}
+
+func (r *Reconciler) objectsIn(ctx context.Context, ns client.Object) []reconcile.Request {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(r.Kind.GroupVersion().WithKind(r.Kind.Kind + "List"))
+	if err := r.Client.List(ctx, list, client.InNamespace(ns.GetName())); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing objects of a namespace", "kind", r.Kind.Kind)
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, o := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&o)})
+	}
+	return out
+}
+
+// Reconcile copies the namespace's state labels and deletion annotations onto the object.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	obj := r.newObject()
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	ns := &corev1.Namespace{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: req.Namespace}, ns); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	change := Propagate(ns.Labels, ns.Annotations, obj.Labels, obj.Annotations, r.Kind == claimKind)
+	if change.Empty() {
+		return ctrl.Result{}, nil
+	}
+	patch := client.MergeFromWithOptions(obj.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	obj.Labels, obj.Annotations = change.Apply(obj.Labels, obj.Annotations)
+	if err := r.Client.Patch(ctx, obj, patch); err != nil {
+		return ctrl.Result{}, err
+	}
+	ctrl.LoggerFrom(ctx).Info("Followed namespace placement", "labels", change.Labels, "annotations", change.Annotations)
+	return ctrl.Result{}, nil
+}
