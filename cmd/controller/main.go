@@ -21,7 +21,7 @@ import (
 func main() {
 	var (
 		metricsAddr, probeAddr, leaderNamespace, resources string
-		leaderElect                                       bool
+		leaderElect                                        bool
 	)
 	// --kubeconfig (the hub's) is controller-runtime's own flag.
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")

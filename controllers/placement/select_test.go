@@ -27,7 +27,9 @@ func target(name, loc string, restricted bool) workloadv1alpha1.SyncTarget {
 }
 
 func TestDecide(t *testing.T) {
-	cloud := func(v string) metav1.LabelSelector { return metav1.LabelSelector{MatchLabels: map[string]string{"cloud": v}} }
+	cloud := func(v string) metav1.LabelSelector {
+		return metav1.LabelSelector{MatchLabels: map[string]string{"cloud": v}}
+	}
 	locs := []schedulingv1alpha1.Location{
 		location("east", 1, map[string]string{"cloud": "x"}),
 		location("west", 2, map[string]string{"cloud": "x"}),

@@ -51,7 +51,7 @@ func SetupWithManager(mgr ctrl.Manager, kinds []schema.GroupVersionKind) error {
 // SetupWithManager registers the controller for r.Kind: objects are reconciled when they
 // change and when their namespace's labels or annotations change.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).Named("workload-" + strings.ToLower(r.Kind.Kind)).
+	return ctrl.NewControllerManagedBy(mgr).Named("workload-"+strings.ToLower(r.Kind.Kind)).
 		WatchesMetadata(r.newObject(), &handler.EnqueueRequestForObject{}).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.objectsIn),
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
