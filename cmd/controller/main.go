@@ -18,45 +18,51 @@ import (
 	"github.com/custody-dev/custody/controllers"
 )
 
+type options struct {
+	metricsAddr, probeAddr, leaderNamespace, resources string
+	leaderElect                                        bool
+	qps                                                float64
+	burst                                              int
+}
+
 func main() {
-	var (
-		metricsAddr, probeAddr, leaderNamespace, resources string
-		leaderElect                                        bool
-	)
+	var o options
 	// --kubeconfig (the hub's) is controller-runtime's own flag.
-	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
-	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
-	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one replica acts at a time.")
-	flag.StringVar(&leaderNamespace, "leader-election-namespace", "custody-system", "Namespace of the leader election Lease.")
-	flag.StringVar(&resources, "resources", "", "Comma-separated namespaced types the workload controller labels, as kind.version.group (core: kind.v1); empty means the defaults.")
+	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
+	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
+	flag.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader so that only one replica acts at a time.")
+	flag.StringVar(&o.leaderNamespace, "leader-election-namespace", "custody-system", "Namespace of the leader election Lease.")
+	flag.StringVar(&o.resources, "resources", "", "Comma-separated namespaced types the workload controller labels, as kind.version.group (core: kind.v1); empty means the defaults.")
+	flag.Float64Var(&o.qps, "kube-api-qps", 50, "Requests per second to the hub API server.")
+	flag.IntVar(&o.burst, "kube-api-burst", 100, "Burst of requests to the hub API server.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
-	log := ctrl.Log.WithName("setup")
 
-	if err := run(metricsAddr, probeAddr, leaderNamespace, resources, leaderElect); err != nil {
-		log.Error(err, "Controller stopped")
+	if err := run(o); err != nil {
+		ctrl.Log.WithName("setup").Error(err, "Controller stopped")
 		os.Exit(1)
 	}
 }
 
-func run(metricsAddr, probeAddr, leaderNamespace, resources string, leaderElect bool) error {
+func run(o options) error {
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("loading the hub kubeconfig: %w", err)
 	}
-	kinds, err := parseKinds(resources)
+	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
+	kinds, err := parseKinds(o.resources)
 	if err != nil {
 		return err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  api.NewScheme(),
-		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
-		HealthProbeBindAddress:  probeAddr,
-		LeaderElection:          leaderElect,
+		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:  o.probeAddr,
+		LeaderElection:          o.leaderElect,
 		LeaderElectionID:        "custody-controller",
-		LeaderElectionNamespace: leaderNamespace,
+		LeaderElectionNamespace: o.leaderNamespace,
 	})
 	if err != nil {
 		return err
@@ -73,7 +79,7 @@ func run(metricsAddr, probeAddr, leaderNamespace, resources string, leaderElect 
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 
-// parseKinds reads kind.version.group entries; nil for an empty flag.
+// parseKinds reads kind.version[.group] entries; nil for an empty flag.
 func parseKinds(s string) ([]schema.GroupVersionKind, error) {
 	if s == "" {
 		return nil, nil

@@ -2,20 +2,24 @@ package placement
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -39,8 +43,26 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&schedulingv1alpha1.Location{}, all).
 		Watches(&workloadv1alpha1.SyncTarget{}, all, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		Watches(&corev1.Namespace{}, all, builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		Watches(&corev1.Namespace{}, all, builder.WithPredicates(userLabelsChanged)).
 		Complete(r)
+}
+
+// userLabelsChanged passes namespace events that can change what a namespace selector
+// matches: creation, deletion, and label changes other than the state labels Custody writes.
+var userLabelsChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return !maps.Equal(userLabels(e.ObjectOld.GetLabels()), userLabels(e.ObjectNew.GetLabels()))
+	},
+}
+
+func userLabels(l map[string]string) map[string]string {
+	return maps.Collect(func(yield func(string, string) bool) {
+		for k, v := range l {
+			if !strings.HasPrefix(k, workloadv1alpha1.StateLabelPrefix) && !yield(k, v) {
+				return
+			}
+		}
+	})
 }
 
 func (r *Reconciler) allPlacements(ctx context.Context, _ client.Object) []reconcile.Request {
@@ -92,7 +114,7 @@ func (r *Reconciler) observe(ctx context.Context, p *schedulingv1alpha1.Placemen
 	targets := &workloadv1alpha1.SyncTargetList{}
 	namespaces := &corev1.NamespaceList{}
 	for _, l := range []client.ObjectList{locations, targets, namespaces} {
-		if err := r.Client.List(ctx, l); err != nil {
+		if err := r.Client.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
 			return o, err
 		}
 	}
@@ -105,18 +127,22 @@ func (r *Reconciler) observe(ctx context.Context, p *schedulingv1alpha1.Placemen
 	return o, nil
 }
 
+// bindParallelism bounds the namespace patches in flight for one Placement.
+const bindParallelism = 8
+
 // bind makes exactly the wanted namespaces list the Placement in their annotation.
 func (r *Reconciler) bind(ctx context.Context, name string, namespaces []namespaceLabels, wanted []string) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(bindParallelism)
+	wantedSet := sets.New(wanted...)
 	for _, ns := range namespaces {
-		want := slices.Contains(wanted, ns.name)
+		want := wantedSet.Has(ns.name)
 		if slices.Contains(ns.placements, name) == want {
 			continue
 		}
-		if err := r.setBinding(ctx, ns.name, name, want); err != nil {
-			return err
-		}
+		g.Go(func() error { return r.setBinding(ctx, ns.name, name, want) })
 	}
-	return nil
+	return g.Wait()
 }
 
 // setBinding adds the Placement to, or removes it from, one namespace's annotation.

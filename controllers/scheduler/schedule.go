@@ -174,17 +174,22 @@ func Leaving(objLabels, objAnnotations map[string]string, key string) bool {
 // and no deletion annotation.
 func OnTargets(objLabels, objAnnotations map[string]string) []string {
 	var keys []string
+	forTargets(objLabels, objAnnotations, func(key string) { keys = append(keys, key) })
+	sort.Strings(keys)
+	return keys
+}
+
+// forTargets calls f with the key of each target an object is on and not leaving.
+func forTargets(objLabels, objAnnotations map[string]string, f func(key string)) {
 	for k := range objLabels {
 		key, ok := strings.CutPrefix(k, workloadv1alpha1.StateLabelPrefix)
 		if !ok {
 			continue
 		}
-		if _, leaving := objAnnotations[workloadv1alpha1.DeletionAnnotation(key)]; !leaving {
-			keys = append(keys, key)
+		if _, leaving := objAnnotations[workloadv1alpha1.DeletionAnnotationPrefix+key]; !leaving {
+			f(key)
 		}
 	}
-	sort.Strings(keys)
-	return keys
 }
 
 // DeletionTimestamp is the value of a deletion annotation written at t.

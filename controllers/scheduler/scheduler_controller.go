@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,11 +30,13 @@ type Reconciler struct {
 	// Now is the clock of deletion annotations; nil means time.Now.
 	Now func() time.Time
 
+	// decide serialises the choices, so that each one counts the load the previous ones
+	// added; the writes that follow run in parallel.
+	decide  sync.Mutex
 	assumed assumedPlacements
 }
 
-// SetupWithManager registers the controller. One reconcile runs at a time, so that each
-// choice sees the load the previous ones added.
+// SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	placed := handler.EnqueueRequestsFromMapFunc(r.placedNamespaces)
 	return ctrl.NewControllerManagedBy(mgr).Named("scheduler").
@@ -48,7 +51,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		})).
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(namespaceOf),
 			builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Complete(r)
 }
 
@@ -62,12 +65,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !ns.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	s, err := r.observe(ctx, ns)
+	w, results, err := r.choose(ctx, ns)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	desired, results := s.desiredTargets()
-	w := Plan(ns.Labels, ns.Annotations, desired)
 	for _, res := range results {
 		if res.Key == "" {
 			r.Recorder.Eventf(ns, nil, corev1.EventTypeWarning, res.Reason, "Schedule", res.Message)
@@ -76,7 +77,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if w.Empty() {
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, r.write(ctx, ns, w)
+	if err := r.write(ctx, ns, w); err != nil {
+		r.assumed.forget(ns.Name)
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, nil
+}
+
+// choose decides the namespace's targets and assumes the new ones placed until the cache
+// shows them.
+func (r *Reconciler) choose(ctx context.Context, ns *corev1.Namespace) (Writes, []Result, error) {
+	r.decide.Lock()
+	defer r.decide.Unlock()
+	s, err := r.observe(ctx, ns)
+	if err != nil {
+		return Writes{}, nil, err
+	}
+	desired, results := s.desiredTargets()
+	w := Plan(ns.Labels, ns.Annotations, desired)
+	r.assumed.add(ns.Name, w.Add)
+	return w, results, nil
 }
 
 // write patches the namespace once: Sync labels for the new targets, deletion annotations
@@ -96,7 +116,6 @@ func (r *Reconciler) write(ctx context.Context, ns *corev1.Namespace, w Writes) 
 	if err := r.Client.Patch(ctx, ns, patch); err != nil {
 		return err
 	}
-	r.assumed.add(ns.Name, w.Add)
 	log := ctrl.LoggerFrom(ctx)
 	for _, k := range w.Add {
 		log.Info("Placed namespace", "target", k)

@@ -45,8 +45,9 @@ func (r *Reconciler) observe(ctx context.Context, ns *corev1.Namespace) (*scope,
 	targets := &workloadv1alpha1.SyncTargetList{}
 	namespaces := &corev1.NamespaceList{}
 	claims := &corev1.PersistentVolumeClaimList{}
+	// Read-only lists straight from the cache: this runs once per namespace over all of them.
 	for _, l := range []client.ObjectList{locations, targets, namespaces} {
-		if err := r.Client.List(ctx, l); err != nil {
+		if err := r.Client.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, err
 		}
 	}
@@ -156,26 +157,34 @@ func (a *assumedPlacements) add(ns string, keys []string) {
 	a.m[ns] = append(a.m[ns], keys...)
 }
 
+// forget drops what was assumed of a namespace whose write failed.
+func (a *assumedPlacements) forget(ns string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.m, ns)
+}
+
 // loads counts the namespaces on each target key, the excluded one left out, and forgets the
 // assumptions the cache now shows.
 func (a *assumedPlacements) loads(namespaces []corev1.Namespace, exclude string) map[string]int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	loads := map[string]int{}
-	for _, ns := range namespaces {
-		keys := OnTargets(ns.Labels, ns.Annotations)
+	for i := range namespaces {
+		ns := &namespaces[i]
 		if assumed, ok := a.m[ns.Name]; ok {
-			missing := slices.DeleteFunc(slices.Clone(assumed), func(k string) bool { return slices.Contains(keys, k) })
+			shown := OnTargets(ns.Labels, ns.Annotations)
+			missing := slices.DeleteFunc(slices.Clone(assumed), func(k string) bool { return slices.Contains(shown, k) })
 			if len(missing) == 0 {
 				delete(a.m, ns.Name)
+			} else if ns.Name != exclude {
+				for _, k := range missing {
+					loads[k]++
+				}
 			}
-			keys = append(keys, missing...)
 		}
-		if ns.Name == exclude {
-			continue
-		}
-		for _, k := range keys {
-			loads[k]++
+		if ns.Name != exclude {
+			forTargets(ns.Labels, ns.Annotations, func(k string) { loads[k]++ })
 		}
 	}
 	return loads
