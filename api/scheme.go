@@ -6,12 +6,14 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
 
 var builder = runtime.NewSchemeBuilder(
 	workloadv1alpha1.AddToScheme,
 	schedulingv1alpha1.AddToScheme,
+	storagev1alpha1.AddToScheme,
 )
 
 // AddToScheme registers every Custody API group.

@@ -1,0 +1,143 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// VolumeClass says how a volume may be used across targets.
+// +kubebuilder:validation:Enum=Shared;Owned;Internal
+type VolumeClass string
+
+const (
+	// Shared: ReadWriteMany or ReadOnlyMany on network storage; many targets at once.
+	Shared VolumeClass = "Shared"
+	// Owned: ReadWriteOnce or ReadWriteOncePod on network storage; one target at a time,
+	// moving only after the old owner let go of it or was fenced off.
+	Owned VolumeClass = "Owned"
+	// Internal: storage inside one member; it moves only by copying.
+	Internal VolumeClass = "Internal"
+)
+
+// VolumePhase is where a volume stands in its life.
+// +kubebuilder:validation:Enum=Pending;Provisioning;Upsyncing;Bound;Moving;Deleting;Released
+type VolumePhase string
+
+const (
+	// Pending: the claim is placed but no target may provision it yet.
+	Pending VolumePhase = "Pending"
+	// Provisioning: the claim is synced to one target, whose storage provisions the volume.
+	Provisioning VolumePhase = "Provisioning"
+	// Upsyncing: the provisioned PV came up to the hub and is being bound and shared.
+	Upsyncing VolumePhase = "Upsyncing"
+	// Bound: the volume is in use on its owner (and sharers).
+	Bound VolumePhase = "Bound"
+	// Moving: an owned volume is leaving its owner; the new owner gets it once the old one
+	// acknowledged the detach.
+	Moving VolumePhase = "Moving"
+	// Deleting: the claim was deleted; sharers are removed, then the owner releases the
+	// storage.
+	Deleting VolumePhase = "Deleting"
+	// Released: the storage was handed back for release and the hub PV is gone.
+	Released VolumePhase = "Released"
+)
+
+// ReclaimStatus records the reclaim policies of a volume.
+type ReclaimStatus struct {
+	// Original is the policy the volume was provisioned with, or the hub PV's policy; it
+	// applies on the owner when the claim is deleted.
+	// +optional
+	Original corev1.PersistentVolumeReclaimPolicy `json:"original,omitempty"`
+	// Current is the policy of the downstream copies now: Retain while the volume lives.
+	// +optional
+	Current corev1.PersistentVolumeReclaimPolicy `json:"current,omitempty"`
+}
+
+// Transition is one change of phase, with why it happened.
+type Transition struct {
+	Phase VolumePhase `json:"phase"`
+	Time  metav1.Time `json:"time"`
+	// +optional
+	Owner string `json:"owner,omitempty"`
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// VolumeOwnershipStatus is the coordinator's record of one volume.
+type VolumeOwnershipStatus struct {
+	// Class is Shared, Owned or Internal.
+	// +optional
+	Class VolumeClass `json:"class,omitempty"`
+	// StorageClassName is the claim's StorageClass.
+	// +optional
+	StorageClassName string `json:"storageClassName,omitempty"`
+	// Domain is the storage domain the volume lives in; empty for an internal volume.
+	// +optional
+	Domain string `json:"domain,omitempty"`
+	// VolumeName is the hub PV bound to the claim.
+	// +optional
+	VolumeName string `json:"volumeName,omitempty"`
+	// Owner is the key of the target that owns (or provisions) the volume.
+	// +optional
+	Owner string `json:"owner,omitempty"`
+	// Sharers are the keys of the other targets that use a shared volume.
+	// +optional
+	// +listType=set
+	Sharers []string `json:"sharers,omitempty"`
+	// Phase is where the volume stands.
+	// +optional
+	Phase VolumePhase `json:"phase,omitempty"`
+	// PhaseSince is when the volume entered the phase.
+	// +optional
+	PhaseSince *metav1.Time `json:"phaseSince,omitempty"`
+	// Reclaim records the original and the current reclaim policy.
+	// +optional
+	Reclaim ReclaimStatus `json:"reclaim,omitempty"`
+	// Reason is why the volume is where it stands, as one CamelCase word.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// Message says it for a person.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Transitions are the phase changes so far, the oldest first; the oldest are dropped
+	// past 32.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Transitions []Transition `json:"transitions,omitempty"`
+}
+
+// VolumeOwnership records who holds one hub PersistentVolumeClaim's volume and what it is
+// doing. It has the claim's name and namespace and goes with the claim.
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=vo
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Class",type=string,JSONPath=`.status.class`
+// +kubebuilder:printcolumn:name="Owner",type=string,JSONPath=`.status.owner`
+// +kubebuilder:printcolumn:name="Sharers",type=string,JSONPath=`.status.sharers`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Since",type=date,JSONPath=`.status.phaseSince`
+// +kubebuilder:printcolumn:name="Reclaim",type=string,JSONPath=`.status.reclaim.current`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.reason`
+// +kubebuilder:printcolumn:name="Volume",type=string,JSONPath=`.status.volumeName`,priority=1
+// +kubebuilder:printcolumn:name="Domain",type=string,JSONPath=`.status.domain`,priority=1
+type VolumeOwnership struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Status VolumeOwnershipStatus `json:"status,omitempty"`
+}
+
+// VolumeOwnershipList is a list of VolumeOwnerships.
+// +kubebuilder:object:root=true
+type VolumeOwnershipList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []VolumeOwnership `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&VolumeOwnership{}, &VolumeOwnershipList{})
+}
