@@ -121,6 +121,11 @@ type StorageClassInfo struct {
 	// Default is true for the member's default StorageClass.
 	// +optional
 	Default bool `json:"default,omitempty"`
+	// Domain is the storage domain the class's volumes live in, from the class's
+	// storage.custody.dev/domain annotation; empty means the class provisions volumes
+	// internal to the member.
+	// +optional
+	Domain string `json:"domain,omitempty"`
 }
 
 // SyncTarget is the hub's record of one member cluster. One syncer runs per SyncTarget.
