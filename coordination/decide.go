@@ -1,0 +1,399 @@
+package coordination
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+)
+
+// Decide returns the next step for one volume.
+func Decide(o Observation) Decision {
+	d := Decision{Owner: o.Record.Owner, Reclaim: storagev1alpha1.ReclaimStatus{Original: o.Record.OriginalReclaim}}
+	d.Class, d.Domain = classify(o)
+	if d.Reclaim.Original == "" && o.Volume != nil {
+		d.Reclaim.Original = o.Volume.ReclaimPolicy
+	}
+	if o.Volume != nil && len(o.Volume.On) > 0 {
+		d.Reclaim.Current = corev1.PersistentVolumeReclaimRetain
+	}
+	for _, k := range sortedKeys(o.Claim.On) {
+		if p := o.Claim.On[k]; p.Leaving && !p.Synced() {
+			d.Actions = append(d.Actions, Action{Kind: DropClaim, Target: k})
+		}
+	}
+	switch {
+	case o.Claim.Deleting:
+		deleting(o, &d)
+	case o.Volume == nil:
+		provisioning(o, &d)
+	case upsyncing(o.Volume) != "":
+		bind(o, &d)
+	case d.Class == storagev1alpha1.Shared:
+		share(o, &d)
+	default:
+		own(o, &d)
+	}
+	return d
+}
+
+// classify derives the class from the access modes and the StorageClass's domain as the
+// owner (or, before there is one, any target) reports it.
+func classify(o Observation) (storagev1alpha1.VolumeClass, string) {
+	class := classOf(o, o.Record.Owner)
+	for _, k := range sortedKeys(o.Targets) {
+		if class != nil {
+			break
+		}
+		class = classOf(o, k)
+	}
+	if class != nil && class.Domain == "" {
+		return storagev1alpha1.Internal, ""
+	}
+	domain := ""
+	if class != nil {
+		domain = class.Domain
+	}
+	for _, m := range o.Claim.AccessModes {
+		if m == corev1.ReadWriteMany || m == corev1.ReadOnlyMany {
+			return storagev1alpha1.Shared, domain
+		}
+	}
+	return storagev1alpha1.Owned, domain
+}
+
+func classOf(o Observation, key string) *workloadv1alpha1.StorageClassInfo {
+	if t, ok := o.Targets[key]; ok {
+		return t.Class
+	}
+	return nil
+}
+
+// provisioning: no hub PV yet. One target provisions the volume; the claim is held there
+// until the PV came up and was made Retain.
+func provisioning(o Observation, d *Decision) {
+	if synced := syncedKeys(o.Claim.On); len(synced) > 0 {
+		p := synced[0]
+		d.Phase, d.Owner = storagev1alpha1.Provisioning, p
+		if o.Claim.On[p].Leaving {
+			// Nothing came up to the hub yet: let the claim go. The syncer makes a volume the
+			// member may have provisioned Retain before it deletes the claim.
+			d.Reason, d.Message = storagev1alpha1.ReasonWaitingForDetach, "the claim leaves "+p+" before its volume came up; waiting for it to go"
+			leave(o, d, p)
+			return
+		}
+		d.Reason, d.Message = storagev1alpha1.ReasonProvisioning, "the volume is being provisioned on "+p
+		hold(o, d, p)
+		return
+	}
+	candidates := slices.DeleteFunc(placedKeys(o.Claim.On), func(k string) bool {
+		t := o.Targets[k]
+		return !t.Ready || t.Class == nil || !reaches(t, d.Domain)
+	})
+	if len(candidates) == 0 {
+		d.Phase, d.Owner = storagev1alpha1.Pending, ""
+		d.Reason, d.Message = storagev1alpha1.ReasonNoProvisioningTarget, "no Ready target of the claim reaches its storage class"
+		if len(placedKeys(o.Claim.On)) == 0 {
+			d.Reason, d.Message = storagev1alpha1.ReasonWaitingForPlacement, "the claim's namespace is not placed"
+		}
+		return
+	}
+	p := candidates[0]
+	if slices.Contains(candidates, o.Record.Owner) {
+		p = o.Record.Owner
+	}
+	d.Phase, d.Owner = storagev1alpha1.Provisioning, p
+	d.Reason, d.Message = storagev1alpha1.ReasonProvisioning, "provisioning on "+p
+	d.Actions = append(d.Actions, Action{Kind: Hold, Target: p}, Action{Kind: SyncClaim, Target: p})
+}
+
+// upsyncing returns the target whose syncer is bringing the PV up, if any.
+func upsyncing(v *Volume) string {
+	for _, k := range sortedKeys(v.On) {
+		if v.On[k].State == workloadv1alpha1.ResourceStateUpsync {
+			return k
+		}
+	}
+	return ""
+}
+
+// bind: the provisioned PV came up. Bind hub claim and PV, record the original policy, and
+// switch the PV to Sync, from which on its syncer keeps the copy Retain.
+func bind(o Observation, d *Decision) {
+	u := upsyncing(o.Volume)
+	d.Phase, d.Owner = storagev1alpha1.Upsyncing, u
+	d.Reason, d.Message = storagev1alpha1.ReasonBinding, "binding the volume provisioned on "+u
+	if !o.Volume.BoundToClaim || o.Claim.VolumeName != o.Volume.Name {
+		d.Actions = append(d.Actions, Action{Kind: BindClaim})
+	}
+	hold(o, d, u)
+	d.Actions = append(d.Actions, Action{Kind: SyncVolume, Target: u})
+}
+
+// share: a shared volume goes, pre-bound, to every target of its namespace that reaches its
+// domain, and leaves the targets the namespace leaves.
+func share(o Observation, d *Decision) {
+	d.Phase, d.Reason, d.Message = storagev1alpha1.Bound, storagev1alpha1.ReasonInUse, "shared by the targets of its namespace"
+	var users []string
+	for _, k := range placedKeys(o.Claim.On) {
+		if !reaches(o.Targets[k], d.Domain) {
+			d.Reason, d.Message = storagev1alpha1.ReasonDomainUnreachable, fmt.Sprintf("target %s does not reach storage domain %s", k, d.Domain)
+			continue
+		}
+		users = append(users, k)
+		syncOn(o, d, k)
+	}
+	for _, k := range holders(o) {
+		if !slices.Contains(users, k) {
+			leave(o, d, k)
+		}
+	}
+	if !slices.Contains(users, d.Owner) {
+		d.Owner = ""
+		if len(users) > 0 {
+			d.Owner = users[0]
+		}
+	}
+	d.Sharers = slices.DeleteFunc(users, func(k string) bool { return k == d.Owner })
+}
+
+// own: an owned or internal volume has one holder at a time. It moves only after the holder
+// let go of it: its state labels on the claim and the PV are gone.
+func own(o Observation, d *Decision) {
+	held := holders(o)
+	switch len(held) {
+	case 0:
+		next, reason, msg := nextOwner(o, d, "")
+		if next == "" {
+			d.Phase, d.Reason, d.Message = storagev1alpha1.Moving, reason, msg
+			return
+		}
+		d.Phase, d.Owner = storagev1alpha1.Bound, next
+		d.Reason, d.Message = storagev1alpha1.ReasonMoved, "moved to "+next
+		syncOn(o, d, next)
+	case 1:
+		h := held[0]
+		d.Owner = h
+		if p, ok := o.Claim.On[h]; ok && !p.Leaving {
+			d.Phase, d.Reason, d.Message = storagev1alpha1.Bound, storagev1alpha1.ReasonInUse, "in use on "+h
+			syncOn(o, d, h)
+			return
+		}
+		depart(o, d, h)
+	default:
+		d.Phase, d.Reason = storagev1alpha1.Bound, storagev1alpha1.ReasonMultipleHolders
+		d.Message = fmt.Sprintf("held by %v at once; waiting for all but one to let go", held)
+		if o.Record.Phase == storagev1alpha1.Moving {
+			d.Phase = storagev1alpha1.Moving
+		}
+	}
+}
+
+// depart lets the owner h go when the volume may leave it: not an internal volume, and not
+// towards a target whose storage class differs.
+func depart(o Observation, d *Decision, h string) {
+	if d.Class == storagev1alpha1.Internal {
+		d.Phase, d.Reason = storagev1alpha1.Bound, storagev1alpha1.ReasonInternalVolumeCannotMove
+		d.Message = "the volume lives inside " + h + " and moves only by copying; it stays until a copy exists"
+		hold(o, d, h)
+		return
+	}
+	if _, reason, msg := nextOwner(o, d, h); reason == storagev1alpha1.ReasonStorageClassMismatch {
+		d.Phase, d.Reason, d.Message = storagev1alpha1.Bound, reason, msg
+		hold(o, d, h)
+		return
+	}
+	d.Phase, d.Reason = storagev1alpha1.Moving, storagev1alpha1.ReasonWaitingForDetach
+	d.Message = "waiting for " + h + " to let go of the volume"
+	leave(o, d, h)
+}
+
+// nextOwner picks the target that takes the volume after from: the first target of the
+// namespace, other than from, that reaches the domain and whose class is compatible with the
+// previous owner's.
+func nextOwner(o Observation, d *Decision, from string) (string, string, string) {
+	reason, msg := storagev1alpha1.ReasonNoTarget, "no target of the claim's namespace can take the volume"
+	prev := classOf(o, o.Record.Owner)
+	for _, k := range placedKeys(o.Claim.On) {
+		t := o.Targets[k]
+		switch {
+		case k == from:
+		case d.Class == storagev1alpha1.Internal && k != o.Record.Owner:
+			reason, msg = storagev1alpha1.ReasonInternalVolumeCannotMove, "the volume lives inside "+o.Record.Owner+" and moves only by copying"
+		case !reaches(t, d.Domain):
+			reason, msg = storagev1alpha1.ReasonDomainUnreachable, fmt.Sprintf("target %s does not reach storage domain %s", k, d.Domain)
+		case t.Class == nil:
+			reason, msg = storagev1alpha1.ReasonStorageClassMissing, "target "+k+" has no StorageClass of the claim"
+		default:
+			if ok, why := compatible(o, prev, t.Class); !ok {
+				return "", storagev1alpha1.ReasonStorageClassMismatch, fmt.Sprintf("refused to move to %s: %s", k, why)
+			}
+			return k, "", ""
+		}
+	}
+	return "", reason, msg
+}
+
+func compatible(o Observation, from, to *workloadv1alpha1.StorageClassInfo) (bool, string) {
+	if o.Compatible == nil || from == nil {
+		return true, ""
+	}
+	return o.Compatible(from, to)
+}
+
+// deleting: the claim was deleted. Every target but one owner leaves first; then the owner
+// takes the hub PV's own reclaim policy and lets the claim go, which releases the storage
+// (or keeps it, for Retain); then the PV leaves the owner and the hub PV goes.
+func deleting(o Observation, d *Decision) {
+	d.Phase = storagev1alpha1.Deleting
+	held := holders(o)
+	owner := o.Record.Owner
+	if !slices.Contains(held, owner) {
+		owner = ""
+		if len(held) > 0 {
+			owner = held[0]
+		}
+	}
+	d.Owner = owner
+	if others := slices.DeleteFunc(slices.Clone(held), func(k string) bool { return k == owner }); len(others) > 0 {
+		d.Reason, d.Message = storagev1alpha1.ReasonWaitingForSharers, fmt.Sprintf("waiting for %v to let go before %s releases the volume", others, owner)
+		for _, k := range others {
+			leave(o, d, k)
+		}
+		return
+	}
+	if p, ok := o.Claim.On[owner]; ok && p.Synced() {
+		d.Reason, d.Message = storagev1alpha1.ReasonReleasing, owner+" lets the claim go"
+		// Only an owner whose copies of the claim and the PV exist can release the storage;
+		// any other keeps it, and so does the hub PV below.
+		if p.Downstream && (o.Volume == nil || o.Volume.On[owner].Downstream) {
+			policy := releasePolicy(o, owner)
+			d.Reclaim.Current = policy
+			d.Message = fmt.Sprintf("%s lets the claim go with reclaim policy %s", owner, policy)
+			if o.Claim.ReleasePolicy != policy {
+				d.Actions = append(d.Actions, Action{Kind: SetReleasePolicy, Policy: policy})
+			}
+		}
+		if p.Held {
+			d.Actions = append(d.Actions, Action{Kind: Unhold, Target: owner})
+		}
+		return
+	}
+	if owner != "" {
+		d.Reason, d.Message = storagev1alpha1.ReasonReleasing, "waiting for the volume to leave "+owner
+		leave(o, d, owner)
+		return
+	}
+	d.Reason, d.Message = storagev1alpha1.ReasonReleased, "no target holds the volume"
+	if o.Record.Phase != storagev1alpha1.Deleting && o.Record.Phase != storagev1alpha1.Released {
+		return // record Deleting before anything ends
+	}
+	if o.Volume != nil && o.Claim.ReleasePolicy == "" {
+		// The claim went while no target held the volume, so none could release it: the hub PV
+		// stays, as a released PV with Retain does, and keeps the storage for an admin.
+		d.Phase, d.Reason = storagev1alpha1.Released, storagev1alpha1.ReasonRetainedWithoutOwner
+		d.Message = "the claim was deleted while no target held the volume; PV " + o.Volume.Name + " keeps the storage"
+		d.Actions = append(d.Actions, Action{Kind: Finish})
+		return
+	}
+	if o.Volume != nil {
+		if !o.Volume.Deleting {
+			d.Actions = append(d.Actions, Action{Kind: DeleteVolume})
+		}
+		return
+	}
+	d.Phase = storagev1alpha1.Released
+	d.Actions = append(d.Actions, Action{Kind: Finish})
+}
+
+// releasePolicy is the policy the owner applies when the claim leaves it: the hub PV's own,
+// or before there is a hub PV, the class's.
+func releasePolicy(o Observation, owner string) corev1.PersistentVolumeReclaimPolicy {
+	policy := corev1.PersistentVolumeReclaimDelete
+	if c := classOf(o, owner); c != nil && c.ReclaimPolicy != "" {
+		policy = c.ReclaimPolicy
+	}
+	if o.Volume != nil && o.Volume.ReclaimPolicy != "" {
+		policy = o.Volume.ReclaimPolicy
+	}
+	return policy
+}
+
+// syncOn gives the volume to target k: PV first, then the claim, held there.
+func syncOn(o Observation, d *Decision, k string) {
+	if p, ok := o.Volume.On[k]; !ok || p.State != workloadv1alpha1.ResourceStateSync || p.Leaving {
+		d.Actions = append(d.Actions, Action{Kind: SyncVolume, Target: k})
+	}
+	hold(o, d, k)
+	if p := o.Claim.On[k]; p.State != workloadv1alpha1.ResourceStateSync {
+		d.Actions = append(d.Actions, Action{Kind: SyncClaim, Target: k})
+	}
+}
+
+// leave lets the claim go from k and requests the PV's removal there.
+func leave(o Observation, d *Decision, k string) {
+	if o.Claim.On[k].Held {
+		d.Actions = append(d.Actions, Action{Kind: Unhold, Target: k})
+	}
+	if o.Volume != nil {
+		if p, ok := o.Volume.On[k]; ok && !p.Leaving && !o.Volume.Deleting {
+			d.Actions = append(d.Actions, Action{Kind: RemoveVolume, Target: k})
+		}
+	}
+}
+
+func hold(o Observation, d *Decision, k string) {
+	if !o.Claim.On[k].Held {
+		d.Actions = append(d.Actions, Action{Kind: Hold, Target: k})
+	}
+}
+
+// holders are the targets that have the volume: the claim synced there, or the PV labelled
+// for it in any state.
+func holders(o Observation) []string {
+	set := map[string]bool{}
+	for k, p := range o.Claim.On {
+		if p.Synced() {
+			set[k] = true
+		}
+	}
+	if o.Volume != nil {
+		for k := range o.Volume.On {
+			set[k] = true
+		}
+	}
+	return sortedKeys(set)
+}
+
+// placedKeys are the targets the claim is placed on and not leaving.
+func placedKeys(on map[string]Presence) []string {
+	var out []string
+	for _, k := range sortedKeys(on) {
+		if !on[k].Leaving {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func syncedKeys(on map[string]Presence) []string {
+	var out []string
+	for _, k := range sortedKeys(on) {
+		if on[k].Synced() {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// reaches tells whether the target reaches the storage domain; an internal volume (no
+// domain) is reached by the target whose class provisions it.
+func reaches(t Target, domain string) bool {
+	return domain == "" || slices.Contains(t.Domains, domain)
+}
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

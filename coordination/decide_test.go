@@ -1,0 +1,237 @@
+package coordination
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+)
+
+var (
+	rwo = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+	rwx = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
+)
+
+func class(domain, params string) *workloadv1alpha1.StorageClassInfo {
+	return &workloadv1alpha1.StorageClassInfo{Name: "fast", Provisioner: "p", Domain: domain, ReclaimPolicy: del,
+		Parameters: map[string]string{"tier": params}}
+}
+
+// obs builds an observation over targets a, b and c, all Ready in domain d with class fast.
+func obs(modes []corev1.PersistentVolumeAccessMode, claim map[string]Presence, pv map[string]Presence, rec Record) Observation {
+	o := Observation{Claim: Claim{AccessModes: modes, On: claim}, Record: rec, Targets: map[string]Target{}}
+	for _, k := range []string{"a", "b", "c"} {
+		o.Targets[k] = Target{Ready: true, Domains: []string{"d"}, Class: class("d", "gold")}
+	}
+	if pv != nil {
+		o.Claim.VolumeName = "pv"
+		o.Volume = &Volume{Name: "pv", BoundToClaim: true, ReclaimPolicy: del, On: pv}
+	}
+	o.Compatible = func(from, to *workloadv1alpha1.StorageClassInfo) (bool, string) {
+		if from.Parameters["tier"] != to.Parameters["tier"] {
+			return false, "parameters differ"
+		}
+		return true, ""
+	}
+	return o
+}
+
+var (
+	placed    = Presence{}
+	leaving   = Presence{Leaving: true}
+	synced    = Presence{State: sync, Held: true, Downstream: true}
+	departing = Presence{State: sync, Held: true, Downstream: true, Leaving: true}
+	pvSync    = Presence{State: sync, Downstream: true}
+	pvUp      = Presence{State: upsync, Downstream: true}
+)
+
+func act(kind ActionKind, target string) Action { return Action{Kind: kind, Target: target} }
+
+type decideCase struct {
+	name        string
+	o           Observation
+	wantPhase   storagev1alpha1.VolumePhase
+	wantOwner   string
+	wantReason  string
+	wantActions []Action
+}
+
+func decideCases() []decideCase {
+	withDeleting := func(o Observation) Observation { o.Claim.Deleting = true; return o }
+	notReady := func(o Observation, k string) Observation {
+		t := o.Targets[k]
+		t.Ready = false
+		o.Targets[k] = t
+		return o
+	}
+	withClass := func(o Observation, k string, c *workloadv1alpha1.StorageClassInfo) Observation {
+		t := o.Targets[k]
+		t.Class = c
+		o.Targets[k] = t
+		return o
+	}
+	bound := func(owner string) Record {
+		return Record{Owner: owner, Phase: storagev1alpha1.Bound, OriginalReclaim: del}
+	}
+	return []decideCase{
+		{name: "new claim, namespace not placed → Pending",
+			o: obs(rwo, map[string]Presence{}, nil, Record{}), wantPhase: storagev1alpha1.Pending, wantReason: storagev1alpha1.ReasonWaitingForPlacement},
+		{name: "new claim placed → Provisioning on the first Ready target",
+			o: obs(rwo, map[string]Presence{"a": placed, "b": placed}, nil, Record{}), wantPhase: storagev1alpha1.Provisioning, wantOwner: "a",
+			wantActions: []Action{act(Hold, "a"), act(SyncClaim, "a")}},
+		{name: "Pending → Provisioning once a target is Ready",
+			o: notReady(obs(rwo, map[string]Presence{"a": placed, "b": placed}, nil, Record{Phase: storagev1alpha1.Pending}), "a"), wantPhase: storagev1alpha1.Provisioning, wantOwner: "b",
+			wantActions: []Action{act(Hold, "b"), act(SyncClaim, "b")}},
+		{name: "Pending stays Pending while no target can provision",
+			o: notReady(obs(rwo, map[string]Presence{"a": placed}, nil, Record{Phase: storagev1alpha1.Pending}), "a"), wantPhase: storagev1alpha1.Pending, wantReason: storagev1alpha1.ReasonNoProvisioningTarget},
+		{name: "Provisioning waits for the PV, holding the claim",
+			o: obs(rwo, map[string]Presence{"a": synced}, nil, Record{Owner: "a", Phase: storagev1alpha1.Provisioning}), wantPhase: storagev1alpha1.Provisioning, wantOwner: "a"},
+		{name: "Provisioning target left before anything came up: let go",
+			o: obs(rwo, map[string]Presence{"a": departing, "b": placed}, nil, Record{Owner: "a", Phase: storagev1alpha1.Provisioning}), wantPhase: storagev1alpha1.Provisioning, wantOwner: "a",
+			wantReason: storagev1alpha1.ReasonWaitingForDetach, wantActions: []Action{act(Unhold, "a")}},
+		{name: "Provisioning → Pending when the provisioning target went and none can take it",
+			o: notReady(obs(rwo, map[string]Presence{"b": placed}, nil, Record{Owner: "a", Phase: storagev1alpha1.Provisioning}), "b"), wantPhase: storagev1alpha1.Pending, wantReason: storagev1alpha1.ReasonNoProvisioningTarget},
+		{name: "Provisioning → Upsyncing: bind and switch the PV to Sync",
+			o: func() Observation {
+				o := obs(rwo, map[string]Presence{"a": synced}, map[string]Presence{"a": pvUp}, Record{Owner: "a", Phase: storagev1alpha1.Provisioning})
+				o.Claim.VolumeName = ""
+				return o
+			}(), wantPhase: storagev1alpha1.Upsyncing, wantOwner: "a", wantActions: []Action{act(BindClaim, ""), act(SyncVolume, "a")}},
+		{name: "Upsyncing → Bound",
+			o: obs(rwo, map[string]Presence{"a": synced}, map[string]Presence{"a": pvSync}, Record{Owner: "a", Phase: storagev1alpha1.Upsyncing}), wantPhase: storagev1alpha1.Bound, wantOwner: "a", wantReason: storagev1alpha1.ReasonInUse},
+		{name: "Upsyncing → Moving when the namespace left meanwhile",
+			o: obs(rwo, map[string]Presence{"a": departing, "b": placed}, map[string]Presence{"a": pvSync}, Record{Owner: "a", Phase: storagev1alpha1.Upsyncing}), wantPhase: storagev1alpha1.Moving, wantOwner: "a",
+			wantActions: []Action{act(Unhold, "a"), act(RemoveVolume, "a")}},
+		{name: "Bound → Moving: the old owner is asked to let go, the new one waits",
+			o: obs(rwo, map[string]Presence{"a": departing, "b": placed}, map[string]Presence{"a": pvSync}, bound("a")), wantPhase: storagev1alpha1.Moving, wantOwner: "a",
+			wantReason: storagev1alpha1.ReasonWaitingForDetach, wantActions: []Action{act(Unhold, "a"), act(RemoveVolume, "a")}},
+		{name: "Moving waits while the old owner's PV label is still there",
+			o: obs(rwo, map[string]Presence{"b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), wantPhase: storagev1alpha1.Moving, wantOwner: "a"},
+		{name: "Moving → Bound after the acknowledgement: PV, hold, then claim",
+			o: obs(rwo, map[string]Presence{"b": placed}, map[string]Presence{}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), wantPhase: storagev1alpha1.Bound, wantOwner: "b",
+			wantReason: storagev1alpha1.ReasonMoved, wantActions: []Action{act(SyncVolume, "b"), act(Hold, "b"), act(SyncClaim, "b")}},
+		{name: "Moving with nowhere to go",
+			o: obs(rwo, map[string]Presence{}, map[string]Presence{}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), wantPhase: storagev1alpha1.Moving, wantReason: storagev1alpha1.ReasonNoTarget, wantOwner: "a"},
+		{name: "Bound: a move to a target whose class differs is refused and the owner held",
+			o:         withClass(obs(rwo, map[string]Presence{"a": departing, "b": placed}, map[string]Presence{"a": pvSync}, bound("a")), "b", class("d", "bronze")),
+			wantPhase: storagev1alpha1.Bound, wantOwner: "a", wantReason: storagev1alpha1.ReasonStorageClassMismatch},
+		{name: "Bound: an internal volume never moves",
+			o:         withClass(withClass(obs(rwo, map[string]Presence{"a": departing, "b": placed}, map[string]Presence{"a": pvSync}, bound("a")), "a", class("", "gold")), "b", class("", "gold")),
+			wantPhase: storagev1alpha1.Bound, wantOwner: "a", wantReason: storagev1alpha1.ReasonInternalVolumeCannotMove},
+		{name: "Bound: a target outside the domain cannot take it",
+			o: func() Observation {
+				o := obs(rwo, map[string]Presence{"b": placed}, map[string]Presence{}, Record{Owner: "a", Phase: storagev1alpha1.Moving})
+				o.Targets["b"] = Target{Ready: true, Domains: []string{"other"}, Class: class("d", "gold")}
+				return o
+			}(), wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonDomainUnreachable},
+		{name: "Bound: a shared volume goes, pre-bound, to every target",
+			o: obs(rwx, map[string]Presence{"a": synced, "b": placed}, map[string]Presence{"a": pvSync}, bound("a")), wantPhase: storagev1alpha1.Bound, wantOwner: "a",
+			wantActions: []Action{act(SyncVolume, "b"), act(Hold, "b"), act(SyncClaim, "b")}},
+		{name: "Bound: a sharer leaves",
+			o: obs(rwx, map[string]Presence{"a": synced, "b": departing}, map[string]Presence{"a": pvSync, "b": pvSync}, bound("a")), wantPhase: storagev1alpha1.Bound, wantOwner: "a",
+			wantActions: []Action{act(Unhold, "b"), act(RemoveVolume, "b")}},
+		{name: "a never-synced target the claim leaves is dropped",
+			o: obs(rwo, map[string]Presence{"a": synced, "b": leaving}, map[string]Presence{"a": pvSync}, bound("a")), wantPhase: storagev1alpha1.Bound, wantOwner: "a",
+			wantActions: []Action{act(DropClaim, "b")}},
+		{name: "Bound → Deleting: sharers leave first",
+			o: withDeleting(obs(rwx, map[string]Presence{"a": synced, "b": synced}, map[string]Presence{"a": pvSync, "b": pvSync}, bound("a"))), wantPhase: storagev1alpha1.Deleting, wantOwner: "a",
+			wantReason: storagev1alpha1.ReasonWaitingForSharers, wantActions: []Action{act(Unhold, "b"), act(RemoveVolume, "b")}},
+		{name: "Deleting: the owner lets the claim go with the hub PV's policy",
+			o: withDeleting(obs(rwo, map[string]Presence{"a": synced}, map[string]Presence{"a": pvSync}, Record{Owner: "a", Phase: storagev1alpha1.Deleting})), wantPhase: storagev1alpha1.Deleting, wantOwner: "a",
+			wantReason: storagev1alpha1.ReasonReleasing, wantActions: []Action{{Kind: SetReleasePolicy, Policy: del}, act(Unhold, "a")}},
+		{name: "Deleting: a hub PV that says Retain is kept on the owner",
+			o: func() Observation {
+				o := withDeleting(obs(rwo, map[string]Presence{"a": synced}, map[string]Presence{"a": pvSync}, Record{Owner: "a", Phase: storagev1alpha1.Deleting}))
+				o.Volume.ReclaimPolicy = retain
+				return o
+			}(), wantPhase: storagev1alpha1.Deleting, wantOwner: "a", wantActions: []Action{{Kind: SetReleasePolicy, Policy: retain}, act(Unhold, "a")}},
+		{name: "Deleting: an owner without its copies cannot release; it only lets go",
+			o: withDeleting(obs(rwo, map[string]Presence{"a": {State: sync, Held: true}}, map[string]Presence{"a": {State: sync}}, Record{Owner: "a", Phase: storagev1alpha1.Deleting})), wantPhase: storagev1alpha1.Deleting, wantOwner: "a",
+			wantActions: []Action{act(Unhold, "a")}},
+		{name: "Deleting: the claim left the owner, now the PV",
+			o: withDeleting(obs(rwo, map[string]Presence{}, map[string]Presence{"a": pvSync}, Record{Owner: "a", Phase: storagev1alpha1.Deleting})), wantPhase: storagev1alpha1.Deleting, wantOwner: "a",
+			wantActions: []Action{act(RemoveVolume, "a")}},
+		{name: "Deleting: nobody holds the released volume, the hub PV goes",
+			o: func() Observation {
+				o := withDeleting(obs(rwo, map[string]Presence{}, map[string]Presence{}, Record{Owner: "a", Phase: storagev1alpha1.Deleting}))
+				o.Claim.ReleasePolicy = del
+				return o
+			}(), wantPhase: storagev1alpha1.Deleting, wantActions: []Action{act(DeleteVolume, "")}},
+		{name: "Deleting → Released: the hub PV is gone",
+			o: withDeleting(obs(rwo, map[string]Presence{}, nil, Record{Phase: storagev1alpha1.Deleting})), wantPhase: storagev1alpha1.Released, wantActions: []Action{act(Finish, "")}},
+		{name: "Deleting → Released keeping the hub PV when no owner could release",
+			o: withDeleting(obs(rwo, map[string]Presence{}, map[string]Presence{}, Record{Owner: "a", Phase: storagev1alpha1.Deleting})), wantPhase: storagev1alpha1.Released,
+			wantReason: storagev1alpha1.ReasonRetainedWithoutOwner, wantActions: []Action{act(Finish, "")}},
+		{name: "Pending → Deleting",
+			o: withDeleting(obs(rwo, map[string]Presence{"a": placed}, nil, Record{Phase: storagev1alpha1.Pending})), wantPhase: storagev1alpha1.Deleting},
+		{name: "Provisioning → Deleting: the owner lets go with the class's policy",
+			o: withDeleting(obs(rwo, map[string]Presence{"a": synced}, nil, Record{Owner: "a", Phase: storagev1alpha1.Provisioning})), wantPhase: storagev1alpha1.Deleting, wantOwner: "a",
+			wantActions: []Action{{Kind: SetReleasePolicy, Policy: del}, act(Unhold, "a")}},
+		{name: "Upsyncing → Deleting",
+			o: withDeleting(obs(rwo, map[string]Presence{"a": synced}, map[string]Presence{"a": pvUp}, Record{Owner: "a", Phase: storagev1alpha1.Upsyncing})), wantPhase: storagev1alpha1.Deleting, wantOwner: "a"},
+		{name: "Moving → Deleting",
+			o: withDeleting(obs(rwo, map[string]Presence{"b": placed}, map[string]Presence{"a": {State: sync, Leaving: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving})), wantPhase: storagev1alpha1.Deleting, wantOwner: "a"},
+		{name: "a deleted claim never seen before → Deleting",
+			o: withDeleting(obs(rwo, map[string]Presence{}, nil, Record{})), wantPhase: storagev1alpha1.Deleting},
+	}
+}
+
+func TestDecide(t *testing.T) {
+	for _, tc := range decideCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(tc.o)
+			if !Allowed(tc.o.Record.Phase, d.Phase) {
+				t.Errorf("%s → %s is not an allowed transition", tc.o.Record.Phase, d.Phase)
+			}
+			if d.Phase != tc.wantPhase || d.Owner != tc.wantOwner {
+				t.Fatalf("phase %s owner %q (%s: %s), want %s owner %q", d.Phase, d.Owner, d.Reason, d.Message, tc.wantPhase, tc.wantOwner)
+			}
+			if tc.wantReason != "" && d.Reason != tc.wantReason {
+				t.Errorf("reason %s (%s), want %s", d.Reason, d.Message, tc.wantReason)
+			}
+			if tc.wantActions != nil && !slices.Equal(d.Actions, tc.wantActions) {
+				t.Errorf("actions %v, want %v", d.Actions, tc.wantActions)
+			}
+		})
+	}
+}
+
+// TestEveryTransitionIsCovered checks that the table tests exercise every transition the
+// Transitions table allows, so that the table and the tests move together.
+func TestEveryTransitionIsCovered(t *testing.T) {
+	seen := map[string]bool{}
+	for _, tc := range decideCases() {
+		seen[fmt.Sprint(tc.o.Record.Phase, "→", Decide(tc.o).Phase)] = true
+	}
+	for from, tos := range Transitions {
+		for _, to := range tos {
+			if !seen[fmt.Sprint(from, "→", to)] {
+				t.Errorf("no table test covers %q → %q", from, to)
+			}
+		}
+	}
+}
+
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct {
+		modes []corev1.PersistentVolumeAccessMode
+		class *workloadv1alpha1.StorageClassInfo
+		want  storagev1alpha1.VolumeClass
+	}{
+		{rwo, class("d", "x"), storagev1alpha1.Owned},
+		{[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod}, class("d", "x"), storagev1alpha1.Owned},
+		{rwx, class("d", "x"), storagev1alpha1.Shared},
+		{[]corev1.PersistentVolumeAccessMode{corev1.ReadOnlyMany}, class("d", "x"), storagev1alpha1.Shared},
+		{rwx, class("", "x"), storagev1alpha1.Internal},
+		{rwo, class("", "x"), storagev1alpha1.Internal},
+	} {
+		o := Observation{Claim: Claim{AccessModes: tc.modes}, Targets: map[string]Target{"a": {Class: tc.class}}}
+		if got, _ := classify(o); got != tc.want {
+			t.Errorf("classify(%v, domain %q) = %s, want %s", tc.modes, tc.class.Domain, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,26 @@
+// Package coordination is the PVC/PV state machine of Custody, pure: it imports no API
+// client. The coordination controller reads a hub claim, its hub PV, the targets and the
+// VolumeOwnership record, hands them to Decide as an Observation, and carries out the Actions
+// of the Decision it gets back, in order, recording the decision on the VolumeOwnership
+// first.
+//
+// A volume is Shared (ReadWriteMany or ReadOnlyMany on network storage: synced, pre-bound, to
+// every target of its namespace), Owned (ReadWriteOnce or ReadWriteOncePod on network
+// storage: one target at a time) or Internal (its class has no storage domain: it never
+// leaves its member without a copy). Its phases and the transitions allowed between them are
+// data (Transitions). The machine keeps the invariants:
+//
+//  1. an owned volume has at most one target in Sync or Upsync;
+//  2. no target gets Sync for an owned volume until the previous owner acknowledged the detach
+//     (its state labels are gone);
+//  3. storage is released only after the hub claim is deleted and every other target is
+//     clear, and never when the hub PV says Retain;
+//  4. every downstream copy is Retain while the volume lives (the syncer keeps synced PVs
+//     Retain and applies the release policy only when the claim is deleted);
+//  5. every decision is a write to the API, so a crash anywhere resumes from what is there.
+//
+// A hold (the HoldFinalizer in the claim's per-target coordination finalizers) keeps a claim
+// on a target while leaving it would break an invariant: during provisioning, for internal
+// volumes, for moves the storage class refuses, and on the owner of a deleted claim until
+// its sharers are gone.
+package coordination

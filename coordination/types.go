@@ -1,0 +1,124 @@
+package coordination
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+)
+
+// Presence is an object's standing on one target, as its state label and annotations say.
+// An object has a Presence for a target only while it carries the target's state label.
+type Presence struct {
+	State workloadv1alpha1.ResourceState
+	// Leaving: the object's removal from the target was requested.
+	Leaving bool
+	// Held: the claim lists the coordinator's hold for the target.
+	Held bool
+	// Downstream: the target's syncer finalizer is on the object: its syncer made (or is
+	// making) the copy in the member.
+	Downstream bool
+}
+
+// Synced tells whether the target's syncer works on the object (Sync or Upsync).
+func (p Presence) Synced() bool { return p.State != workloadv1alpha1.ResourceStatePending }
+
+// Claim is the hub PersistentVolumeClaim.
+type Claim struct {
+	AccessModes []corev1.PersistentVolumeAccessMode
+	VolumeName  string
+	Deleting    bool
+	// ReleasePolicy is the policy the claim carries for its last target's copy, if set.
+	ReleasePolicy corev1.PersistentVolumeReclaimPolicy
+	On            map[string]Presence
+}
+
+// Volume is the hub PersistentVolume of the claim.
+type Volume struct {
+	Name string
+	// BoundToClaim: its claimRef names the claim.
+	BoundToClaim bool
+	// ReclaimPolicy is the hub PV's own policy: what the volume's owner applies when the
+	// claim is deleted.
+	ReclaimPolicy corev1.PersistentVolumeReclaimPolicy
+	Deleting      bool
+	On            map[string]Presence
+}
+
+// Target is what coordination knows of one SyncTarget.
+type Target struct {
+	Ready   bool
+	Domains []string
+	// Class is the claim's StorageClass as the target reports it; nil when it has none.
+	Class *workloadv1alpha1.StorageClassInfo
+}
+
+// Record is what the VolumeOwnership says of the decisions so far.
+type Record struct {
+	Owner           string
+	Phase           storagev1alpha1.VolumePhase
+	OriginalReclaim corev1.PersistentVolumeReclaimPolicy
+}
+
+// CompatibleFunc tells whether a volume of one StorageClass may move to a target reporting
+// the other, and why not.
+type CompatibleFunc func(from, to *workloadv1alpha1.StorageClassInfo) (bool, string)
+
+// Observation is everything Decide reads about one volume.
+type Observation struct {
+	Claim   Claim
+	Volume  *Volume
+	Targets map[string]Target
+	Record  Record
+	// Compatible checks owned moves; nil allows every move to a target with the class.
+	Compatible CompatibleFunc
+}
+
+// ActionKind names one write of the coordinator.
+type ActionKind string
+
+const (
+	// SyncClaim sets the claim's state label for the target to Sync.
+	SyncClaim ActionKind = "SyncClaim"
+	// DropClaim removes the claim's empty state label and deletion annotation for a target
+	// the claim leaves before it was ever synced there: no syncer has anything to remove.
+	DropClaim ActionKind = "DropClaim"
+	// SyncVolume sets the hub PV's state label for the target to Sync (switching an Upsync,
+	// or adding the target) and clears a deletion annotation left from an earlier removal.
+	SyncVolume ActionKind = "SyncVolume"
+	// Hold lists the coordinator's hold for the target on the claim.
+	Hold ActionKind = "Hold"
+	// Unhold drops it.
+	Unhold ActionKind = "Unhold"
+	// RemoveVolume requests the hub PV's removal from the target.
+	RemoveVolume ActionKind = "RemoveVolume"
+	// BindClaim binds the hub claim and the hub PV to each other.
+	BindClaim ActionKind = "BindClaim"
+	// SetReleasePolicy sets the policy the claim's last target applies to its copy of the
+	// volume when the claim leaves it (Policy).
+	SetReleasePolicy ActionKind = "SetReleasePolicy"
+	// DeleteVolume deletes the hub PV, which no target holds any more.
+	DeleteVolume ActionKind = "DeleteVolume"
+	// Finish drops the coordinator's finalizer from the deleted claim.
+	Finish ActionKind = "Finish"
+)
+
+// Action is one write, on the object its kind names.
+type Action struct {
+	Kind   ActionKind
+	Target string
+	Policy corev1.PersistentVolumeReclaimPolicy
+}
+
+// Decision is the next step for one volume: the record to write, then the actions.
+type Decision struct {
+	Class   storagev1alpha1.VolumeClass
+	Domain  string
+	Phase   storagev1alpha1.VolumePhase
+	Owner   string
+	Sharers []string
+	Reclaim storagev1alpha1.ReclaimStatus
+	Reason  string
+	Message string
+	Actions []Action
+}
