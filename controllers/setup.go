@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/custody-dev/custody/controllers/coordination"
 	"github.com/custody-dev/custody/controllers/location"
 	"github.com/custody-dev/custody/controllers/placement"
 	"github.com/custody-dev/custody/controllers/scheduler"
@@ -30,6 +31,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		return err
 	}
 	if err := (&scheduler.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-scheduler")}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&coordination.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-coordination")}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	return workload.SetupWithManager(mgr, o.Resources)

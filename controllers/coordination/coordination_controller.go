@@ -1,0 +1,173 @@
+package coordination
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/coordination"
+)
+
+// claimRefIndex indexes hub PVs by the namespace/name of the claim they name.
+const claimRefIndex = "spec.claimRef"
+
+// Reconciler drives the volume of each hub claim through its phases.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	// Compatible refuses owned moves between StorageClasses that differ; nil allows them.
+	Compatible coordination.CompatibleFunc
+
+	metrics *volumeMetrics
+}
+
+// SetupWithManager registers the controller. Claims are reconciled when they change, when
+// their hub PV or VolumeOwnership changes, and when a target's readiness, domains or
+// reported classes change.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.metrics = newVolumeMetrics()
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.PersistentVolume{}, claimRefIndex, func(o client.Object) []string {
+		if ref := o.(*corev1.PersistentVolume).Spec.ClaimRef; ref != nil {
+			return []string{ref.Namespace + "/" + ref.Name}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).Named("coordination").
+		For(&corev1.PersistentVolumeClaim{}).
+		Owns(&storagev1alpha1.VolumeOwnership{}).
+		Watches(&corev1.PersistentVolume{}, handler.EnqueueRequestsFromMapFunc(claimOfVolume)).
+		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(r.claimsOnTarget),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: targetChanged})).
+		Complete(r)
+}
+
+func claimOfVolume(_ context.Context, o client.Object) []reconcile.Request {
+	ref := o.(*corev1.PersistentVolume).Spec.ClaimRef
+	if ref == nil {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}}}
+}
+
+// claimsOnTarget maps a target to the claims placed on it, or waiting for a target.
+func (r *Reconciler) claimsOnTarget(ctx context.Context, o client.Object) []reconcile.Request {
+	key := workloadv1alpha1.ToSyncTargetKey(o.GetName())
+	list := &corev1.PersistentVolumeClaimList{}
+	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing claims")
+		return nil
+	}
+	var out []reconcile.Request
+	for _, c := range list.Items {
+		if _, on := c.Labels[workloadv1alpha1.StateLabel(key)]; on || c.Spec.VolumeName == "" {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&c)})
+		}
+	}
+	return out
+}
+
+func targetChanged(e event.UpdateEvent) bool {
+	o, n := e.ObjectOld.(*workloadv1alpha1.SyncTarget), e.ObjectNew.(*workloadv1alpha1.SyncTarget)
+	return o.Generation != n.Generation || ready(o) != ready(n) ||
+		!equality.Semantic.DeepEqual(o.Status.StorageClasses, n.Status.StorageClasses)
+}
+
+// Reconcile takes one step of the claim's volume.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	claim := &corev1.PersistentVolumeClaim{}
+	if err := r.Client.Get(ctx, req.NamespacedName, claim); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.metrics.forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !coordinated(claim) {
+		return ctrl.Result{}, nil
+	}
+	if claim.DeletionTimestamp.IsZero() && controllerutil.AddFinalizer(claim, storagev1alpha1.VolumeFinalizer) {
+		return ctrl.Result{}, r.Client.Update(ctx, claim)
+	}
+	s, err := r.observe(ctx, claim)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	d := coordination.Decide(s.observation(r.Compatible))
+	if err := r.record(ctx, s, d); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, r.apply(ctx, s, d)
+}
+
+// coordinated: the claim is placed on a target, or the coordinator still holds it.
+func coordinated(claim *corev1.PersistentVolumeClaim) bool {
+	if controllerutil.ContainsFinalizer(claim, storagev1alpha1.VolumeFinalizer) {
+		return true
+	}
+	for k := range claim.Labels {
+		if strings.HasPrefix(k, workloadv1alpha1.StateLabelPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// record writes the decision on the VolumeOwnership before anything acts on it.
+func (r *Reconciler) record(ctx context.Context, s *scope, d coordination.Decision) error {
+	vo := s.ownership
+	if vo.UID == "" {
+		if err := controllerutil.SetControllerReference(s.claim, vo, r.Client.Scheme()); err != nil {
+			return err
+		}
+		if err := r.Client.Create(ctx, vo); err != nil {
+			return err
+		}
+	}
+	before := vo.DeepCopy()
+	changed := apply(&vo.Status, d, s.volumeName(), s.storageClassName(), nowTime())
+	if equality.Semantic.DeepEqual(before.Status, vo.Status) {
+		return nil
+	}
+	if err := r.Client.Status().Update(ctx, vo); err != nil {
+		return err
+	}
+	if changed {
+		r.Recorder.Eventf(s.claim, vo, corev1.EventTypeNormal, d.Reason, "Coordinate", "%s: %s", d.Phase, d.Message)
+		ctrl.LoggerFrom(ctx).Info("Volume changed phase", "from", before.Status.Phase, "to", d.Phase, "owner", d.Owner, "reason", d.Reason)
+		r.metrics.transition(before.Status, vo.Status)
+	}
+	r.metrics.observe(client.ObjectKeyFromObject(s.claim), vo.Status)
+	return nil
+}
+
+// apply carries out the decision's actions: on the PV and the claim, each patched once, in
+// the order the actions first name them.
+func (r *Reconciler) apply(ctx context.Context, s *scope, d coordination.Decision) error {
+	w := newWrites(s)
+	for _, a := range d.Actions {
+		w.add(a)
+	}
+	w.ensureDomain(d)
+	for _, step := range w.order {
+		if err := step(ctx, r.Client); err != nil {
+			return fmt.Errorf("%s: %w", w.describe(), err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,163 @@
+package coordination
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/coordination"
+)
+
+// scope is what one reconcile of a claim read.
+type scope struct {
+	claim     *corev1.PersistentVolumeClaim
+	volume    *corev1.PersistentVolume
+	ownership *storagev1alpha1.VolumeOwnership
+	targets   []workloadv1alpha1.SyncTarget
+}
+
+func (r *Reconciler) observe(ctx context.Context, claim *corev1.PersistentVolumeClaim) (*scope, error) {
+	s := &scope{claim: claim, ownership: &storagev1alpha1.VolumeOwnership{
+		ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: claim.Name},
+	}}
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(claim), s.ownership); err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	var err error
+	if s.volume, err = r.volumeOf(ctx, claim); err != nil {
+		return nil, err
+	}
+	targets := &workloadv1alpha1.SyncTargetList{}
+	if err := r.Client.List(ctx, targets); err != nil {
+		return nil, err
+	}
+	s.targets = targets.Items
+	return s, nil
+}
+
+// volumeOf finds the claim's hub PV: the one it is bound to, else the one that names it.
+func (r *Reconciler) volumeOf(ctx context.Context, claim *corev1.PersistentVolumeClaim) (*corev1.PersistentVolume, error) {
+	if name := claim.Spec.VolumeName; name != "" {
+		pv := &corev1.PersistentVolume{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, pv); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		return pv, nil
+	}
+	list := &corev1.PersistentVolumeList{}
+	if err := r.Client.List(ctx, list, client.MatchingFields{claimRefIndex: claim.Namespace + "/" + claim.Name}); err != nil {
+		return nil, err
+	}
+	for i := range list.Items {
+		if ref := list.Items[i].Spec.ClaimRef; ref.UID == "" || ref.UID == claim.UID {
+			return &list.Items[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// observation translates the objects into what package coordination reads.
+func (s *scope) observation(compatible coordination.CompatibleFunc) coordination.Observation {
+	o := coordination.Observation{
+		Claim: coordination.Claim{
+			AccessModes:   s.claim.Spec.AccessModes,
+			VolumeName:    s.claim.Spec.VolumeName,
+			Deleting:      !s.claim.DeletionTimestamp.IsZero(),
+			ReleasePolicy: corev1.PersistentVolumeReclaimPolicy(s.claim.Annotations[storagev1alpha1.ReleasePolicyAnnotation]),
+			On:            presences(s.claim),
+		},
+		Targets: map[string]coordination.Target{},
+		Record: coordination.Record{
+			Owner:           s.ownership.Status.Owner,
+			Phase:           s.ownership.Status.Phase,
+			OriginalReclaim: s.ownership.Status.Reclaim.Original,
+		},
+		Compatible: compatible,
+	}
+	if pv := s.volume; pv != nil {
+		ref := pv.Spec.ClaimRef
+		o.Volume = &coordination.Volume{
+			Name:          pv.Name,
+			BoundToClaim:  ref != nil && ref.Namespace == s.claim.Namespace && ref.Name == s.claim.Name,
+			ReclaimPolicy: pv.Spec.PersistentVolumeReclaimPolicy,
+			Deleting:      !pv.DeletionTimestamp.IsZero(),
+			On:            presences(pv),
+		}
+	}
+	for i := range s.targets {
+		t := &s.targets[i]
+		o.Targets[workloadv1alpha1.ToSyncTargetKey(t.Name)] = coordination.Target{
+			Ready:   ready(t),
+			Domains: t.Spec.StorageDomains,
+			Class:   classFor(t, s.claim.Spec.StorageClassName),
+		}
+	}
+	return o
+}
+
+// presences reads an object's standing on each target from its labels, annotations and
+// finalizers.
+func presences(o client.Object) map[string]coordination.Presence {
+	out := map[string]coordination.Presence{}
+	for k, v := range o.GetLabels() {
+		key, ok := strings.CutPrefix(k, workloadv1alpha1.StateLabelPrefix)
+		if !ok {
+			continue
+		}
+		_, leaving := o.GetAnnotations()[workloadv1alpha1.DeletionAnnotation(key)]
+		out[key] = coordination.Presence{
+			State:      workloadv1alpha1.ResourceState(v),
+			Leaving:    leaving,
+			Held:       slices.Contains(holds(o, key), storagev1alpha1.HoldFinalizer),
+			Downstream: controllerutil.ContainsFinalizer(o, workloadv1alpha1.SyncerFinalizer(key)),
+		}
+	}
+	return out
+}
+
+// holds lists the coordination finalizers an object carries for a target.
+func holds(o client.Object, key string) []string {
+	v := o.GetAnnotations()[workloadv1alpha1.FinalizersAnnotation(key)]
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
+}
+
+// classFor is the target's StorageClass of the claim: the named one, or its default.
+func classFor(t *workloadv1alpha1.SyncTarget, name *string) *workloadv1alpha1.StorageClassInfo {
+	for i := range t.Status.StorageClasses {
+		c := &t.Status.StorageClasses[i]
+		if (name != nil && c.Name == *name) || (name == nil && c.Default) {
+			return c
+		}
+	}
+	return nil
+}
+
+func ready(t *workloadv1alpha1.SyncTarget) bool {
+	return meta.IsStatusConditionTrue(t.Status.Conditions, workloadv1alpha1.ConditionReady)
+}
+
+func (s *scope) volumeName() string {
+	if s.volume != nil {
+		return s.volume.Name
+	}
+	return ""
+}
+
+func (s *scope) storageClassName() string {
+	if n := s.claim.Spec.StorageClassName; n != nil {
+		return *n
+	}
+	return ""
+}

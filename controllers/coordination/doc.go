@@ -1,0 +1,9 @@
+// Package coordination holds the coordination controller: for every hub PersistentVolumeClaim
+// placed on a target it reads the claim, its hub PV, the SyncTargets and the claim's
+// VolumeOwnership, asks package coordination for the next step, writes the decision on the
+// VolumeOwnership, then carries out the step's writes on the claim and the PV. Each step is
+// one reconcile; the syncers' work shows up as label changes that trigger the next one.
+//
+// It also exposes the volume metrics: volumes by class and phase, moves started, completed
+// and refused, and how long moves take.
+package coordination
