@@ -92,7 +92,9 @@ func (w *writes) add(a coordination.Action) {
 			return client.IgnoreNotFound(c.Delete(ctx, w.pv, client.Preconditions{UID: &w.pv.UID}))
 		})
 	case coordination.Finish:
-		w.onClaim(func(c *corev1.PersistentVolumeClaim) { controllerutil.RemoveFinalizer(c, storagev1alpha1.VolumeFinalizer) })
+		w.onClaim(func(c *corev1.PersistentVolumeClaim) {
+			controllerutil.RemoveFinalizer(c, storagev1alpha1.VolumeFinalizer)
+		})
 	}
 }
 
