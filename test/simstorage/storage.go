@@ -13,6 +13,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -38,7 +40,7 @@ func (s *Storage) Name() string { return s.name }
 func (s *Storage) Provisioner() string { return s.name + ".storage.sim.custody.dev" }
 
 // Attach makes the member reach the domain: it installs a StorageClass named after the domain
-// (reclaimPolicy Delete, Immediate binding) and runs the domain's driver against the member
+// (reclaimPolicy Delete, Immediate binding, annotated with its storage domain) and runs the domain's driver against the member
 // until ctx ends. It returns once the driver watches the member.
 func (s *Storage) Attach(ctx context.Context, member string, cfg *rest.Config) error {
 	scheme := runtime.NewScheme()
@@ -80,7 +82,8 @@ func (s *Storage) Wait() { s.wg.Wait() }
 
 func (s *Storage) ensureClass(ctx context.Context, r client.Reader, w client.Writer) error {
 	class := &storagev1.StorageClass{
-		ObjectMeta:           metav1.ObjectMeta{Name: s.name},
+		ObjectMeta: metav1.ObjectMeta{Name: s.name,
+			Annotations: map[string]string{storagev1alpha1.DomainAnnotation: s.name}},
 		Provisioner:          s.Provisioner(),
 		ReclaimPolicy:        ptr.To(corev1.PersistentVolumeReclaimDelete),
 		VolumeBindingMode:    ptr.To(storagev1.VolumeBindingImmediate),
