@@ -13,12 +13,12 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
-
-	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 )
 
 // Storage is one simulated storage domain, shared by the members attached to it.
