@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -31,20 +30,16 @@ move to another target of their Location when one can take them.`
 				return err
 			}
 			t := &workloadv1alpha1.SyncTarget{}
-			err = h.Get(cmd.Context(), client.ObjectKey{Name: args[0]}, t)
-			if err == nil && t.Spec.Unschedulable == unschedulable {
+			if err := h.Get(cmd.Context(), client.ObjectKey{Name: args[0]}, t); err != nil {
+				return notFound(err, "synctarget", args[0])
+			}
+			if t.Spec.Unschedulable == unschedulable {
 				fmt.Fprintf(o.streams.Out, "synctarget/%s already %s\n", t.Name, done)
 				return nil
 			}
-			if err == nil {
-				patch := fmt.Appendf(nil, `{"spec":{"unschedulable":%t}}`, unschedulable)
-				err = h.Patch(cmd.Context(), t, client.RawPatch(types.MergePatchType, patch))
-			}
-			if apierrors.IsNotFound(err) {
-				return fmt.Errorf("synctarget %q not found", args[0])
-			}
-			if err != nil {
-				return err
+			patch := fmt.Appendf(nil, `{"spec":{"unschedulable":%t}}`, unschedulable)
+			if err := h.Patch(cmd.Context(), t, client.RawPatch(types.MergePatchType, patch)); err != nil {
+				return notFound(err, "synctarget", args[0])
 			}
 			fmt.Fprintf(o.streams.Out, "synctarget/%s %s\n", t.Name, done)
 			return nil

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,10 +43,8 @@ func (o *options) describeCommand() *cobra.Command {
 				return err
 			}
 			v := &storagev1alpha1.VolumeOwnership{}
-			if err := h.Get(cmd.Context(), key, v); apierrors.IsNotFound(err) {
-				return fmt.Errorf("volume %q not found", key.String())
-			} else if err != nil {
-				return err
+			if err := h.Get(cmd.Context(), key, v); err != nil {
+				return notFound(err, "volume", key.String())
 			}
 			return describeVolume(o.streams.Out, v, time.Now())
 		},

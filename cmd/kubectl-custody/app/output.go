@@ -126,16 +126,16 @@ func orNone(s string) string {
 // joined is the items separated by commas, or <none>.
 func joined(items []string) string { return orNone(strings.Join(items, ",")) }
 
-// column defines a table column; wide columns show only with -o wide.
-func column(name, description string, wideOnly bool) metav1.TableColumnDefinition {
-	c := metav1.TableColumnDefinition{Name: name, Type: "string", Description: description}
-	if name == "Name" {
-		c.Format = "name"
+// columns defines a table's columns: the names, then those that show only with -o wide.
+func columns(names []string, wideNames ...string) []metav1.TableColumnDefinition {
+	var defs []metav1.TableColumnDefinition
+	for _, n := range names {
+		defs = append(defs, metav1.TableColumnDefinition{Name: n, Type: "string"})
 	}
-	if wideOnly {
-		c.Priority = 1
+	for _, n := range wideNames {
+		defs = append(defs, metav1.TableColumnDefinition{Name: n, Type: "string", Priority: 1})
 	}
-	return c
+	return defs
 }
 
 // row is one table row of obj; the object gives the NAMESPACE column its value.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -108,6 +109,15 @@ func restMapper() meta.RESTMapper {
 	m.Add(workloadv1alpha1.GroupVersion.WithKind("SyncTarget"), meta.RESTScopeRoot)
 	m.Add(schedulingv1alpha1.GroupVersion.WithKind("Location"), meta.RESTScopeRoot)
 	return m
+}
+
+// notFound says that the named object does not exist when err says so, and returns any other
+// error as it is.
+func notFound(err error, kind, name string) error {
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("%s %q not found", kind, name)
+	}
+	return err
 }
 
 // explain turns an error into the one line printed after "error: ". A request that never got

@@ -50,17 +50,9 @@ Cordoned when the target is unschedulable and Evicting when it evicts its namesp
 	return cmd
 }
 
-var targetColumns = []metav1.TableColumnDefinition{
-	column("Name", "The name of the SyncTarget.", false),
-	column("Key", "The target's short, stable id in per-target labels and annotations.", false),
-	column("Locations", "The Locations whose instance selector matches the target.", false),
-	column("Ready", "The Ready condition, with Cordoned and Evicting when they apply.", false),
-	column("Last Heartbeat", "How long ago the target's syncer last renewed its heartbeat.", false),
-	column("Domains", "The storage domains the target reaches.", false),
-	column("Reason", "The reason of the Ready condition.", true),
-	column("Priority", "The target's weight when namespaces are spread.", true),
-	column("StorageClasses", "The StorageClasses the target's syncer reports.", true),
-}
+var targetColumns = columns(
+	[]string{"Name", "Key", "Locations", "Ready", "Last Heartbeat", "Domains"},
+	"Reason", "Priority", "StorageClasses")
 
 // targetTable is the table of targets, their heartbeat ages taken at now.
 func targetTable(targets []workloadv1alpha1.SyncTarget, locations []schedulingv1alpha1.Location, now time.Time) *metav1.Table {

@@ -35,15 +35,16 @@ copies. -o wide adds the storage class, storage domain, hub PV and the reason of
 			if err != nil {
 				return err
 			}
-			l := listing{list: &storagev1alpha1.VolumeOwnershipList{}, namespace: h.namespace, allNamespaces: all}
+			ns := h.namespace
 			if all {
-				l.namespace = ""
+				ns = ""
 			}
-			if err := h.List(cmd.Context(), l.list, client.InNamespace(l.namespace)); err != nil {
+			list := &storagev1alpha1.VolumeOwnershipList{}
+			if err := h.List(cmd.Context(), list, client.InNamespace(ns)); err != nil {
 				return err
 			}
-			l.table = volumeTable(l.list.(*storagev1alpha1.VolumeOwnershipList).Items, time.Now())
-			return out.write(o.streams, p, l)
+			table := volumeTable(list.Items, time.Now())
+			return out.write(o.streams, p, listing{list: list, table: table, namespace: ns, allNamespaces: all})
 		},
 	}
 	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "List the volumes of every namespace.")
@@ -51,19 +52,9 @@ copies. -o wide adds the storage class, storage domain, hub PV and the reason of
 	return cmd
 }
 
-var volumeColumns = []metav1.TableColumnDefinition{
-	column("Name", "The name of the claim and of its VolumeOwnership.", false),
-	column("Class", "Shared, Owned or Internal.", false),
-	column("Owner", "The key of the target that owns or provisions the volume.", false),
-	column("Sharers", "The keys of the other targets that use a shared volume.", false),
-	column("Phase", "Where the volume stands.", false),
-	column("Since", "How long the volume has been in its phase.", false),
-	column("Reclaim", "The reclaim policy of the downstream copies now.", false),
-	column("StorageClass", "The claim's StorageClass.", true),
-	column("Domain", "The storage domain of the volume.", true),
-	column("Volume", "The hub PersistentVolume bound to the claim.", true),
-	column("Reason", "Why the volume is where it stands.", true),
-}
+var volumeColumns = columns(
+	[]string{"Name", "Class", "Owner", "Sharers", "Phase", "Since", "Reclaim"},
+	"StorageClass", "Domain", "Volume", "Reason")
 
 // volumeTable is the table of volumes, their ages taken at now.
 func volumeTable(items []storagev1alpha1.VolumeOwnership, now time.Time) *metav1.Table {
