@@ -39,8 +39,12 @@ verify-gen: generate manifests ## Fail when generated files are not up to date.
 ##@ Build and test
 
 .PHONY: build
-build: ## Build every package.
+build: plugin ## Build every package, and the kubectl plugin into bin/.
 	go build ./...
+
+.PHONY: plugin
+plugin: ## Build the kubectl plugin into bin/kubectl-custody; with bin/ on PATH, kubectl custody runs it.
+	go build -o $(BIN)/kubectl-custody ./cmd/kubectl-custody
 
 .PHONY: vet
 vet: ## Check formatting and run go vet.

@@ -1,0 +1,193 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/cmd/kubectl-custody/app"
+)
+
+// result is what one run of kubectl custody printed, and its exit code.
+type result struct {
+	code        int
+	out, errOut string
+}
+
+// custody runs kubectl custody in-process against the hub.
+func custody(ctx context.Context, args ...string) result {
+	return custodyWith(ctx, bed.Hub.Kubeconfig, args...)
+}
+
+// custodyWith runs kubectl custody in-process with the given kubeconfig.
+func custodyWith(ctx context.Context, kubeconfig string, args ...string) result {
+	var out, errOut bytes.Buffer
+	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	code := app.Run(ctx, append([]string{"--kubeconfig", kubeconfig}, args...), streams)
+	// Shown when a spec fails, or always with -ginkgo.v.
+	GinkgoWriter.Printf("$ kubectl custody %s\n%s%s(exit %d)\n", strings.Join(args, " "), out.String(), errOut.String(), code)
+	return result{code: code, out: out.String(), errOut: errOut.String()}
+}
+
+// succeeds checks that a run exited 0 with nothing on stderr and returns its stdout.
+func succeeds(r result) string {
+	GinkgoHelper()
+	Expect(r.errOut).To(BeEmpty())
+	Expect(r.code).To(Equal(0))
+	return r.out
+}
+
+// failsWith checks that a run exited 1 and printed the one line "error: <message>" on stderr
+// and nothing on stdout: no usage, no stack trace.
+func failsWith(r result, message string) {
+	GinkgoHelper()
+	Expect(r.out).To(BeEmpty())
+	Expect(strings.Split(strings.TrimSuffix(r.errOut, "\n"), "\n")).To(HaveLen(1), "stderr is one line: %q", r.errOut)
+	Expect(r.errOut).NotTo(Or(ContainSubstring("Usage:"), ContainSubstring("goroutine ")))
+	Expect(r.errOut).To(Equal("error: " + message + "\n"))
+	Expect(r.code).To(Equal(1))
+}
+
+var headerColumn = regexp.MustCompile(`\S+( \S+)*`)
+
+// table splits kubectl's table output into cells. Each line is cut where the header's column
+// names start, so that a value printed in the wrong column, or pushing its neighbour off its
+// column, changes the cells.
+func table(out string) [][]string {
+	GinkgoHelper()
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	var starts []int
+	for _, m := range headerColumn.FindAllStringIndex(lines[0], -1) {
+		starts = append(starts, m[0])
+	}
+	var rows [][]string
+	for _, line := range lines {
+		Expect(strings.TrimSpace(line[:starts[0]])).To(BeEmpty(), "line %q starts before the first column", line)
+		var cells []string
+		for i, start := range starts {
+			end := len(line)
+			if i+1 < len(starts) {
+				end = min(starts[i+1], len(line))
+			}
+			if start >= end {
+				cells = append(cells, "")
+				continue
+			}
+			Expect(start == 0 || line[start-1] == ' ').To(BeTrue(), "a value runs into column %d of %q", i, line)
+			cells = append(cells, strings.TrimSpace(line[start:end]))
+		}
+		rows = append(rows, cells)
+	}
+	return rows
+}
+
+// id makes names unique to one test.
+func id(name string) string { return name + "-" + rand.String(5) }
+
+// namespace creates a namespace for one test, its name prefix followed by a random suffix.
+func namespace(ctx context.Context, prefix string) string {
+	GinkgoHelper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: id(prefix)}}
+	Expect(hub.Create(ctx, ns)).To(Succeed())
+	DeferCleanup(func(ctx context.Context) { Expect(hub.Delete(ctx, ns)).To(Succeed()) })
+	return ns.Name
+}
+
+// ago is a time d before now, to the second as the API keeps it.
+func ago(d time.Duration) *metav1.Time {
+	t := metav1.NewTime(time.Now().Add(-d).Truncate(time.Second))
+	return &t
+}
+
+// volume creates a VolumeOwnership with the status a coordinator would have written. It is
+// deleted after the test, before its namespace, so that listings of every namespace see only
+// the test's own.
+func volume(ctx context.Context, ns, name string, status storagev1alpha1.VolumeOwnershipStatus) {
+	GinkgoHelper()
+	v := &storagev1alpha1.VolumeOwnership{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	Expect(hub.Create(ctx, v)).To(Succeed())
+	DeferCleanup(func(ctx context.Context) { Expect(hub.Delete(ctx, v)).To(Succeed()) })
+	v.Status = status
+	Expect(hub.Status().Update(ctx, v)).To(Succeed())
+}
+
+// target creates a SyncTarget with the status its syncer and the health controller would
+// have written; ready "" leaves it without a Ready condition, as a target never heard from.
+func target(ctx context.Context, name string, labels map[string]string, spec workloadv1alpha1.SyncTargetSpec, key string, ready metav1.ConditionStatus, heartbeat *metav1.Time) {
+	GinkgoHelper()
+	t := &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: spec}
+	Expect(hub.Create(ctx, t)).To(Succeed())
+	DeferCleanup(func(ctx context.Context) { Expect(hub.Delete(ctx, t)).To(Succeed()) })
+	t.Status.Key = key
+	t.Status.LastHeartbeatTime = heartbeat
+	switch ready {
+	case metav1.ConditionTrue:
+		meta.SetStatusCondition(&t.Status.Conditions, metav1.Condition{Type: workloadv1alpha1.ConditionReady, Status: ready, Reason: workloadv1alpha1.ReasonHeartbeating})
+	case metav1.ConditionFalse:
+		meta.SetStatusCondition(&t.Status.Conditions, metav1.Condition{Type: workloadv1alpha1.ConditionReady, Status: ready, Reason: workloadv1alpha1.ReasonUnreachable})
+	}
+	Expect(hub.Status().Update(ctx, t)).To(Succeed())
+}
+
+// location creates a Location over the targets that match labels.
+func location(ctx context.Context, name string, labels map[string]string) {
+	GinkgoHelper()
+	l := &schedulingv1alpha1.Location{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       schedulingv1alpha1.LocationSpec{InstanceSelector: metav1.LabelSelector{MatchLabels: labels}},
+	}
+	Expect(hub.Create(ctx, l)).To(Succeed())
+	DeferCleanup(func(ctx context.Context) { Expect(hub.Delete(ctx, l)).To(Succeed()) })
+}
+
+func getTarget(ctx context.Context, name string) *workloadv1alpha1.SyncTarget {
+	GinkgoHelper()
+	t := &workloadv1alpha1.SyncTarget{}
+	Expect(hub.Get(ctx, client.ObjectKey{Name: name}, t)).To(Succeed())
+	return t
+}
+
+// kubeconfig writes a copy of the hub's kubeconfig whose current context has namespace ns and
+// whose server is server, either left as it is when empty, and returns its path.
+func kubeconfig(ns, server string) string {
+	GinkgoHelper()
+	cfg, err := clientcmd.LoadFromFile(bed.Hub.Kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	current := cfg.Contexts[cfg.CurrentContext]
+	if ns != "" {
+		current.Namespace = ns
+	}
+	if server != "" {
+		cfg.Clusters[current.Cluster].Server = server
+	}
+	path := filepath.Join(GinkgoT().TempDir(), "hub.kubeconfig")
+	Expect(clientcmd.WriteToFile(*cfg, path)).To(Succeed())
+	return path
+}
+
+// closedPort is a local TCP port that nothing listens on.
+func closedPort() string {
+	GinkgoHelper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	addr := l.Addr().String()
+	Expect(l.Close()).To(Succeed())
+	return addr
+}
