@@ -89,6 +89,11 @@ func targetChanged(e event.UpdateEvent) bool {
 		!equality.Semantic.DeepEqual(o.Status.StorageClasses, n.Status.StorageClasses)
 }
 
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get;list;watch;patch;delete
+// +kubebuilder:rbac:groups=storage.custody.dev,resources=volumeownerships,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=storage.custody.dev,resources=volumeownerships/status,verbs=get;update
+
 // Reconcile takes one step of the claim's volume.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	claim := &corev1.PersistentVolumeClaim{}

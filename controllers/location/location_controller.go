@@ -47,6 +47,9 @@ func (r *Reconciler) allLocations(ctx context.Context, _ client.Object) []reconc
 	return out
 }
 
+// +kubebuilder:rbac:groups=scheduling.custody.dev,resources=locations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduling.custody.dev,resources=locations/status,verbs=get;patch
+
 // Reconcile counts the Location's targets and writes its status.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	loc := &schedulingv1alpha1.Location{}

@@ -78,6 +78,14 @@ func (r *Reconciler) allPlacements(ctx context.Context, _ client.Object) []recon
 	return out
 }
 
+// +kubebuilder:rbac:groups=scheduling.custody.dev,resources=placements,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=scheduling.custody.dev,resources=placements/status,verbs=get;patch
+// +kubebuilder:rbac:groups=scheduling.custody.dev,resources=placements/finalizers,verbs=update
+// +kubebuilder:rbac:groups=scheduling.custody.dev,resources=locations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=workload.custody.dev,resources=synctargets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
 // Reconcile selects the Placement's Location, binds its namespaces and writes its status.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
 	p := &schedulingv1alpha1.Placement{}

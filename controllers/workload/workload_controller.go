@@ -78,6 +78,9 @@ func (r *Reconciler) objectsIn(ctx context.Context, ns client.Object) []reconcil
 	return out
 }
 
+// +kubebuilder:rbac:groups="",resources=configmaps;secrets;services;serviceaccounts;persistentvolumeclaims,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;patch
+
 // Reconcile copies the namespace's state labels and deletion annotations onto the object.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := r.newObject()
