@@ -102,8 +102,8 @@ func TestDownstreamStripsWhatMustNotCross(t *testing.T) {
 				"app": "web", "state.workload.custody.dev/m1": "Sync", "state.workload.custody.dev/m2": "",
 			},
 			Annotations: map[string]string{
-				"note":                                      "kept",
-				"finalizers.workload.custody.dev/m1":        "x",
+				"note":                               "kept",
+				"finalizers.workload.custody.dev/m1": "x",
 				"deletion.internal.workload.custody.dev/m1": "2026-01-02T03:04:05Z",
 				"pv.workload.custody.dev/m1":                "pvc-x",
 				"pv.kubernetes.io/bind-completed":           "yes",
