@@ -19,7 +19,11 @@ var (
 	PVKind        = schema.GroupKind{Kind: "PersistentVolume"}
 	PVCKind       = schema.GroupKind{Kind: "PersistentVolumeClaim"}
 	ServiceKind   = schema.GroupKind{Kind: "Service"}
+	JobKind       = schema.GroupKind{Group: "batch", Kind: "Job"}
 )
+
+// jobUIDLabels are the labels a cluster generates for a Job's selector from the Job's UID.
+var jobUIDLabels = []string{"controller-uid", "batch.kubernetes.io/controller-uid"}
 
 // binderAnnotations are written by a cluster's PV binder on its own PVCs and PVs. They
 // describe a binding in that cluster only, so they never cross in either direction.
@@ -143,6 +147,8 @@ func (t Target) Downstream(up *unstructured.Unstructured, in Inputs) (*unstructu
 		}
 	case ServiceKind:
 		stripAllocated(down)
+	case JobKind:
+		stripGeneratedSelector(down)
 	}
 	if err := placePods(down, in.NodeSelector, in.Tolerations); err != nil {
 		return nil, err
@@ -196,5 +202,18 @@ func stripAllocated(svc *unstructured.Unstructured) {
 	}
 	if ports != nil {
 		_ = unstructured.SetNestedSlice(svc.Object, ports, "spec", "ports")
+	}
+}
+
+// stripGeneratedSelector removes the selector a cluster generated for a Job from the Job's
+// UID, and the matching template labels: the member generates its own, and refuses a Job
+// that brings one it did not generate. A selector the user chose (manualSelector) stays.
+func stripGeneratedSelector(job *unstructured.Unstructured) {
+	if manual, _, _ := unstructured.NestedBool(job.Object, "spec", "manualSelector"); manual {
+		return
+	}
+	unstructured.RemoveNestedField(job.Object, "spec", "selector")
+	for _, l := range jobUIDLabels {
+		unstructured.RemoveNestedField(job.Object, "spec", "template", "metadata", "labels", l)
 	}
 }

@@ -481,3 +481,36 @@ func TestUpsyncPV(t *testing.T) {
 		t.Fatal("UpsyncPV changed the member's PV")
 	}
 }
+
+func TestDownstreamJobDropsTheGeneratedSelector(t *testing.T) {
+	generated := map[string]string{"controller-uid": "hub-uid", "batch.kubernetes.io/controller-uid": "hub-uid", "job-name": "once"}
+	job := func(manual bool) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "batch/v1", "kind": "Job",
+			"metadata": map[string]any{"namespace": "team-a", "name": "once"},
+			"spec": map[string]any{
+				"manualSelector": manual,
+				"selector":       map[string]any{"matchLabels": map[string]any{"batch.kubernetes.io/controller-uid": "hub-uid"}},
+				"template":       map[string]any{"metadata": map[string]any{"labels": mustMap(t, &metav1.ObjectMeta{Labels: generated})["labels"]}},
+			},
+		}}
+	}
+	down, err := target.Downstream(job(false), Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, found, _ := unstructured.NestedMap(down.Object, "spec", "selector"); found {
+		t.Fatal("the hub's generated selector crossed")
+	}
+	labels, _, _ := unstructured.NestedStringMap(down.Object, "spec", "template", "metadata", "labels")
+	if !maps.Equal(labels, map[string]string{"job-name": "once"}) {
+		t.Fatalf("template labels %v", labels)
+	}
+	manual, err := target.Downstream(job(true), Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, found, _ := unstructured.NestedMap(manual.Object, "spec", "selector"); !found {
+		t.Fatal("a manual selector was dropped")
+	}
+}
