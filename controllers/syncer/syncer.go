@@ -215,7 +215,9 @@ func resolve(ctx context.Context, resources []schema.GroupVersionResource, hubMa
 		}
 	}
 	if !slices.ContainsFunc(kinds, func(k kind) bool { return k.namespaced }) {
-		kinds = slices.DeleteFunc(kinds, func(k kind) bool { return k.gvk.GroupKind() == transform.NamespaceKind && !slices.Contains(resources, namespaces) })
+		kinds = slices.DeleteFunc(kinds, func(k kind) bool {
+			return k.gvk.GroupKind() == transform.NamespaceKind && !slices.Contains(resources, namespaces)
+		})
 	}
 	return kinds, nil
 }
