@@ -214,10 +214,9 @@ func resolve(ctx context.Context, resources []schema.GroupVersionResource, hubMa
 			kinds = append(kinds, k)
 		}
 	}
-	if !slices.ContainsFunc(kinds, func(k kind) bool { return k.namespaced }) {
-		kinds = slices.DeleteFunc(kinds, func(k kind) bool {
-			return k.gvk.GroupKind() == transform.NamespaceKind && !slices.Contains(resources, namespaces)
-		})
+	requested := slices.ContainsFunc(resources, func(gvr schema.GroupVersionResource) bool { return gvr.GroupResource() == namespaces.GroupResource() })
+	if !requested && !slices.ContainsFunc(kinds, func(k kind) bool { return k.namespaced }) {
+		kinds = slices.DeleteFunc(kinds, func(k kind) bool { return k.gvk.GroupKind() == transform.NamespaceKind })
 	}
 	return kinds, nil
 }

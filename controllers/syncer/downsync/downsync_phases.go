@@ -151,5 +151,6 @@ func (r *Reconciler) ensureStatus(ctx context.Context, up, down *unstructured.Un
 
 // apply writes a desired downstream object with server-side apply.
 func (r *Reconciler) apply(ctx context.Context, desired *unstructured.Unstructured) error {
+	DownstreamWrites.WithLabelValues(r.Target.Key, desired.GetKind(), "apply").Inc()
 	return r.Member.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired), client.FieldOwner(FieldManager), client.ForceOwnership)
 }

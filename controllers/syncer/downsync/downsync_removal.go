@@ -88,6 +88,7 @@ func (r *Reconciler) deleteDownstream(ctx context.Context, down *unstructured.Un
 		return nil
 	}
 	uid := down.GetUID()
+	DownstreamWrites.WithLabelValues(r.Target.Key, down.GetKind(), "delete").Inc()
 	if err := r.Member.Delete(ctx, down, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting downstream %s: %w", client.ObjectKeyFromObject(down), err)
 	}

@@ -35,6 +35,10 @@ var binderAnnotations = sets.New(
 	"volume.beta.kubernetes.io/storage-provisioner",
 )
 
+// clusterLabels are labels a cluster sets on its own objects from their names, so a copy
+// from another cluster would carry a wrong one.
+var clusterLabels = sets.New(corev1.LabelMetadataName)
+
 // protocolPrefixes start the hub's per-target labels and annotations: they speak to syncers
 // and coordination on the hub and mean nothing in a member.
 var protocolPrefixes = []string{
@@ -49,7 +53,7 @@ var syncerKeys = sets.New(TargetLabel, HubLabel, HubNamespaceAnnotation, HubName
 
 // crosses tells whether a label or annotation is copied between the hub and a member.
 func crosses(key string) bool {
-	if binderAnnotations.Has(key) || syncerKeys.Has(key) {
+	if binderAnnotations.Has(key) || clusterLabels.Has(key) || syncerKeys.Has(key) {
 		return false
 	}
 	for _, p := range protocolPrefixes {
@@ -150,7 +154,7 @@ func (t Target) Downstream(up *unstructured.Unstructured, in Inputs) (*unstructu
 	case JobKind:
 		stripGeneratedSelector(down)
 	}
-	if err := placePods(down, in.NodeSelector, in.Tolerations); err != nil {
+	if err := placePods(down, in.Current, in.NodeSelector, in.Tolerations); err != nil {
 		return nil, err
 	}
 	annotations := down.GetAnnotations()

@@ -23,6 +23,13 @@ var podSpecPaths = map[schema.GroupKind][]string{
 	{Group: "batch", Kind: "CronJob"}:    {"spec", "jobTemplate", "spec", "template", "spec"},
 }
 
+// fixedPodSpec are the kinds whose pod spec a cluster does not let change once created: the
+// placement they were created with stays.
+var fixedPodSpec = map[schema.GroupKind]bool{
+	{Kind: "Pod"}:                 true,
+	{Group: "batch", Kind: "Job"}: true,
+}
+
 // HasPodTemplate tells whether objects of the kind carry a pod spec that placement applies to.
 func HasPodTemplate(gk schema.GroupKind) bool {
 	_, ok := podSpecPaths[gk]
@@ -31,15 +38,32 @@ func HasPodTemplate(gk schema.GroupKind) bool {
 
 // placePods merges a target's node selector and tolerations into the object's pod spec: the
 // user's node selector keys win, and the target's tolerations are added after the user's
-// unless already there.
-func placePods(obj *unstructured.Unstructured, nodeSelector map[string]string, tolerations []corev1.Toleration) error {
-	path, ok := podSpecPaths[obj.GroupVersionKind().GroupKind()]
-	if !ok || len(nodeSelector) == 0 && len(tolerations) == 0 {
+// unless already there. A Pod or Job that exists downstream keeps the placement it has.
+func placePods(obj, current *unstructured.Unstructured, nodeSelector map[string]string, tolerations []corev1.Toleration) error {
+	gk := obj.GroupVersionKind().GroupKind()
+	path, ok := podSpecPaths[gk]
+	if !ok {
 		return nil
 	}
 	raw, found, err := unstructured.NestedMap(obj.Object, path...)
 	if err != nil || !found {
 		return err
+	}
+	if fixedPodSpec[gk] && current != nil {
+		kept, _, err := unstructured.NestedMap(current.Object, path...)
+		if err != nil {
+			return err
+		}
+		for _, f := range []string{"nodeSelector", "tolerations"} {
+			delete(raw, f)
+			if v, ok := kept[f]; ok {
+				raw[f] = v
+			}
+		}
+		return unstructured.SetNestedMap(obj.Object, raw, path...)
+	}
+	if len(nodeSelector) == 0 && len(tolerations) == 0 {
+		return nil
 	}
 	spec := podPlacement{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &spec); err != nil {

@@ -149,9 +149,11 @@ func TestDownstreamStripsWhatMustNotCross(t *testing.T) {
 
 func TestDownstreamNamespace(t *testing.T) {
 	up := toUnstructured(t, &corev1.Namespace{
-		ObjectMeta: metav1.ObjectMeta{Name: "team-a", Labels: map[string]string{"state.workload.custody.dev/m1": "Sync", "tier": "gold"}},
-		Spec:       corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{corev1.FinalizerKubernetes}},
-		Status:     corev1.NamespaceStatus{Phase: corev1.NamespaceActive},
+		ObjectMeta: metav1.ObjectMeta{Name: "team-a", Labels: map[string]string{
+			"state.workload.custody.dev/m1": "Sync", "tier": "gold", corev1.LabelMetadataName: "team-a",
+		}},
+		Spec:   corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{corev1.FinalizerKubernetes}},
+		Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive},
 	}, "v1", "Namespace")
 	down, err := target.Downstream(up, Inputs{})
 	if err != nil {
@@ -165,6 +167,9 @@ func TestDownstreamNamespace(t *testing.T) {
 	}
 	if _, ok := down.Object["status"]; ok {
 		t.Fatal("the namespace's status crossed")
+	}
+	if _, ok := down.GetLabels()[corev1.LabelMetadataName]; ok {
+		t.Fatal("the hub namespace's name label crossed: the member sets its own")
 	}
 	if down.GetLabels()["tier"] != "gold" || down.GetAnnotations()[HubNamespaceAnnotation] != "team-a" {
 		t.Fatalf("metadata %v", down.Object["metadata"])
@@ -350,6 +355,24 @@ func TestPlacePods(t *testing.T) {
 			}
 		})
 	}
+	t.Run("an existing Pod keeps its placement", func(t *testing.T) {
+		up := toUnstructured(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "p"}, Spec: user}, "v1", "Pod")
+		current := toUnstructured(t, &corev1.Pod{Spec: corev1.PodSpec{
+			NodeSelector: map[string]string{"old": "pool"},
+			Tolerations:  []corev1.Toleration{userTol},
+		}}, "v1", "Pod")
+		down, err := target.Downstream(up, Inputs{Current: current, NodeSelector: in.NodeSelector, Tolerations: in.Tolerations})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := corev1.Pod{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(down.Object, &got); err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(got.Spec.NodeSelector, map[string]string{"old": "pool"}) || len(got.Spec.Tolerations) != 1 {
+			t.Fatalf("placement changed on an existing Pod: %v %v", got.Spec.NodeSelector, got.Spec.Tolerations)
+		}
+	})
 	t.Run("no pod template", func(t *testing.T) {
 		cm := toUnstructured(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "c"}}, "v1", "ConfigMap")
 		down, err := target.Downstream(cm, in)
