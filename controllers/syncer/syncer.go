@@ -168,7 +168,7 @@ func setup(mgr ctrl.Manager, hub cluster.Cluster, o Options, target transform.Ta
 		}
 	}
 	hb := &heartbeat.Reconciler{
-		Hub: hub.GetClient(), HubReader: hub.GetAPIReader(), Member: mgr.GetClient(),
+		Hub: hub.GetClient(), HubReader: hub.GetAPIReader(), MemberReader: mgr.GetAPIReader(),
 		SyncTargetName: o.SyncTargetName, Period: o.HeartbeatPeriod, SyncedResources: names(kinds),
 	}
 	// A failed renewal is retried within a period, however long the outage was.

@@ -2,6 +2,7 @@ package heartbeat
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -40,8 +41,8 @@ type Reconciler struct {
 	Hub client.Client
 	// HubReader reads the Lease directly.
 	HubReader client.Reader
-	// Member reads the member's StorageClasses through the syncer's cache.
-	Member client.Client
+	// MemberReader reads the member directly: a heartbeat says the member answers too.
+	MemberReader client.Reader
 	// SyncTargetName names the target; its Lease has the same name.
 	SyncTargetName string
 	// Period is how often the Lease is renewed.
@@ -68,14 +69,19 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 		Complete(r)
 }
 
-// Reconcile renews the Lease when it is due and reports the member, then comes back when the
-// next renewal is due.
+// Reconcile reads the member's StorageClasses, renews the Lease when it is due and reports
+// the member, then comes back when the next renewal is due. While the member does not
+// answer, the Lease is not renewed: a target whose member is down is not Ready.
 func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
+	classes := &storagev1.StorageClassList{}
+	if err := r.MemberReader.List(ctx, classes); err != nil {
+		return ctrl.Result{}, fmt.Errorf("reading the member's storage classes: %w", err)
+	}
 	next, err := r.ensureLease(ctx)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.ensureStatus(ctx); err != nil {
+	if err := r.ensureStatus(ctx, classes.Items); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: next}, nil
@@ -145,18 +151,14 @@ func (r *Reconciler) durationSeconds() int32 {
 
 // ensureStatus reports the member's StorageClasses and the synced resource types into the
 // SyncTarget's status, when they changed.
-func (r *Reconciler) ensureStatus(ctx context.Context) error {
+func (r *Reconciler) ensureStatus(ctx context.Context, classes []storagev1.StorageClass) error {
 	st := &workloadv1alpha1.SyncTarget{}
 	if err := r.Hub.Get(ctx, client.ObjectKey{Name: r.SyncTargetName}, st); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	classes := &storagev1.StorageClassList{}
-	if err := r.Member.List(ctx, classes); err != nil {
-		return err
-	}
-	infos := make([]workloadv1alpha1.StorageClassInfo, 0, len(classes.Items))
-	for i := range classes.Items {
-		infos = append(infos, classInfo(&classes.Items[i]))
+	infos := make([]workloadv1alpha1.StorageClassInfo, 0, len(classes))
+	for i := range classes {
+		infos = append(infos, classInfo(&classes[i]))
 	}
 	slices.SortFunc(infos, func(a, b workloadv1alpha1.StorageClassInfo) int { return strings.Compare(a.Name, b.Name) })
 	if equality.Semantic.DeepEqual(st.Status.StorageClasses, infos) && equality.Semantic.DeepEqual(st.Status.SyncedResources, r.SyncedResources) {
