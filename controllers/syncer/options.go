@@ -29,14 +29,14 @@ const DefaultHeartbeatPeriod = 10 * time.Second
 // Client rates the syncer uses for a config that sets none; client-go's own default (5 per
 // second) would make it crawl through a namespace of a few hundred objects.
 const (
-	defaultQPS   = 50
-	defaultBurst = 100
+	defaultQPS   = 100
+	defaultBurst = 200
 )
 
 // Options configure a syncer.
 type Options struct {
-	// HubConfig and MemberConfig reach the hub and the member. A config without QPS gets 50
-	// requests per second, burst 100.
+	// HubConfig and MemberConfig reach the hub and the member. A config without QPS gets
+	// 100 requests per second, burst 200, per resource type.
 	HubConfig, MemberConfig *rest.Config
 	// SyncTargetName names the SyncTarget the syncer serves; its target key is
 	// ToSyncTargetKey of this name.
