@@ -1,6 +1,3 @@
-// Command syncer runs the syncer of one SyncTarget, next to its member cluster: it syncs the
-// hub objects labelled for the target down to the member, their status and the member's
-// provisioned PVs up, and renews the target's heartbeat on the hub.
 package main
 
 import (

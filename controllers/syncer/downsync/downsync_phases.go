@@ -98,8 +98,11 @@ func (r *Reconciler) ensureDownstream(ctx context.Context, up, down *unstructure
 	if err := r.apply(ctx, desired); err != nil {
 		return nil, err
 	}
-	log.Info(map[bool]string{true: "Created downstream object", false: "Updated downstream object"}[down == nil],
-		"downstream", client.ObjectKeyFromObject(desired))
+	if down == nil {
+		log.Info("Created downstream object", "downstream", client.ObjectKeyFromObject(desired))
+	} else {
+		log.Info("Updated downstream object", "downstream", client.ObjectKeyFromObject(desired))
+	}
 	return desired, nil
 }
 
@@ -133,11 +136,11 @@ func (r *Reconciler) inputs(ctx context.Context, up, down *unstructured.Unstruct
 	return in, nil
 }
 
-// ensureStatus copies the downstream status to the hub object's status subresource. A
-// namespace's status is its own cluster's, and a synced PV's status belongs to the hub,
-// where several members may share it.
+// ensureStatus copies the downstream status to the hub object's status subresource, when
+// this target is the one that reports it. A namespace's status is its own cluster's, and a
+// synced PV's status belongs to the hub, where several members may share it.
 func (r *Reconciler) ensureStatus(ctx context.Context, up, down *unstructured.Unstructured) error {
-	if gk := r.GVK.GroupKind(); gk == transform.NamespaceKind || gk == transform.PVKind {
+	if gk := r.GVK.GroupKind(); gk == transform.NamespaceKind || gk == transform.PVKind || !r.Target.ReportsStatus(up) {
 		return nil
 	}
 	status, found := down.Object["status"]

@@ -106,6 +106,21 @@ func (t Target) State(obj metav1.Object) (workloadv1alpha1.ResourceState, bool) 
 	return workloadv1alpha1.ResourceState(v), ok
 }
 
+// ReportsStatus tells whether this target reports the hub object's status. An object synced
+// to several targets has one status on the hub, so one of them reports it, the same for
+// every syncer: the target with the smallest key among those in Sync. Two reporters would
+// overwrite each other without end.
+func (t Target) ReportsStatus(obj metav1.Object) bool {
+	reporter := ""
+	for k, v := range obj.GetLabels() {
+		key, ok := strings.CutPrefix(k, workloadv1alpha1.StateLabelPrefix)
+		if ok && v == string(workloadv1alpha1.ResourceStateSync) && (reporter == "" || key < reporter) {
+			reporter = key
+		}
+	}
+	return reporter == t.Key
+}
+
 // RemovalRequested tells whether the hub asks for the object to leave this target: it is
 // being deleted, or the deletion annotation for the target is set.
 func (t Target) RemovalRequested(obj metav1.Object) bool {

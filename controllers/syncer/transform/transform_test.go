@@ -92,6 +92,24 @@ func TestProtocolReading(t *testing.T) {
 	}
 }
 
+func TestReportsStatus(t *testing.T) {
+	for _, tc := range []struct {
+		labels map[string]string
+		want   bool
+	}{
+		{map[string]string{"state.workload.custody.dev/m1": "Sync"}, true},
+		{map[string]string{"state.workload.custody.dev/m1": "Sync", "state.workload.custody.dev/m2": "Sync"}, true},
+		{map[string]string{"state.workload.custody.dev/m1": "Sync", "state.workload.custody.dev/a0": "Sync"}, false},
+		{map[string]string{"state.workload.custody.dev/m1": "Sync", "state.workload.custody.dev/a0": ""}, true},
+		{map[string]string{"state.workload.custody.dev/m1": "Upsync"}, false},
+		{nil, false},
+	} {
+		if got := target.ReportsStatus(&metav1.ObjectMeta{Labels: tc.labels}); got != tc.want {
+			t.Errorf("ReportsStatus(%v) = %v, want %v", tc.labels, got, tc.want)
+		}
+	}
+}
+
 func TestDownstreamStripsWhatMustNotCross(t *testing.T) {
 	up := toUnstructured(t, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{

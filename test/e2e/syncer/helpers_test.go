@@ -23,16 +23,20 @@ import (
 	"github.com/custody-dev/custody/test/testbed"
 )
 
-// syncersGroup is the group of the users the syncers run as, bound to the roles in
+// The groups of the users the syncers and the controller run as, bound to their roles in
 // config/rbac.
-const syncersGroup = "custody:syncers"
+const (
+	syncersGroup     = "custody:syncers"
+	controllersGroup = "custody:controllers"
+)
 
-// installRBAC installs the syncer's ClusterRoles from config/rbac into the hub and the
-// members and binds them to the syncers' group.
+// installRBAC installs the ClusterRoles of config/rbac: the syncer's into the hub and the
+// members, bound to the syncers' group, and the controller's into the hub, bound to the
+// controller's group.
 func installRBAC(ctx context.Context) {
 	root, err := testbed.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())
-	install := func(c *testbed.Cluster, file string) {
+	install := func(c *testbed.Cluster, file, group string) {
 		data, err := os.ReadFile(filepath.Join(root, "config", "rbac", file))
 		Expect(err).NotTo(HaveOccurred())
 		role := &rbacv1.ClusterRole{}
@@ -41,12 +45,13 @@ func installRBAC(ctx context.Context) {
 		Expect(c.Client.Create(ctx, &rbacv1.ClusterRoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: role.Name},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: syncersGroup}},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: group}},
 		})).To(Succeed())
 	}
-	install(bed.Hub, "syncer-hub-role.yaml")
+	install(bed.Hub, "syncer-hub-role.yaml", syncersGroup)
+	install(bed.Hub, "role.yaml", controllersGroup)
 	for _, m := range bed.Members {
-		install(m, "syncer-member-role.yaml")
+		install(m, "syncer-member-role.yaml", syncersGroup)
 	}
 }
 

@@ -63,9 +63,12 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	}
 }, NodeTimeout(testbed.StartTimeout+time.Minute))
 
-// startHealthController runs the hub's health controller until the suite ends.
+// startHealthController runs the hub's health controller, with the controller's role only,
+// until the suite ends.
 func startHealthController() {
-	mgr, err := ctrl.NewManager(bed.Hub.Config, ctrl.Options{
+	cfg, err := bed.Hub.UserConfig("custody-controller", controllersGroup)
+	Expect(err).NotTo(HaveOccurred())
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 testbed.Scheme(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",

@@ -238,6 +238,12 @@ var _ = Describe("Volumes", Ordered, func() {
 		hubPV := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: hubPVName}}
 		update(ctx, hub, hubPV, func() { hubPV.Labels = synced(hubPV.Labels, "m2") })
 
+		By("reporting the hub claim's status from member 1 alone, while member 2 binds")
+		Consistently(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(claim), claim)).To(Succeed())
+			g.Expect(claim.Status.Phase).To(Equal(corev1.ClaimBound))
+		}).WithContext(ctx).Should(Succeed())
+
 		down := boundClaim(ctx, m2, downKey("m2", claim))
 		Expect(down.Spec.VolumeName).To(Equal(targetOf("m2").PVName(hubPVName, nil)))
 		pv := &corev1.PersistentVolume{}
