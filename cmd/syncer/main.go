@@ -1,0 +1,85 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/custody-dev/custody/controllers/syncer"
+)
+
+// resources is a flag of resource types, as resource.group, repeated or comma-separated.
+type resources []schema.GroupVersionResource
+
+func (r *resources) String() string {
+	names := make([]string, 0, len(*r))
+	for _, gvr := range *r {
+		names = append(names, gvr.GroupResource().String())
+	}
+	return strings.Join(names, ",")
+}
+
+func (r *resources) Set(v string) error {
+	for _, name := range strings.Split(v, ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		gr := schema.ParseGroupResource(name)
+		*r = append(*r, gr.WithVersion(""))
+	}
+	return nil
+}
+
+func main() {
+	var (
+		hubKubeconfig, memberKubeconfig string
+		o                               syncer.Options
+		types                           resources
+	)
+	flag.StringVar(&hubKubeconfig, "hub-kubeconfig", "", "Kubeconfig of the hub.")
+	flag.StringVar(&memberKubeconfig, "member-kubeconfig", "", "Kubeconfig of the member; empty: --kubeconfig, $KUBECONFIG or the in-cluster config.")
+	flag.StringVar(&o.SyncTargetName, "sync-target-name", "", "Name of the SyncTarget this syncer serves.")
+	flag.Var(&types, "resources", "Resource types to sync, as resource.group (deployments.apps), repeated or comma-separated. Default: "+
+		(*resources)(&syncer.DefaultResources).String()+".")
+	flag.DurationVar(&o.HeartbeatPeriod, "heartbeat-period", syncer.DefaultHeartbeatPeriod, "How often to renew the heartbeat Lease on the hub.")
+	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", `Address of the metrics endpoint; "0" turns it off.`)
+	flag.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", `Address of the health probe endpoint; "0" turns it off.`)
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	log := ctrl.Log.WithName("setup")
+
+	if hubKubeconfig == "" || o.SyncTargetName == "" {
+		fmt.Fprintln(os.Stderr, "--hub-kubeconfig and --sync-target-name are required")
+		flag.Usage()
+		os.Exit(2)
+	}
+	var err error
+	if o.HubConfig, err = clientcmd.BuildConfigFromFlags("", hubKubeconfig); err != nil {
+		log.Error(err, "Reading the hub kubeconfig")
+		os.Exit(1)
+	}
+	if memberKubeconfig == "" {
+		o.MemberConfig, err = ctrl.GetConfig()
+	} else {
+		o.MemberConfig, err = clientcmd.BuildConfigFromFlags("", memberKubeconfig)
+	}
+	if err != nil {
+		log.Error(err, "Reading the member kubeconfig")
+		os.Exit(1)
+	}
+	if len(types) > 0 {
+		o.Resources = types
+	}
+	if err := syncer.Run(ctrl.SetupSignalHandler(), o); err != nil {
+		log.Error(err, "The syncer stopped")
+		os.Exit(1)
+	}
+}

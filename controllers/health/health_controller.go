@@ -1,0 +1,158 @@
+package health
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+)
+
+// DefaultPeriod is the renewal period assumed for a Lease that announces none.
+const DefaultPeriod = 10 * time.Second
+
+// Reconciler sets each SyncTarget's Ready condition from its heartbeat Lease.
+type Reconciler struct {
+	Client client.Client
+	// Recorder emits an event on every change of Ready. Nil: the manager's recorder.
+	Recorder events.EventRecorder
+	// Grace is how long a Lease may go unrenewed before its target is Unreachable. Zero:
+	// three times the period the syncer announces in the Lease's leaseDurationSeconds.
+	Grace time.Duration
+}
+
+// +kubebuilder:rbac:groups=workload.custody.dev,resources=synctargets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=workload.custody.dev,resources=synctargets/status,verbs=get;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager registers the reconciler with the hub's manager.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("custody-health")
+	}
+	return ctrl.NewControllerManagedBy(mgr).Named("health").
+		For(&workloadv1alpha1.SyncTarget{}).
+		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(targetOf),
+			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+				return o.GetNamespace() == workloadv1alpha1.HeartbeatNamespace
+			}))).
+		Complete(r)
+}
+
+// targetOf maps a heartbeat Lease to the SyncTarget of the same name.
+func targetOf(_ context.Context, lease client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: lease.GetName()}}}
+}
+
+// Reconcile sets one SyncTarget's health and comes back when its grace period runs out.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	st := &workloadv1alpha1.SyncTarget{}
+	if err := r.Client.Get(ctx, req.NamespacedName, st); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	lease := &coordinationv1.Lease{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: req.Name}, lease)
+	if apierrors.IsNotFound(err) {
+		lease = nil
+	} else if err != nil {
+		return ctrl.Result{}, err
+	}
+	v := r.evaluate(st.Status.LastHeartbeatTime, lease, time.Now())
+	if err := r.writeStatus(ctx, st, v); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: v.recheck}, nil
+}
+
+// verdict is the health of a target at one moment.
+type verdict struct {
+	status        metav1.ConditionStatus
+	reason        string
+	message       string
+	lastHeartbeat *metav1.Time
+	// recheck is when the verdict would change without any event; zero: never.
+	recheck time.Duration
+}
+
+// evaluate judges a target from its last recorded heartbeat and its Lease (nil: none).
+func (r *Reconciler) evaluate(recorded *metav1.Time, lease *coordinationv1.Lease, now time.Time) verdict {
+	last, renewed := recorded, time.Time{}
+	if recorded != nil {
+		renewed = recorded.Time
+	}
+	if lease != nil && lease.Spec.RenewTime != nil {
+		renewed = lease.Spec.RenewTime.Time
+		// Status times have a resolution of one second; keep what a round trip keeps.
+		last = ptr.To(metav1.NewTime(renewed).Rfc3339Copy())
+	}
+	if last == nil {
+		return verdict{status: metav1.ConditionFalse, reason: workloadv1alpha1.ReasonNeverSeen,
+			message: "No syncer has renewed a heartbeat Lease for the target"}
+	}
+	grace := r.grace(lease)
+	if age := now.Sub(renewed); age < grace {
+		return verdict{status: metav1.ConditionTrue, reason: workloadv1alpha1.ReasonHeartbeating,
+			message: "The syncer renews its heartbeat Lease", lastHeartbeat: last, recheck: grace - age}
+	}
+	return verdict{status: metav1.ConditionFalse, reason: workloadv1alpha1.ReasonUnreachable, lastHeartbeat: last,
+		message: fmt.Sprintf("The heartbeat Lease was last renewed at %s, more than %s ago", last.UTC().Format(time.RFC3339), grace)}
+}
+
+// grace is the configured grace, else three renewal periods of the Lease.
+func (r *Reconciler) grace(lease *coordinationv1.Lease) time.Duration {
+	if r.Grace > 0 {
+		return r.Grace
+	}
+	if lease != nil && lease.Spec.LeaseDurationSeconds != nil && *lease.Spec.LeaseDurationSeconds > 0 {
+		return 3 * time.Duration(*lease.Spec.LeaseDurationSeconds) * time.Second
+	}
+	return 3 * DefaultPeriod
+}
+
+// writeStatus patches the key, the last heartbeat and Ready when they changed, and emits an
+// event when Ready changed. The patch carries the resourceVersion: conditions are one list,
+// and another writer's condition must not be lost.
+func (r *Reconciler) writeStatus(ctx context.Context, st *workloadv1alpha1.SyncTarget, v verdict) error {
+	orig := st.DeepCopy()
+	if st.Status.Key == "" {
+		st.Status.Key = workloadv1alpha1.ToSyncTargetKey(st.Name)
+	}
+	st.Status.LastHeartbeatTime = v.lastHeartbeat
+	before := meta.FindStatusCondition(orig.Status.Conditions, workloadv1alpha1.ConditionReady)
+	meta.SetStatusCondition(&st.Status.Conditions, metav1.Condition{
+		Type: workloadv1alpha1.ConditionReady, Status: v.status, Reason: v.reason, Message: v.message,
+		ObservedGeneration: st.Generation,
+	})
+	if equality.Semantic.DeepEqual(orig.Status, st.Status) {
+		return nil
+	}
+	if err := r.Client.Status().Patch(ctx, st, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return err
+	}
+	if before == nil || before.Status != v.status || before.Reason != v.reason {
+		eventType := corev1.EventTypeNormal
+		if v.status != metav1.ConditionTrue {
+			eventType = corev1.EventTypeWarning
+		}
+		r.Recorder.Eventf(st, nil, eventType, v.reason, "CheckHeartbeat", v.message)
+		ctrl.LoggerFrom(ctx).Info("Target health changed", "ready", v.status, "reason", v.reason)
+	}
+	return nil
+}

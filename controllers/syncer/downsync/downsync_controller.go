@@ -1,0 +1,187 @@
+package downsync
+
+import (
+	"context"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/syncer/transform"
+)
+
+// FieldManager owns every field the syncer applies in a member.
+const FieldManager = "custody-syncer"
+
+// Reconciler syncs the hub objects of one kind down to a member. Requests name hub objects.
+type Reconciler struct {
+	// Hub reads the hub through the syncer's cache, which holds only the objects labelled
+	// Sync or Upsync for the target, and writes to the hub.
+	Hub client.Client
+	// HubReader reads the hub directly, for objects the cache does not hold.
+	HubReader client.Reader
+	// Member reads the member through the syncer's cache, which holds the objects the syncer
+	// created and every PV, and writes to the member.
+	Member client.Client
+	// MemberReader reads the member directly, for objects the cache does not hold.
+	MemberReader client.Reader
+	// Target is the target key and the hub's identity.
+	Target transform.Target
+	// SyncTargetName names the SyncTarget whose node selector and tolerations go into pod
+	// templates.
+	SyncTargetName string
+	// GVK is the kind this reconciler syncs.
+	GVK schema.GroupVersionKind
+	// Contents are the namespaced kinds the syncer syncs. When GVK is Namespace, a downstream
+	// namespace stays while a hub object of these kinds in it is synced to the target.
+	Contents []schema.GroupVersionKind
+}
+
+// SetupWithManager registers the reconciler with the member's manager; hub is the hub
+// cluster, whose cache the syncer set up.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opts controller.Options) error {
+	name := "downsync-" + strings.ToLower(r.GVK.Kind)
+	if r.GVK.Group != "" {
+		name += "." + r.GVK.Group
+	}
+	b := ctrl.NewControllerManagedBy(mgr).Named(name).WithOptions(opts).
+		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(transform.Empty(r.GVK)), &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(transform.Empty(r.GVK)), handler.EnqueueRequestsFromMapFunc(r.fromDownstream)))
+	gk := r.GVK.GroupKind()
+	if gk == transform.NamespaceKind {
+		for _, gvk := range r.Contents {
+			b = b.WatchesRawSource(source.Kind(hub.GetCache(), client.Object(transform.Empty(gvk)), handler.EnqueueRequestsFromMapFunc(namespaceOf)))
+		}
+	}
+	if gk == transform.PVCKind {
+		b = b.WatchesRawSource(source.Kind(hub.GetCache(), client.Object(transform.Empty(transform.PVGVK)), handler.EnqueueRequestsFromMapFunc(claimOf)))
+	}
+	if transform.HasPodTemplate(gk) {
+		b = b.WatchesRawSource(source.Kind(hub.GetCache(), client.Object(&workloadv1alpha1.SyncTarget{}),
+			handler.EnqueueRequestsFromMapFunc(r.everyObject), predicate.GenerationChangedPredicate{}))
+	}
+	return b.Complete(r)
+}
+
+// fromDownstream maps a downstream object the syncer created to its hub object.
+func (r *Reconciler) fromDownstream(_ context.Context, obj client.Object) []reconcile.Request {
+	key, ok := r.Target.Upstream(obj, r.GVK.GroupKind() == transform.NamespaceKind)
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: key}}
+}
+
+// namespaceOf maps a hub object to its namespace.
+func namespaceOf(_ context.Context, obj client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: obj.GetNamespace()}}}
+}
+
+// claimOf maps a hub PV to the claim it is bound to, whose downstream volumeName it decides.
+func claimOf(_ context.Context, obj client.Object) []reconcile.Request {
+	key, ok := transform.ClaimOf(obj.(*unstructured.Unstructured))
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: key}}
+}
+
+// everyObject maps a change of the SyncTarget's spec to every hub object of the kind.
+func (r *Reconciler) everyObject(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := transform.EmptyList(r.GVK)
+	if err := r.Hub.List(ctx, list); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing hub objects to apply the target's placement", "kind", r.GVK.Kind)
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return reqs
+}
+
+// Reconcile brings the downstream copy of one hub object in line with it.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	up, err := r.upstream(ctx, req.NamespacedName)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	down, err := r.downstream(ctx, req.NamespacedName, up)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	switch {
+	case up == nil:
+		return ctrl.Result{}, r.removeOrphan(ctx, req.NamespacedName, down)
+	case r.Target.RemovalRequested(up):
+		return ctrl.Result{}, r.remove(ctx, up, down)
+	default:
+		return ctrl.Result{}, r.sync(ctx, up, down)
+	}
+}
+
+// upstream returns the hub object when it is labelled Sync for the target, else nil.
+func (r *Reconciler) upstream(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, error) {
+	up := transform.Empty(r.GVK)
+	if err := r.Hub.Get(ctx, key, up); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if state, _ := r.Target.State(up); state != workloadv1alpha1.ResourceStateSync {
+		return nil, nil
+	}
+	return up, nil
+}
+
+// downstream returns the downstream object standing for the hub object key, whoever created
+// it; nil when there is none. Without the hub object, a PV is found by the syncer's
+// annotations, as its name may be the member's own.
+func (r *Reconciler) downstream(ctx context.Context, key types.NamespacedName, up *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if up == nil {
+		if r.GVK.GroupKind() == transform.PVKind {
+			return r.downstreamPV(ctx, key.Name)
+		}
+		up = transform.Empty(r.GVK)
+		up.SetNamespace(key.Namespace)
+		up.SetName(key.Name)
+	}
+	return r.get(ctx, r.GVK, client.ObjectKey{Namespace: r.Target.DownstreamNamespace(up), Name: r.Target.DownstreamName(up)})
+}
+
+// downstreamPV finds the PV the syncer created or took over for the hub PV called name.
+func (r *Reconciler) downstreamPV(ctx context.Context, name string) (*unstructured.Unstructured, error) {
+	list := transform.EmptyList(transform.PVGVK)
+	if err := r.Member.List(ctx, list, client.MatchingLabelsSelector{Selector: r.Target.Selector()}); err != nil {
+		return nil, err
+	}
+	for i := range list.Items {
+		if list.Items[i].GetAnnotations()[transform.HubNameAnnotation] == name {
+			return &list.Items[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// get reads a member object from the cache, then directly, since the cache holds only what
+// the syncer created; nil when it does not exist.
+func (r *Reconciler) get(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) (*unstructured.Unstructured, error) {
+	obj := transform.Empty(gvk)
+	err := r.Member.Get(ctx, key, obj)
+	if apierrors.IsNotFound(err) {
+		err = r.MemberReader.Get(ctx, key, obj)
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return obj, err
+}

@@ -1,0 +1,159 @@
+package downsync
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/syncer/transform"
+)
+
+// sync runs the phases of a hub object that is synced to the target.
+func (r *Reconciler) sync(ctx context.Context, up, down *unstructured.Unstructured) error {
+	if err := r.ensureFinalizer(ctx, up); err != nil {
+		return err
+	}
+	if up.GetNamespace() != "" {
+		if err := r.ensureNamespace(ctx, up.GetNamespace()); err != nil {
+			return err
+		}
+	}
+	down, err := r.ensureDownstream(ctx, up, down)
+	if err != nil || down == nil {
+		return err
+	}
+	return r.ensureStatus(ctx, up, down)
+}
+
+// ensureFinalizer puts the syncer's finalizer on the hub object, so that the object stays
+// until its downstream copy is gone.
+func (r *Reconciler) ensureFinalizer(ctx context.Context, up *unstructured.Unstructured) error {
+	if controllerutil.ContainsFinalizer(up, r.Target.Finalizer()) {
+		return nil
+	}
+	orig := up.DeepCopy()
+	controllerutil.AddFinalizer(up, r.Target.Finalizer())
+	return r.Hub.Patch(ctx, up, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+}
+
+// ensureNamespace creates the downstream namespace for a hub namespace when it is missing.
+// When the hub namespace itself is synced, the namespace reconciler fills in its labels and
+// annotations.
+func (r *Reconciler) ensureNamespace(ctx context.Context, hubNamespace string) error {
+	name := r.Target.Namespace(hubNamespace)
+	ns, err := r.get(ctx, transform.NamespaceGVK, client.ObjectKey{Name: name})
+	switch {
+	case err != nil:
+		return err
+	case ns == nil:
+		stub := transform.Empty(transform.NamespaceGVK)
+		stub.SetName(hubNamespace)
+		desired, err := r.Target.Downstream(stub, transform.Inputs{})
+		if err != nil {
+			return err
+		}
+		if err := r.apply(ctx, desired); err != nil {
+			return err
+		}
+		ctrl.LoggerFrom(ctx).Info("Created downstream namespace", "downstreamNamespace", name, "hubNamespace", hubNamespace)
+		return nil
+	case !r.Target.Owns(ns):
+		return fmt.Errorf("downstream namespace %s exists and was not created by the syncer", name)
+	case ns.GetDeletionTimestamp() != nil:
+		return fmt.Errorf("downstream namespace %s is terminating; it is created again once gone", name)
+	}
+	return nil
+}
+
+// ensureDownstream applies the downstream copy of the hub object unless it is up to date,
+// and returns it. A downstream object the syncer did not create is left alone, except the
+// PV the member provisioned for a claim, which the hub PV names as the same volume.
+func (r *Reconciler) ensureDownstream(ctx context.Context, up, down *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	log := ctrl.LoggerFrom(ctx)
+	if down != nil && !r.Target.Owns(down) && !r.isOrigin(up, down) {
+		log.Info("Leaving alone a downstream object the syncer did not create", "downstream", client.ObjectKeyFromObject(down))
+		return nil, nil
+	}
+	in, err := r.inputs(ctx, up, down)
+	if err != nil {
+		return nil, err
+	}
+	desired, err := r.Target.Downstream(up, in)
+	if err != nil {
+		return nil, err
+	}
+	if down != nil {
+		if transform.UpToDate(down, desired) {
+			return down, nil
+		}
+		desired.SetResourceVersion(down.GetResourceVersion())
+	}
+	if err := r.apply(ctx, desired); err != nil {
+		return nil, err
+	}
+	if down == nil {
+		log.Info("Created downstream object", "downstream", client.ObjectKeyFromObject(desired))
+	} else {
+		log.Info("Updated downstream object", "downstream", client.ObjectKeyFromObject(desired))
+	}
+	return desired, nil
+}
+
+// isOrigin tells whether down is the PV the member provisioned for the hub PV up: the one its
+// upsync recorded for this target.
+func (r *Reconciler) isOrigin(up, down *unstructured.Unstructured) bool {
+	return r.GVK.GroupKind() == transform.PVKind && up.GetAnnotations()[workloadv1alpha1.PVNameAnnotation(r.Target.Key)] == down.GetName()
+}
+
+// inputs gathers what the downstream copy depends on besides the hub object: the downstream
+// name of a PVC's volume, and the target's placement for pod templates.
+func (r *Reconciler) inputs(ctx context.Context, up, down *unstructured.Unstructured) (transform.Inputs, error) {
+	in := transform.Inputs{Current: down}
+	gk := r.GVK.GroupKind()
+	if gk == transform.PVCKind {
+		if name, _, _ := unstructured.NestedString(up.Object, "spec", "volumeName"); name != "" {
+			pv := transform.Empty(transform.PVGVK)
+			if err := r.Hub.Get(ctx, client.ObjectKey{Name: name}, pv); client.IgnoreNotFound(err) != nil {
+				return in, err
+			}
+			in.VolumeName = r.Target.PVName(name, pv.GetAnnotations())
+		}
+	}
+	if transform.HasPodTemplate(gk) {
+		st := &workloadv1alpha1.SyncTarget{}
+		if err := r.Hub.Get(ctx, client.ObjectKey{Name: r.SyncTargetName}, st); client.IgnoreNotFound(err) != nil {
+			return in, err
+		}
+		in.NodeSelector, in.Tolerations = st.Spec.NodeSelector, st.Spec.Tolerations
+	}
+	return in, nil
+}
+
+// ensureStatus copies the downstream status to the hub object's status subresource, when
+// this target is the one that reports it. A namespace's status is its own cluster's, and a
+// synced PV's status belongs to the hub, where several members may share it.
+func (r *Reconciler) ensureStatus(ctx context.Context, up, down *unstructured.Unstructured) error {
+	if gk := r.GVK.GroupKind(); gk == transform.NamespaceKind || gk == transform.PVKind || !r.Target.ReportsStatus(up) {
+		return nil
+	}
+	status, found := down.Object["status"]
+	if !found || equality.Semantic.DeepEqual(up.Object["status"], status) {
+		return nil
+	}
+	orig := up.DeepCopy()
+	up.Object["status"] = runtime.DeepCopyJSONValue(status)
+	return r.Hub.Status().Patch(ctx, up, client.MergeFrom(orig))
+}
+
+// apply writes a desired downstream object with server-side apply.
+func (r *Reconciler) apply(ctx context.Context, desired *unstructured.Unstructured) error {
+	DownstreamWrites.WithLabelValues(r.Target.Key, desired.GetKind(), "apply").Inc()
+	return r.Member.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired), client.FieldOwner(FieldManager), client.ForceOwnership)
+}

@@ -1,0 +1,115 @@
+package downsync
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/syncer/transform"
+)
+
+// remove runs the deletion flow of a hub object whose removal from the target is requested:
+// wait for coordination finalizers, (for a namespace) wait for the objects in it, delete the
+// downstream copy and wait until it is gone, then release the hub object.
+func (r *Reconciler) remove(ctx context.Context, up, down *unstructured.Unstructured) error {
+	log := ctrl.LoggerFrom(ctx)
+	if r.Target.Held(up) {
+		log.V(1).Info("Removal held by coordination finalizers", "finalizers", up.GetAnnotations()[workloadv1alpha1.FinalizersAnnotation(r.Target.Key)])
+		return nil
+	}
+	if waiting, err := r.holdsContents(ctx, up.GetName()); err != nil || waiting {
+		return err
+	}
+	if down != nil && (r.Target.Owns(down) || r.isOrigin(up, down)) {
+		return r.deleteDownstream(ctx, down)
+	}
+	return r.release(ctx, up)
+}
+
+// removeOrphan removes the downstream copy of a hub object that is no longer synced to the
+// target, if the syncer created it; once it is gone, it releases a finalizer the hub object
+// may still carry.
+func (r *Reconciler) removeOrphan(ctx context.Context, key types.NamespacedName, down *unstructured.Unstructured) error {
+	if waiting, err := r.holdsContents(ctx, key.Name); err != nil || waiting {
+		return err
+	}
+	if down != nil {
+		if !r.Target.Owns(down) {
+			return nil
+		}
+		return r.deleteDownstream(ctx, down)
+	}
+	up := transform.Empty(r.GVK)
+	if err := r.HubReader.Get(ctx, key, up); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if state, _ := r.Target.State(up); state == workloadv1alpha1.ResourceStateSync || !controllerutil.ContainsFinalizer(up, r.Target.Finalizer()) {
+		return nil
+	}
+	// The state label is coordination's to change here: the syncer only lets go.
+	orig := up.DeepCopy()
+	controllerutil.RemoveFinalizer(up, r.Target.Finalizer())
+	if err := r.Hub.Patch(ctx, up, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Released a hub object no longer synced to the target", "hubObject", key)
+	return nil
+}
+
+// holdsContents tells, for a namespace, whether hub objects in it are still synced to the
+// target: the downstream namespace goes last, so that deleting it does not take them along.
+func (r *Reconciler) holdsContents(ctx context.Context, hubNamespace string) (bool, error) {
+	if r.GVK != transform.NamespaceGVK {
+		return false, nil
+	}
+	for _, gvk := range r.Contents {
+		list := transform.EmptyList(gvk)
+		if err := r.Hub.List(ctx, list, client.InNamespace(hubNamespace), client.Limit(1)); err != nil {
+			return false, err
+		}
+		if len(list.Items) > 0 {
+			ctrl.LoggerFrom(ctx).V(1).Info("Downstream namespace kept for the objects synced into it", "kind", gvk.Kind)
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// deleteDownstream deletes a downstream object, once; its deletion event brings the hub
+// object back to the reconciler when it is gone.
+func (r *Reconciler) deleteDownstream(ctx context.Context, down *unstructured.Unstructured) error {
+	if down.GetDeletionTimestamp() != nil {
+		return nil
+	}
+	uid := down.GetUID()
+	DownstreamWrites.WithLabelValues(r.Target.Key, down.GetKind(), "delete").Inc()
+	if err := r.Member.Delete(ctx, down, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting downstream %s: %w", client.ObjectKeyFromObject(down), err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Deleted downstream object", "downstream", client.ObjectKeyFromObject(down))
+	return nil
+}
+
+// release tells the hub that the object left the target: it removes the syncer's finalizer,
+// the state label (the acknowledgement coordination waits for) and the deletion request.
+func (r *Reconciler) release(ctx context.Context, up *unstructured.Unstructured) error {
+	orig := up.DeepCopy()
+	controllerutil.RemoveFinalizer(up, r.Target.Finalizer())
+	labels := up.GetLabels()
+	delete(labels, r.Target.StateLabel())
+	up.SetLabels(labels)
+	annotations := up.GetAnnotations()
+	delete(annotations, workloadv1alpha1.DeletionAnnotation(r.Target.Key))
+	up.SetAnnotations(annotations)
+	if err := r.Hub.Patch(ctx, up, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Removed from the target", "hubObject", client.ObjectKeyFromObject(up))
+	return nil
+}

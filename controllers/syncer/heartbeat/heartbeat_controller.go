@@ -1,0 +1,191 @@
+package heartbeat
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+)
+
+// Annotations that mark a member's default StorageClass.
+var defaultClassAnnotations = []string{
+	"storageclass.kubernetes.io/is-default-class",
+	"storageclass.beta.kubernetes.io/is-default-class",
+}
+
+// Reconciler renews the target's heartbeat and reports the member to the SyncTarget. Its
+// one request names the SyncTarget.
+type Reconciler struct {
+	// Hub reads the SyncTarget through the syncer's cache and writes to the hub.
+	Hub client.Client
+	// HubReader reads the Lease directly.
+	HubReader client.Reader
+	// MemberReader reads the member directly: a heartbeat says the member answers too.
+	MemberReader client.Reader
+	// SyncTargetName names the target; its Lease has the same name.
+	SyncTargetName string
+	// Period is how often the Lease is renewed.
+	Period time.Duration
+	// SyncedResources are the resource types the syncer syncs, as resource.group.
+	SyncedResources []string
+}
+
+// SetupWithManager registers the reconciler with the member's manager; hub is the hub
+// cluster. The reconciler runs once at start, then on every change of the SyncTarget or of
+// a member StorageClass, and once per period.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opts controller.Options) error {
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Name: r.SyncTargetName}}
+	toTarget := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{req}
+	})
+	return ctrl.NewControllerManagedBy(mgr).Named("heartbeat").WithOptions(opts).
+		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(&workloadv1alpha1.SyncTarget{}), toTarget)).
+		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&storagev1.StorageClass{}), toTarget)).
+		WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+			q.Add(req)
+			return nil
+		})).
+		Complete(r)
+}
+
+// Reconcile reads the member's StorageClasses, renews the Lease when it is due and reports
+// the member, then comes back when the next renewal is due. While the member does not
+// answer, the Lease is not renewed: a target whose member is down is not Ready.
+func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
+	classes := &storagev1.StorageClassList{}
+	if err := r.MemberReader.List(ctx, classes); err != nil {
+		return ctrl.Result{}, fmt.Errorf("reading the member's storage classes: %w", err)
+	}
+	next, err := r.ensureLease(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.ensureStatus(ctx, classes.Items); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: next}, nil
+}
+
+// ensureLease renews the Lease if a period has passed since its last renewal and returns
+// the time until the next one is due.
+func (r *Reconciler) ensureLease(ctx context.Context) (time.Duration, error) {
+	lease := &coordinationv1.Lease{}
+	key := client.ObjectKey{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: r.SyncTargetName}
+	err := r.HubReader.Get(ctx, key, lease)
+	now := time.Now()
+	switch {
+	case apierrors.IsNotFound(err):
+		lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+		lease.Spec = r.leaseSpec(now, nil)
+		if err := r.create(ctx, lease); err != nil {
+			return 0, err
+		}
+		ctrl.LoggerFrom(ctx).Info("Created the heartbeat Lease", "lease", key)
+		return r.Period, nil
+	case err != nil:
+		return 0, err
+	}
+	if renewed := lease.Spec.RenewTime; renewed != nil && ptr.Deref(lease.Spec.LeaseDurationSeconds, 0) == r.durationSeconds() {
+		if due := renewed.Add(r.Period).Sub(now); due > 0 {
+			return due, nil
+		}
+	}
+	lease.Spec = r.leaseSpec(now, lease.Spec.AcquireTime)
+	if err := r.Hub.Update(ctx, lease); err != nil {
+		return 0, err
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("Renewed the heartbeat Lease", "lease", key)
+	return r.Period, nil
+}
+
+// create creates the Lease, and the hub namespace of Leases first when it is missing.
+func (r *Reconciler) create(ctx context.Context, lease *coordinationv1.Lease) error {
+	err := r.Hub.Create(ctx, lease.DeepCopy())
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: lease.Namespace}}
+	if err := r.Hub.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return r.Hub.Create(ctx, lease)
+}
+
+func (r *Reconciler) leaseSpec(now time.Time, acquired *metav1.MicroTime) coordinationv1.LeaseSpec {
+	if acquired == nil {
+		acquired = &metav1.MicroTime{Time: now}
+	}
+	return coordinationv1.LeaseSpec{
+		HolderIdentity:       ptr.To("syncer/" + r.SyncTargetName),
+		LeaseDurationSeconds: ptr.To(r.durationSeconds()),
+		AcquireTime:          acquired,
+		RenewTime:            &metav1.MicroTime{Time: now},
+	}
+}
+
+// durationSeconds is the period as the Lease announces it, in whole seconds.
+func (r *Reconciler) durationSeconds() int32 {
+	return int32(max(1, math.Ceil(r.Period.Seconds())))
+}
+
+// ensureStatus reports the member's StorageClasses and the synced resource types into the
+// SyncTarget's status, when they changed.
+func (r *Reconciler) ensureStatus(ctx context.Context, classes []storagev1.StorageClass) error {
+	st := &workloadv1alpha1.SyncTarget{}
+	if err := r.Hub.Get(ctx, client.ObjectKey{Name: r.SyncTargetName}, st); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	infos := make([]workloadv1alpha1.StorageClassInfo, 0, len(classes))
+	for i := range classes {
+		infos = append(infos, classInfo(&classes[i]))
+	}
+	slices.SortFunc(infos, func(a, b workloadv1alpha1.StorageClassInfo) int { return strings.Compare(a.Name, b.Name) })
+	if equality.Semantic.DeepEqual(st.Status.StorageClasses, infos) && equality.Semantic.DeepEqual(st.Status.SyncedResources, r.SyncedResources) {
+		return nil
+	}
+	orig := st.DeepCopy()
+	st.Status.StorageClasses = infos
+	st.Status.SyncedResources = r.SyncedResources
+	if err := r.Hub.Status().Patch(ctx, st, client.MergeFrom(orig)); err != nil {
+		return err
+	}
+	ctrl.LoggerFrom(ctx).Info("Reported the member's storage classes", "storageClasses", len(infos), "syncedResources", len(r.SyncedResources))
+	return nil
+}
+
+// classInfo is what the SyncTarget reports of one StorageClass.
+func classInfo(sc *storagev1.StorageClass) workloadv1alpha1.StorageClassInfo {
+	info := workloadv1alpha1.StorageClassInfo{
+		Name:                 sc.Name,
+		Provisioner:          sc.Provisioner,
+		Parameters:           sc.Parameters,
+		ReclaimPolicy:        ptr.Deref(sc.ReclaimPolicy, corev1.PersistentVolumeReclaimDelete),
+		VolumeBindingMode:    string(ptr.Deref(sc.VolumeBindingMode, storagev1.VolumeBindingImmediate)),
+		AllowVolumeExpansion: ptr.Deref(sc.AllowVolumeExpansion, false),
+	}
+	for _, a := range defaultClassAnnotations {
+		info.Default = info.Default || sc.Annotations[a] == "true"
+	}
+	return info
+}

@@ -1,0 +1,273 @@
+package syncer
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/go-logr/logr"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/custody-dev/custody/api"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/syncer/downsync"
+	"github.com/custody-dev/custody/controllers/syncer/heartbeat"
+	"github.com/custody-dev/custody/controllers/syncer/transform"
+	"github.com/custody-dev/custody/controllers/syncer/upsync"
+)
+
+// Each controller retries a failed request with a growing delay up to maxRetryDelay, so
+// that after an outage of the hub or the member it catches up within that much.
+const (
+	workers       = 4
+	minRetryDelay = 100 * time.Millisecond
+	maxRetryDelay = 30 * time.Second
+)
+
+// Run runs the syncer until ctx ends. It waits for the hub and the member to answer first,
+// then returns only when ctx ends or the syncer cannot run at all.
+func Run(ctx context.Context, o Options) error {
+	o, err := o.complete()
+	if err != nil {
+		return err
+	}
+	log := ctrl.Log.WithName("syncer").WithValues("syncTarget", o.SyncTargetName)
+	ctx = ctrl.LoggerInto(ctx, log)
+	hubID, err := hubIdentity(ctx, o.HubConfig)
+	if err != nil {
+		return err
+	}
+	if err := reachable(ctx, "member", o.MemberConfig); err != nil {
+		return err
+	}
+	target := transform.Target{Key: workloadv1alpha1.ToSyncTargetKey(o.SyncTargetName), Hub: hubID}
+
+	hub, err := newHubCluster(o, target)
+	if err != nil {
+		return fmt.Errorf("connecting to the hub: %w", err)
+	}
+	mgr, err := newMemberManager(o, target, log)
+	if err != nil {
+		return fmt.Errorf("connecting to the member: %w", err)
+	}
+	if err := mgr.Add(hub); err != nil {
+		return err
+	}
+	kinds, err := resolve(ctx, o.Resources, hub.GetRESTMapper(), mgr.GetRESTMapper())
+	if err != nil {
+		return err
+	}
+	if err := setup(mgr, hub, o, target, kinds); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	log.Info("Starting the syncer", "key", target.Key, "hub", hubID, "resources", names(kinds))
+	return mgr.Start(ctx)
+}
+
+// newHubCluster connects to the hub with a cache of only the objects labelled Sync or Upsync
+// for the target, and the target's own SyncTarget.
+func newHubCluster(o Options, target transform.Target) (cluster.Cluster, error) {
+	placed, err := labels.NewRequirement(target.StateLabel(), selection.In,
+		[]string{string(workloadv1alpha1.ResourceStateSync), string(workloadv1alpha1.ResourceStateUpsync)})
+	if err != nil {
+		return nil, err
+	}
+	return cluster.New(o.HubConfig, func(co *cluster.Options) {
+		co.Scheme = api.NewScheme()
+		co.Cache = cache.Options{
+			DefaultLabelSelector: labels.NewSelector().Add(*placed),
+			ByObject: map[client.Object]cache.ByObject{
+				&workloadv1alpha1.SyncTarget{}: {
+					Label: labels.Everything(),
+					Field: fields.OneTermEqualSelector("metadata.name", o.SyncTargetName),
+				},
+			},
+		}
+		co.Client = client.Options{Cache: &client.CacheOptions{Unstructured: true}}
+	})
+}
+
+// newMemberManager makes the manager, on the member, with a cache of only the objects the
+// syncer created, plus every PV (the member provisions some) and StorageClass.
+func newMemberManager(o Options, target transform.Target, log logr.Logger) (ctrl.Manager, error) {
+	return ctrl.NewManager(o.MemberConfig, ctrl.Options{
+		Scheme: api.NewScheme(),
+		Cache: cache.Options{
+			DefaultLabelSelector: target.Selector(),
+			ByObject: map[client.Object]cache.ByObject{
+				transform.Empty(transform.PVGVK): {Label: labels.Everything()},
+				&storagev1.StorageClass{}:        {Label: labels.Everything()},
+			},
+		},
+		Client:                 client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		Metrics:                metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress: o.ProbeAddr,
+		// Several syncers may run in one process (tests, the local environment).
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		Logger:     log,
+	})
+}
+
+// setup registers the controllers.
+func setup(mgr ctrl.Manager, hub cluster.Cluster, o Options, target transform.Target, kinds []kind) error {
+	opts := controller.Options{
+		MaxConcurrentReconciles: workers,
+		RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](minRetryDelay, maxRetryDelay),
+	}
+	var contents []schema.GroupVersionKind
+	for _, k := range kinds {
+		if k.namespaced {
+			contents = append(contents, k.gvk)
+		}
+	}
+	for _, k := range kinds {
+		r := &downsync.Reconciler{
+			Hub: hub.GetClient(), HubReader: hub.GetAPIReader(),
+			Member: mgr.GetClient(), MemberReader: mgr.GetAPIReader(),
+			Target: target, SyncTargetName: o.SyncTargetName, GVK: k.gvk, Contents: contents,
+		}
+		if err := r.SetupWithManager(mgr, hub, opts); err != nil {
+			return fmt.Errorf("setting up the downsync of %s: %w", k.name, err)
+		}
+	}
+	if has(kinds, transform.PVKind) && has(kinds, transform.PVCKind) {
+		r := &upsync.Reconciler{
+			Hub: hub.GetClient(), HubReader: hub.GetAPIReader(),
+			Member: mgr.GetClient(), MemberReader: mgr.GetAPIReader(), Target: target,
+		}
+		if err := r.SetupWithManager(mgr, hub, opts); err != nil {
+			return fmt.Errorf("setting up the upsync of PVs: %w", err)
+		}
+	}
+	hb := &heartbeat.Reconciler{
+		Hub: hub.GetClient(), HubReader: hub.GetAPIReader(), MemberReader: mgr.GetAPIReader(),
+		SyncTargetName: o.SyncTargetName, Period: o.HeartbeatPeriod, SyncedResources: names(kinds),
+	}
+	// A failed renewal is retried within a period, however long the outage was.
+	hbOpts := controller.Options{RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](
+		minRetryDelay, time.Duration(math.Max(float64(minRetryDelay), float64(o.HeartbeatPeriod))))}
+	return hb.SetupWithManager(mgr, hub, hbOpts)
+}
+
+// kind is one resource type the syncer syncs.
+type kind struct {
+	gvk        schema.GroupVersionKind
+	name       string // resource.group
+	namespaced bool
+}
+
+// resolve maps the resource types to kinds both the hub and the member serve, adding
+// namespaces when a namespaced type is synced.
+func resolve(ctx context.Context, resources []schema.GroupVersionResource, hubMapper, memberMapper meta.RESTMapper) ([]kind, error) {
+	log := ctrl.LoggerFrom(ctx)
+	namespaces := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	var kinds []kind
+	for _, gvr := range append(slices.Clone(resources), namespaces) {
+		gvk, err := hubMapper.KindFor(gvr)
+		if meta.IsNoMatchError(err) {
+			log.Info("Not syncing a resource type the hub does not serve", "resource", gvr.GroupResource().String())
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		mapping, err := hubMapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := memberMapper.RESTMapping(gvk.GroupKind(), gvk.Version); meta.IsNoMatchError(err) {
+			log.Info("Not syncing a resource type the member does not serve", "resource", gvr.GroupResource().String())
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		k := kind{gvk: gvk, name: mapping.Resource.GroupResource().String(), namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace}
+		if !slices.ContainsFunc(kinds, func(o kind) bool { return o.gvk == k.gvk }) {
+			kinds = append(kinds, k)
+		}
+	}
+	requested := slices.ContainsFunc(resources, func(gvr schema.GroupVersionResource) bool { return gvr.GroupResource() == namespaces.GroupResource() })
+	if !requested && !slices.ContainsFunc(kinds, func(k kind) bool { return k.namespaced }) {
+		kinds = slices.DeleteFunc(kinds, func(k kind) bool { return k.gvk.GroupKind() == transform.NamespaceKind })
+	}
+	return kinds, nil
+}
+
+func has(kinds []kind, gk schema.GroupKind) bool {
+	return slices.ContainsFunc(kinds, func(k kind) bool { return k.gvk.GroupKind() == gk })
+}
+
+func names(kinds []kind) []string {
+	out := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		out = append(out, k.name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// retryBackoff paces the waits for a cluster to answer at start.
+var retryBackoff = wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Cap: 30 * time.Second, Steps: math.MaxInt32}
+
+// hubIdentity reads the hub's identity, the UID of its kube-system namespace, waiting for
+// the hub to answer.
+func hubIdentity(ctx context.Context, cfg *rest.Config) (string, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	var id string
+	err = wait.ExponentialBackoffWithContext(ctx, retryBackoff, func(ctx context.Context) (bool, error) {
+		ns, err := cs.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+		if err != nil {
+			ctrl.LoggerFrom(ctx).Info("Waiting for the hub", "error", err.Error())
+			return false, nil
+		}
+		id = string(ns.UID)
+		return true, nil
+	})
+	return id, err
+}
+
+// reachable waits until the cluster answers.
+func reachable(ctx context.Context, what string, cfg *rest.Config) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	return wait.ExponentialBackoffWithContext(ctx, retryBackoff, func(ctx context.Context) (bool, error) {
+		if _, err := cs.Discovery().ServerVersion(); err != nil {
+			ctrl.LoggerFrom(ctx).Info("Waiting for the "+what, "error", err.Error())
+			return false, nil
+		}
+		return true, nil
+	})
+}

@@ -1,0 +1,105 @@
+package transform
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"math/big"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// UpToDate tells whether the downstream object current already is what desired asks for:
+// the syncer applied this very desired state (so nothing was removed upstream since), and
+// every field of it still holds (so nobody changed it downstream).
+func UpToDate(current, desired *unstructured.Unstructured) bool {
+	return current.GetAnnotations()[AppliedAnnotation] == desired.GetAnnotations()[AppliedAnnotation] &&
+		Contains(current.Object, desired.Object)
+}
+
+// Contains tells whether have holds every field of want with the same value. Maps in have
+// may hold more keys, and list items more fields, as an API server's defaulting adds them;
+// lists must be as long. An empty or null field in want matches an absent one.
+func Contains(have, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return have == nil && len(w) == 0
+		}
+		for k, wv := range w {
+			hv, ok := h[k]
+			if !ok {
+				if !empty(wv) {
+					return false
+				}
+				continue
+			}
+			if !Contains(hv, wv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		h, ok := have.([]any)
+		if !ok {
+			return have == nil && len(w) == 0
+		}
+		if len(h) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !Contains(h[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	case nil:
+		return empty(have)
+	default:
+		if hf, ok := number(have); ok {
+			wf, ok := number(want)
+			return ok && hf == wf
+		}
+		return have == want
+	}
+}
+
+func empty(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		return len(v) == 0
+	case []any:
+		return len(v) == 0
+	}
+	return false
+}
+
+// number reads the numeric types that decoded JSON and converted objects hold.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
+}
+
+// hash is a short digest of a JSON object; encoding/json sorts map keys, so equal objects
+// give equal hashes.
+func hash(obj map[string]any) string {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		// Unstructured content is JSON by construction; a failure here is a bug upstream of us,
+		// and an empty hash only makes the next comparison apply again.
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return new(big.Int).SetBytes(sum[:]).Text(36)[:16]
+}

@@ -1,0 +1,223 @@
+package transform
+
+import (
+	"maps"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+)
+
+// Kinds the syncer treats specially.
+var (
+	NamespaceKind = schema.GroupKind{Kind: "Namespace"}
+	PVKind        = schema.GroupKind{Kind: "PersistentVolume"}
+	PVCKind       = schema.GroupKind{Kind: "PersistentVolumeClaim"}
+	ServiceKind   = schema.GroupKind{Kind: "Service"}
+	JobKind       = schema.GroupKind{Group: "batch", Kind: "Job"}
+)
+
+// jobUIDLabels are the labels a cluster generates for a Job's selector from the Job's UID.
+var jobUIDLabels = []string{"controller-uid", "batch.kubernetes.io/controller-uid"}
+
+// binderAnnotations are written by a cluster's PV binder on its own PVCs and PVs. They
+// describe a binding in that cluster only, so they never cross in either direction.
+var binderAnnotations = sets.New(
+	"pv.kubernetes.io/bind-completed",
+	"pv.kubernetes.io/bound-by-controller",
+	"volume.kubernetes.io/selected-node",
+	"volume.kubernetes.io/storage-provisioner",
+	"volume.beta.kubernetes.io/storage-provisioner",
+)
+
+// clusterLabels are labels a cluster sets on its own objects from their names, so a copy
+// from another cluster would carry a wrong one.
+var clusterLabels = sets.New(corev1.LabelMetadataName)
+
+// protocolPrefixes start the hub's per-target labels and annotations: they speak to syncers
+// and coordination on the hub and mean nothing in a member.
+var protocolPrefixes = []string{
+	workloadv1alpha1.StateLabelPrefix,
+	workloadv1alpha1.FinalizersAnnotationPrefix,
+	workloadv1alpha1.DeletionAnnotationPrefix,
+	workloadv1alpha1.PVNameAnnotationPrefix,
+}
+
+// syncerKeys are the syncer's own downstream labels and annotations.
+var syncerKeys = sets.New(TargetLabel, HubLabel, HubNamespaceAnnotation, HubNameAnnotation, AppliedAnnotation)
+
+// crosses tells whether a label or annotation is copied between the hub and a member.
+func crosses(key string) bool {
+	if binderAnnotations.Has(key) || clusterLabels.Has(key) || syncerKeys.Has(key) {
+		return false
+	}
+	for _, p := range protocolPrefixes {
+		if strings.HasPrefix(key, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// crossing returns the entries of m that cross, merged with extra; nil when empty.
+func crossing(m map[string]string, extra map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		if crosses(k) {
+			out[k] = v
+		}
+	}
+	maps.Copy(out, extra)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// Inputs are what the downstream copy of a hub object depends on besides the object.
+type Inputs struct {
+	// Current is the downstream object as it is, nil when there is none yet. The fields the
+	// member's binder owns are kept from it.
+	Current *unstructured.Unstructured
+	// VolumeName is the downstream name of the PV that a PVC names on the hub. Empty leaves
+	// the PVC's binding to the member.
+	VolumeName string
+	// NodeSelector and Tolerations come from the SyncTarget's spec; they go into pod
+	// templates, under the user's own values.
+	NodeSelector map[string]string
+	Tolerations  []corev1.Toleration
+}
+
+// DownstreamName is the name of the hub object's downstream copy.
+func (t Target) DownstreamName(up *unstructured.Unstructured) string {
+	switch up.GroupVersionKind().GroupKind() {
+	case NamespaceKind:
+		return t.Namespace(up.GetName())
+	case PVKind:
+		return t.PVName(up.GetName(), up.GetAnnotations())
+	}
+	return up.GetName()
+}
+
+// DownstreamNamespace is the namespace of the hub object's downstream copy; empty for
+// cluster-scoped objects.
+func (t Target) DownstreamNamespace(up *unstructured.Unstructured) string {
+	if up.GetNamespace() == "" {
+		return ""
+	}
+	return t.Namespace(up.GetNamespace())
+}
+
+// Downstream returns the object to apply in the member for the hub object up: its content
+// (everything but metadata and status), under the translated namespace and name, with the
+// labels and annotations that cross, the syncer's markers, and the per-kind rewrites.
+func (t Target) Downstream(up *unstructured.Unstructured, in Inputs) (*unstructured.Unstructured, error) {
+	down := &unstructured.Unstructured{Object: map[string]any{}}
+	for k, v := range up.Object {
+		if k != "metadata" && k != "status" {
+			down.Object[k] = runtime.DeepCopyJSONValue(v)
+		}
+	}
+	gk := up.GroupVersionKind().GroupKind()
+	down.SetName(t.DownstreamName(up))
+	down.SetNamespace(t.DownstreamNamespace(up))
+	back := map[string]string{HubNameAnnotation: up.GetName()}
+	switch {
+	case gk == NamespaceKind:
+		back[HubNamespaceAnnotation] = up.GetName()
+	case up.GetNamespace() != "":
+		back[HubNamespaceAnnotation] = up.GetNamespace()
+	}
+	down.SetLabels(crossing(up.GetLabels(), t.Markers()))
+	down.SetAnnotations(crossing(up.GetAnnotations(), back))
+
+	switch gk {
+	case NamespaceKind:
+		// A namespace's spec holds its finalizers, which only its own cluster manages.
+		delete(down.Object, "spec")
+	case PVKind:
+		t.rewriteClaimRef(down, in.Current)
+	case PVCKind:
+		unstructured.RemoveNestedField(down.Object, "spec", "volumeName")
+		if in.VolumeName != "" {
+			if err := unstructured.SetNestedField(down.Object, in.VolumeName, "spec", "volumeName"); err != nil {
+				return nil, err
+			}
+		}
+	case ServiceKind:
+		stripAllocated(down)
+	case JobKind:
+		stripGeneratedSelector(down)
+	}
+	if err := placePods(down, in.Current, in.NodeSelector, in.Tolerations); err != nil {
+		return nil, err
+	}
+	annotations := down.GetAnnotations()
+	annotations[AppliedAnnotation] = hash(down.Object)
+	down.SetAnnotations(annotations)
+	return down, nil
+}
+
+// rewriteClaimRef points a PV's claimRef at the downstream claim, by namespace and name
+// only: the uid and resourceVersion are the member binder's, kept from the current object
+// when it refers to the same claim, never copied from the hub.
+func (t Target) rewriteClaimRef(pv *unstructured.Unstructured, current *unstructured.Unstructured) {
+	ref, found, _ := unstructured.NestedMap(pv.Object, "spec", "claimRef")
+	if !found {
+		return
+	}
+	name, _ := ref["name"].(string)
+	out := map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim", "name": name}
+	if ns, _ := ref["namespace"].(string); ns != "" {
+		out["namespace"] = t.Namespace(ns)
+	}
+	if current != nil {
+		cur, found, _ := unstructured.NestedMap(current.Object, "spec", "claimRef")
+		if found && cur["namespace"] == out["namespace"] && cur["name"] == name {
+			for _, k := range []string{"uid", "resourceVersion"} {
+				if v, ok := cur[k]; ok {
+					out[k] = v
+				}
+			}
+		}
+	}
+	_ = unstructured.SetNestedMap(pv.Object, out, "spec", "claimRef")
+}
+
+// stripAllocated removes the addresses and ports that the hub allocated for a Service: the
+// member allocates its own. A headless Service keeps its clusterIP None.
+func stripAllocated(svc *unstructured.Unstructured) {
+	if ip, _, _ := unstructured.NestedString(svc.Object, "spec", "clusterIP"); ip != corev1.ClusterIPNone {
+		unstructured.RemoveNestedField(svc.Object, "spec", "clusterIP")
+		unstructured.RemoveNestedField(svc.Object, "spec", "clusterIPs")
+	}
+	unstructured.RemoveNestedField(svc.Object, "spec", "ipFamilies")
+	unstructured.RemoveNestedField(svc.Object, "spec", "healthCheckNodePort")
+	ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
+	for _, p := range ports {
+		if port, ok := p.(map[string]any); ok {
+			delete(port, "nodePort")
+		}
+	}
+	if ports != nil {
+		_ = unstructured.SetNestedSlice(svc.Object, ports, "spec", "ports")
+	}
+}
+
+// stripGeneratedSelector removes the selector a cluster generated for a Job from the Job's
+// UID, and the matching template labels: the member generates its own, and refuses a Job
+// that brings one it did not generate. A selector the user chose (manualSelector) stays.
+func stripGeneratedSelector(job *unstructured.Unstructured) {
+	if manual, _, _ := unstructured.NestedBool(job.Object, "spec", "manualSelector"); manual {
+		return
+	}
+	unstructured.RemoveNestedField(job.Object, "spec", "selector")
+	for _, l := range jobUIDLabels {
+		unstructured.RemoveNestedField(job.Object, "spec", "template", "metadata", "labels", l)
+	}
+}

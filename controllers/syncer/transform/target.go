@@ -1,0 +1,133 @@
+package transform
+
+import (
+	"crypto/sha256"
+	"math/big"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+)
+
+// Labels and annotations the syncer puts on every downstream object it creates. The labels
+// mark what it created, so that it touches nothing else; the annotations point back to the
+// hub object.
+const (
+	// TargetLabel holds the key of the target whose syncer created the object.
+	TargetLabel = "workload.custody.dev/sync-target"
+	// HubLabel holds the identity of the hub the object came from.
+	HubLabel = "workload.custody.dev/hub"
+	// HubNamespaceAnnotation names the hub namespace of the object (for a downstream
+	// namespace: the hub namespace it stands for).
+	HubNamespaceAnnotation = "workload.custody.dev/hub-namespace"
+	// HubNameAnnotation names the hub object.
+	HubNameAnnotation = "workload.custody.dev/hub-name"
+	// AppliedAnnotation holds a hash of what the syncer last applied, so that a change
+	// upstream, removals included, shows without reading managed fields.
+	AppliedAnnotation = "workload.custody.dev/applied"
+)
+
+// namePrefix starts every name the syncer makes up downstream.
+const namePrefix = "custody-"
+
+// Target is what the syncer of one target knows about itself: its key and the identity of
+// its hub. Everything it names downstream derives from these two and the hub object.
+type Target struct {
+	// Key is the target key, ToSyncTargetKey of the SyncTarget's name.
+	Key string
+	// Hub is the hub's identity: the UID of its kube-system namespace.
+	Hub string
+}
+
+// Namespace is the downstream namespace for a hub namespace.
+func (t Target) Namespace(hubNamespace string) string {
+	return namePrefix + t.hash("namespace", hubNamespace)
+}
+
+// PVName is the downstream name of a hub PV, given the PV's annotations: the name recorded in
+// PVNameAnnotation for this target when there is one (the PV was provisioned in this
+// member), else a translated name.
+func (t Target) PVName(hubName string, annotations map[string]string) string {
+	if name := annotations[workloadv1alpha1.PVNameAnnotation(t.Key)]; name != "" {
+		return name
+	}
+	return namePrefix + t.hash("persistentvolume", hubName)
+}
+
+// hash is a short, DNS-label-safe digest of the target, the hub and the parts.
+func (t Target) hash(parts ...string) string {
+	h := sha256.New()
+	for _, p := range append([]string{t.Hub, t.Key}, parts...) {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return new(big.Int).SetBytes(h.Sum(nil)).Text(36)[:16]
+}
+
+// Markers are the labels that mark a downstream object as created by this syncer.
+func (t Target) Markers() map[string]string {
+	return map[string]string{TargetLabel: t.Key, HubLabel: t.Hub}
+}
+
+// Selector selects the downstream objects this syncer created.
+func (t Target) Selector() labels.Selector { return labels.SelectorFromSet(t.Markers()) }
+
+// Owns tells whether this syncer created the downstream object.
+func (t Target) Owns(obj metav1.Object) bool {
+	l := obj.GetLabels()
+	return l[TargetLabel] == t.Key && l[HubLabel] == t.Hub
+}
+
+// Upstream names the hub object a downstream object of this syncer stands for. For a
+// downstream namespace it is the hub namespace. ok is false for objects it did not create.
+func (t Target) Upstream(obj metav1.Object, isNamespace bool) (key types.NamespacedName, ok bool) {
+	if !t.Owns(obj) {
+		return key, false
+	}
+	a := obj.GetAnnotations()
+	if isNamespace {
+		return types.NamespacedName{Name: a[HubNamespaceAnnotation]}, a[HubNamespaceAnnotation] != ""
+	}
+	return types.NamespacedName{Namespace: a[HubNamespaceAnnotation], Name: a[HubNameAnnotation]}, a[HubNameAnnotation] != ""
+}
+
+// StateLabel is this target's state label key.
+func (t Target) StateLabel() string { return workloadv1alpha1.StateLabel(t.Key) }
+
+// Finalizer is this target's syncer finalizer.
+func (t Target) Finalizer() string { return workloadv1alpha1.SyncerFinalizer(t.Key) }
+
+// State is the object's state for this target, and whether it is placed on it at all.
+func (t Target) State(obj metav1.Object) (workloadv1alpha1.ResourceState, bool) {
+	v, ok := obj.GetLabels()[t.StateLabel()]
+	return workloadv1alpha1.ResourceState(v), ok
+}
+
+// ReportsStatus tells whether this target reports the hub object's status. An object synced
+// to several targets has one status on the hub, so one of them reports it, the same for
+// every syncer: the target with the smallest key among those in Sync. Two reporters would
+// overwrite each other without end.
+func (t Target) ReportsStatus(obj metav1.Object) bool {
+	reporter := ""
+	for k, v := range obj.GetLabels() {
+		key, ok := strings.CutPrefix(k, workloadv1alpha1.StateLabelPrefix)
+		if ok && v == string(workloadv1alpha1.ResourceStateSync) && (reporter == "" || key < reporter) {
+			reporter = key
+		}
+	}
+	return reporter == t.Key
+}
+
+// RemovalRequested tells whether the hub asks for the object to leave this target: it is
+// being deleted, or the deletion annotation for the target is set.
+func (t Target) RemovalRequested(obj metav1.Object) bool {
+	return obj.GetDeletionTimestamp() != nil || obj.GetAnnotations()[workloadv1alpha1.DeletionAnnotation(t.Key)] != ""
+}
+
+// Held tells whether coordination finalizers for this target hold back the removal.
+func (t Target) Held(obj metav1.Object) bool {
+	return strings.TrimSpace(obj.GetAnnotations()[workloadv1alpha1.FinalizersAnnotation(t.Key)]) != ""
+}

@@ -1,0 +1,557 @@
+package transform
+
+import (
+	"maps"
+	"regexp"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+)
+
+var target = Target{Key: "m1", Hub: "8f14e45f-ceea-467f-a0e6-1b9a2d5c7e10"}
+
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+func toUnstructured(t *testing.T, obj runtime.Object, apiVersion, kind string) *unstructured.Unstructured {
+	t.Helper()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	return u
+}
+
+func TestNames(t *testing.T) {
+	other := []Target{{Key: "m2", Hub: target.Hub}, {Key: "m1", Hub: "another-hub"}}
+	ns := target.Namespace("team-a")
+	if !dnsLabel.MatchString(ns) || len(ns) > 63 {
+		t.Fatalf("namespace %q is not a DNS label", ns)
+	}
+	if target.Namespace("team-a") != ns {
+		t.Fatal("the namespace name is not deterministic")
+	}
+	if target.Namespace("team-b") == ns {
+		t.Fatal("two hub namespaces share a downstream namespace")
+	}
+	for _, o := range other {
+		if o.Namespace("team-a") == ns {
+			t.Fatalf("target %+v shares the downstream namespace of %+v", o, target)
+		}
+	}
+
+	pv := target.PVName("pvc-1", nil)
+	if !dnsLabel.MatchString(pv) || pv == "pvc-1" {
+		t.Fatalf("PV name %q is not a translated DNS label", pv)
+	}
+	recorded := map[string]string{workloadv1alpha1.PVNameAnnotation("m1"): "pvc-member"}
+	if got := target.PVName("pvc-1", recorded); got != "pvc-member" {
+		t.Fatalf("PV name with the member's name recorded: got %q", got)
+	}
+	if got := other[0].PVName("pvc-1", recorded); got != other[0].PVName("pvc-1", nil) {
+		t.Fatalf("another target used m1's recorded name: %q", got)
+	}
+}
+
+func TestProtocolReading(t *testing.T) {
+	obj := &metav1.ObjectMeta{Labels: map[string]string{"state.workload.custody.dev/m1": "Sync"}}
+	if s, ok := target.State(obj); !ok || s != workloadv1alpha1.ResourceStateSync {
+		t.Fatalf("state: %q %v", s, ok)
+	}
+	if _, ok := (Target{Key: "m2"}).State(obj); ok {
+		t.Fatal("m2 read m1's state")
+	}
+	if target.RemovalRequested(obj) || target.Held(obj) {
+		t.Fatal("removal requested or held with no annotation")
+	}
+	obj.Annotations = map[string]string{
+		"deletion.internal.workload.custody.dev/m1": "2026-01-02T03:04:05Z",
+		"finalizers.workload.custody.dev/m1":        "coordination.custody.dev/volume",
+		"finalizers.workload.custody.dev/m2":        "",
+	}
+	if !target.RemovalRequested(obj) || !target.Held(obj) {
+		t.Fatal("removal not requested or not held")
+	}
+	if (Target{Key: "m2"}).Held(obj) || (Target{Key: "m2"}).RemovalRequested(obj) {
+		t.Fatal("m2 held or removed by m1's annotations")
+	}
+	gone := &metav1.ObjectMeta{DeletionTimestamp: &metav1.Time{}}
+	if !target.RemovalRequested(gone) {
+		t.Fatal("a deleted object does not request removal")
+	}
+}
+
+func TestReportsStatus(t *testing.T) {
+	for _, tc := range []struct {
+		labels map[string]string
+		want   bool
+	}{
+		{map[string]string{"state.workload.custody.dev/m1": "Sync"}, true},
+		{map[string]string{"state.workload.custody.dev/m1": "Sync", "state.workload.custody.dev/m2": "Sync"}, true},
+		{map[string]string{"state.workload.custody.dev/m1": "Sync", "state.workload.custody.dev/a0": "Sync"}, false},
+		{map[string]string{"state.workload.custody.dev/m1": "Sync", "state.workload.custody.dev/a0": ""}, true},
+		{map[string]string{"state.workload.custody.dev/m1": "Upsync"}, false},
+		{nil, false},
+	} {
+		if got := target.ReportsStatus(&metav1.ObjectMeta{Labels: tc.labels}); got != tc.want {
+			t.Errorf("ReportsStatus(%v) = %v, want %v", tc.labels, got, tc.want)
+		}
+	}
+}
+
+func TestDownstreamStripsWhatMustNotCross(t *testing.T) {
+	up := toUnstructured(t, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: "team-a", Name: "cfg", UID: "hub-uid", ResourceVersion: "42", Generation: 3,
+			Finalizers:      []string{"workload.custody.dev/syncer-m1", "example.com/other"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "p", UID: "pod-uid"}},
+			Labels: map[string]string{
+				"app": "web", "state.workload.custody.dev/m1": "Sync", "state.workload.custody.dev/m2": "",
+			},
+			Annotations: map[string]string{
+				"note":                               "kept",
+				"finalizers.workload.custody.dev/m1": "x",
+				"deletion.internal.workload.custody.dev/m1": "2026-01-02T03:04:05Z",
+				"pv.workload.custody.dev/m1":                "pvc-x",
+				"pv.kubernetes.io/bind-completed":           "yes",
+				"volume.kubernetes.io/selected-node":        "node-1",
+			},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+		},
+		Data: map[string]string{"k": "v"},
+	}, "v1", "ConfigMap")
+
+	down, err := target.Downstream(up, Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if down.GetNamespace() != target.Namespace("team-a") || down.GetName() != "cfg" {
+		t.Fatalf("downstream key %s/%s", down.GetNamespace(), down.GetName())
+	}
+	wantLabels := map[string]string{"app": "web", TargetLabel: "m1", HubLabel: target.Hub}
+	if !maps.Equal(down.GetLabels(), wantLabels) {
+		t.Fatalf("labels %v, want %v", down.GetLabels(), wantLabels)
+	}
+	a := down.GetAnnotations()
+	if a["note"] != "kept" || a[HubNamespaceAnnotation] != "team-a" || a[HubNameAnnotation] != "cfg" || a[AppliedAnnotation] == "" {
+		t.Fatalf("annotations %v", a)
+	}
+	if len(a) != 4 {
+		t.Fatalf("annotations that must not cross crossed: %v", a)
+	}
+	if down.GetUID() != "" || down.GetResourceVersion() != "" || down.GetGeneration() != 0 ||
+		down.GetFinalizers() != nil || down.GetOwnerReferences() != nil || down.GetManagedFields() != nil {
+		t.Fatalf("cluster-specific metadata crossed: %v", down.Object["metadata"])
+	}
+	if data, _, _ := unstructured.NestedStringMap(down.Object, "data"); !maps.Equal(data, map[string]string{"k": "v"}) {
+		t.Fatalf("data %v", data)
+	}
+	if key, ok := target.Upstream(down, false); !ok || key != (types.NamespacedName{Namespace: "team-a", Name: "cfg"}) {
+		t.Fatalf("upstream of the copy: %v %v", key, ok)
+	}
+	if _, ok := (Target{Key: "m1", Hub: "another-hub"}).Upstream(down, false); ok {
+		t.Fatal("a syncer of another hub claims the copy")
+	}
+}
+
+func TestDownstreamNamespace(t *testing.T) {
+	up := toUnstructured(t, &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{Name: "team-a", Labels: map[string]string{
+			"state.workload.custody.dev/m1": "Sync", "tier": "gold", corev1.LabelMetadataName: "team-a",
+		}},
+		Spec:   corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{corev1.FinalizerKubernetes}},
+		Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive},
+	}, "v1", "Namespace")
+	down, err := target.Downstream(up, Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if down.GetName() != target.Namespace("team-a") || down.GetNamespace() != "" {
+		t.Fatalf("downstream namespace %q/%q", down.GetNamespace(), down.GetName())
+	}
+	if _, ok := down.Object["spec"]; ok {
+		t.Fatal("the namespace's spec crossed")
+	}
+	if _, ok := down.Object["status"]; ok {
+		t.Fatal("the namespace's status crossed")
+	}
+	if _, ok := down.GetLabels()[corev1.LabelMetadataName]; ok {
+		t.Fatal("the hub namespace's name label crossed: the member sets its own")
+	}
+	if down.GetLabels()["tier"] != "gold" || down.GetAnnotations()[HubNamespaceAnnotation] != "team-a" {
+		t.Fatalf("metadata %v", down.Object["metadata"])
+	}
+	if key, ok := target.Upstream(down, true); !ok || key.Name != "team-a" {
+		t.Fatalf("upstream of the namespace: %v %v", key, ok)
+	}
+}
+
+func hubPV(annotations map[string]string) *corev1.PersistentVolume {
+	return &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "pvc-hub", Annotations: annotations},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:    corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+			ClaimRef: &corev1.ObjectReference{
+				APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: "team-a", Name: "data",
+				UID: "hub-claim-uid", ResourceVersion: "7",
+			},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "d", VolumeHandle: "h"}},
+		},
+		Status: corev1.PersistentVolumeStatus{Phase: corev1.VolumeBound},
+	}
+}
+
+func TestDownstreamPVClaimRef(t *testing.T) {
+	ns := target.Namespace("team-a")
+	memberRef := map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": ns, "name": "data", "uid": "member-uid", "resourceVersion": "99"}
+	for _, tc := range []struct {
+		name        string
+		annotations map[string]string
+		current     map[string]any
+		wantName    string
+		wantRef     map[string]any
+	}{{
+		name:     "new copy: translated name, claim by namespace and name only",
+		wantName: target.PVName("pvc-hub", nil),
+		wantRef:  map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": ns, "name": "data"},
+	}, {
+		name:        "the member's own PV: recorded name, the binder's uid kept",
+		annotations: map[string]string{workloadv1alpha1.PVNameAnnotation("m1"): "pvc-member", "pv.kubernetes.io/bound-by-controller": "yes"},
+		current:     memberRef,
+		wantName:    "pvc-member",
+		wantRef:     memberRef,
+	}, {
+		name:     "a binding to another claim is not kept",
+		current:  map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": ns, "name": "other", "uid": "u"},
+		wantName: target.PVName("pvc-hub", nil),
+		wantRef:  map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": ns, "name": "data"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := toUnstructured(t, hubPV(tc.annotations), "v1", "PersistentVolume")
+			in := Inputs{}
+			if tc.current != nil {
+				in.Current = &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"claimRef": tc.current}}}
+			}
+			down, err := target.Downstream(up, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if down.GetName() != tc.wantName {
+				t.Fatalf("name %q, want %q", down.GetName(), tc.wantName)
+			}
+			ref, _, _ := unstructured.NestedMap(down.Object, "spec", "claimRef")
+			if !equality.Semantic.DeepEqual(ref, tc.wantRef) {
+				t.Fatalf("claimRef %v, want %v", ref, tc.wantRef)
+			}
+			if _, ok := down.Object["status"]; ok {
+				t.Fatal("status crossed")
+			}
+			for k := range down.GetAnnotations() {
+				if k == "pv.kubernetes.io/bound-by-controller" || k == workloadv1alpha1.PVNameAnnotation("m1") {
+					t.Fatalf("annotation %s crossed", k)
+				}
+			}
+			if h, _, _ := unstructured.NestedString(down.Object, "spec", "csi", "volumeHandle"); h != "h" {
+				t.Fatalf("volume handle %q", h)
+			}
+		})
+	}
+}
+
+func TestDownstreamPVCVolumeName(t *testing.T) {
+	claim := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "data"},
+		Spec:       corev1.PersistentVolumeClaimSpec{VolumeName: "pvc-hub", StorageClassName: ptr.To("shared")},
+	}
+	up := toUnstructured(t, claim, "v1", "PersistentVolumeClaim")
+	for _, volumeName := range []string{"", "custody-abc"} {
+		down, err := target.Downstream(up, Inputs{VolumeName: volumeName})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, found, _ := unstructured.NestedString(down.Object, "spec", "volumeName")
+		if got != volumeName || found != (volumeName != "") {
+			t.Fatalf("volumeName %q (set %v), want %q", got, found, volumeName)
+		}
+	}
+}
+
+func TestDownstreamServiceDropsAllocations(t *testing.T) {
+	svc := func(clusterIP string) *corev1.Service {
+		return &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web"},
+			Spec: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeNodePort, ClusterIP: clusterIP, ClusterIPs: []string{clusterIP},
+				IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol},
+				Ports:      []corev1.ServicePort{{Name: "http", Port: 80, NodePort: 30080}},
+				Selector:   map[string]string{"app": "web"},
+			},
+		}
+	}
+	down, err := target.Downstream(toUnstructured(t, svc("10.0.0.7"), "v1", "Service"), Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range [][]string{{"spec", "clusterIP"}, {"spec", "clusterIPs"}, {"spec", "ipFamilies"}} {
+		if _, found, _ := unstructured.NestedFieldNoCopy(down.Object, f...); found {
+			t.Fatalf("%v crossed", f)
+		}
+	}
+	ports, _, _ := unstructured.NestedSlice(down.Object, "spec", "ports")
+	if _, ok := ports[0].(map[string]any)["nodePort"]; ok || ports[0].(map[string]any)["port"] != int64(80) {
+		t.Fatalf("ports %v", ports)
+	}
+	headless, err := target.Downstream(toUnstructured(t, svc(corev1.ClusterIPNone), "v1", "Service"), Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ip, _, _ := unstructured.NestedString(headless.Object, "spec", "clusterIP"); ip != corev1.ClusterIPNone {
+		t.Fatalf("headless clusterIP %q", ip)
+	}
+}
+
+func TestPlacePods(t *testing.T) {
+	targetTol := corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "custody", Effect: corev1.TaintEffectNoSchedule}
+	userTol := corev1.Toleration{Key: "gpu", Operator: corev1.TolerationOpExists, TolerationSeconds: ptr.To[int64](30), Effect: corev1.TaintEffectNoExecute}
+	in := Inputs{NodeSelector: map[string]string{"zone": "a", "disk": "ssd"}, Tolerations: []corev1.Toleration{targetTol}}
+	user := corev1.PodSpec{
+		NodeSelector: map[string]string{"disk": "hdd"},
+		Tolerations:  []corev1.Toleration{userTol, targetTol},
+		Containers:   []corev1.Container{{Name: "c", Image: "busybox"}},
+	}
+	template := corev1.PodTemplateSpec{Spec: user}
+	cases := []struct {
+		apiVersion, kind string
+		obj              runtime.Object
+		path             []string
+	}{
+		{"v1", "Pod", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "p"}, Spec: user}, []string{"spec"}},
+		{"apps/v1", "Deployment", &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"template": mustMap(t, &template)}}}, []string{"spec", "template", "spec"}},
+		{"batch/v1", "CronJob", &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"jobTemplate": map[string]any{"spec": map[string]any{"template": mustMap(t, &template)}}}}}, []string{"spec", "jobTemplate", "spec", "template", "spec"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.kind, func(t *testing.T) {
+			var up *unstructured.Unstructured
+			if u, ok := tc.obj.(*unstructured.Unstructured); ok {
+				up = u
+				up.SetAPIVersion(tc.apiVersion)
+				up.SetKind(tc.kind)
+				up.SetNamespace("n")
+				up.SetName("x")
+			} else {
+				up = toUnstructured(t, tc.obj, tc.apiVersion, tc.kind)
+			}
+			down, err := target.Downstream(up, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _, _ := unstructured.NestedMap(down.Object, tc.path...)
+			got := corev1.PodSpec{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &got); err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(got.NodeSelector, map[string]string{"zone": "a", "disk": "hdd"}) {
+				t.Fatalf("node selector %v: the user's keys must win", got.NodeSelector)
+			}
+			if !equality.Semantic.DeepEqual(got.Tolerations, []corev1.Toleration{userTol, targetTol}) {
+				t.Fatalf("tolerations %v", got.Tolerations)
+			}
+			if len(got.Containers) != 1 || got.Containers[0].Image != "busybox" {
+				t.Fatalf("containers %v", got.Containers)
+			}
+		})
+	}
+	t.Run("an existing Pod keeps its placement", func(t *testing.T) {
+		up := toUnstructured(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "p"}, Spec: user}, "v1", "Pod")
+		current := toUnstructured(t, &corev1.Pod{Spec: corev1.PodSpec{
+			NodeSelector: map[string]string{"old": "pool"},
+			Tolerations:  []corev1.Toleration{userTol},
+		}}, "v1", "Pod")
+		down, err := target.Downstream(up, Inputs{Current: current, NodeSelector: in.NodeSelector, Tolerations: in.Tolerations})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := corev1.Pod{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(down.Object, &got); err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(got.Spec.NodeSelector, map[string]string{"old": "pool"}) || len(got.Spec.Tolerations) != 1 {
+			t.Fatalf("placement changed on an existing Pod: %v %v", got.Spec.NodeSelector, got.Spec.Tolerations)
+		}
+	})
+	t.Run("no pod template", func(t *testing.T) {
+		cm := toUnstructured(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "c"}}, "v1", "ConfigMap")
+		down, err := target.Downstream(cm, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, found := down.Object["spec"]; found {
+			t.Fatal("placement added a spec to a ConfigMap")
+		}
+	})
+}
+
+func mustMap(t *testing.T, obj any) map[string]any {
+	t.Helper()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestContains(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		have, want any
+		ok         bool
+	}{
+		{"equal scalars", "a", "a", true},
+		{"different scalars", "a", "b", false},
+		{"numbers of different Go types", int64(3), float64(3), true},
+		{"extra keys from defaulting", map[string]any{"a": "1", "b": "2"}, map[string]any{"a": "1"}, true},
+		{"missing key", map[string]any{"b": "2"}, map[string]any{"a": "1"}, false},
+		{"null matches absent", map[string]any{}, map[string]any{"a": nil, "b": map[string]any{}}, true},
+		{"list items with defaulted fields", []any{map[string]any{"name": "c", "policy": "Always"}}, []any{map[string]any{"name": "c"}}, true},
+		{"list of another length", []any{"a", "b"}, []any{"a"}, false},
+		{"changed list item", []any{map[string]any{"name": "d"}}, []any{map[string]any{"name": "c"}}, false},
+		{"map where a list is wanted", map[string]any{}, []any{"a"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Contains(tc.have, tc.want); got != tc.ok {
+				t.Fatalf("Contains(%v, %v) = %v", tc.have, tc.want, got)
+			}
+		})
+	}
+}
+
+func TestUpToDate(t *testing.T) {
+	cm := func(data map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"namespace": "team-a", "name": "cfg"}, "data": data,
+		}}
+	}
+	desired, err := target.Downstream(cm(map[string]any{"a": "1"}), Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	current := desired.DeepCopy()
+	current.SetResourceVersion("5")
+	current.SetUID("member-uid")
+	if !UpToDate(current, desired) {
+		t.Fatal("an applied copy with server fields is not up to date")
+	}
+	drifted := current.DeepCopy()
+	drifted.Object["data"] = map[string]any{"a": "changed downstream"}
+	if UpToDate(drifted, desired) {
+		t.Fatal("a copy changed downstream is up to date")
+	}
+	removed, err := target.Downstream(cm(map[string]any{}), Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if UpToDate(current, removed) {
+		t.Fatal("a key removed upstream still counts as up to date")
+	}
+}
+
+func TestUpsyncPV(t *testing.T) {
+	member := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "pvc-member-uid", UID: "member-pv-uid", ResourceVersion: "12",
+			Labels: map[string]string{"topology": "zone-a"},
+			Annotations: map[string]string{
+				"pv.kubernetes.io/provisioned-by":      "shared.storage.sim.custody.dev",
+				"pv.kubernetes.io/bound-by-controller": "yes",
+			},
+			Finalizers: []string{"kubernetes.io/pv-protection"},
+		},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimDelete,
+			StorageClassName:              "shared",
+			ClaimRef: &corev1.ObjectReference{
+				APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: target.Namespace("team-a"), Name: "data",
+				UID: "member-claim-uid", ResourceVersion: "8",
+			},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
+				Driver: "shared.storage.sim.custody.dev", VolumeHandle: "shared-123", VolumeAttributes: map[string]string{"domain": "shared"},
+			}},
+		},
+		Status: corev1.PersistentVolumeStatus{Phase: corev1.VolumeBound},
+	}
+	claim := &metav1.ObjectMeta{Namespace: "team-a", Name: "data", UID: "hub-claim-uid"}
+	hub := target.UpsyncPV(member, claim)
+
+	if hub.Name != "pvc-hub-claim-uid" || hub.UID != "" || hub.ResourceVersion != "" || hub.Finalizers != nil {
+		t.Fatalf("metadata %+v", hub.ObjectMeta)
+	}
+	if !maps.Equal(hub.Labels, map[string]string{"topology": "zone-a", "state.workload.custody.dev/m1": "Upsync"}) {
+		t.Fatalf("labels %v", hub.Labels)
+	}
+	wantAnnotations := map[string]string{
+		"pv.kubernetes.io/provisioned-by": "shared.storage.sim.custody.dev",
+		"pv.workload.custody.dev/m1":      "pvc-member-uid",
+	}
+	if !maps.Equal(hub.Annotations, wantAnnotations) {
+		t.Fatalf("annotations %v, want %v", hub.Annotations, wantAnnotations)
+	}
+	wantRef := &corev1.ObjectReference{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: "team-a", Name: "data"}
+	if !equality.Semantic.DeepEqual(hub.Spec.ClaimRef, wantRef) {
+		t.Fatalf("claimRef %+v", hub.Spec.ClaimRef)
+	}
+	if !equality.Semantic.DeepEqual(hub.Spec.CSI, member.Spec.CSI) || hub.Spec.StorageClassName != "shared" ||
+		hub.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimDelete || hub.Status.Phase != corev1.VolumeBound {
+		t.Fatalf("spec %+v status %+v", hub.Spec, hub.Status)
+	}
+	if member.Spec.ClaimRef.UID != "member-claim-uid" {
+		t.Fatal("UpsyncPV changed the member's PV")
+	}
+}
+
+func TestDownstreamJobDropsTheGeneratedSelector(t *testing.T) {
+	generated := map[string]string{"controller-uid": "hub-uid", "batch.kubernetes.io/controller-uid": "hub-uid", "job-name": "once"}
+	job := func(manual bool) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "batch/v1", "kind": "Job",
+			"metadata": map[string]any{"namespace": "team-a", "name": "once"},
+			"spec": map[string]any{
+				"manualSelector": manual,
+				"selector":       map[string]any{"matchLabels": map[string]any{"batch.kubernetes.io/controller-uid": "hub-uid"}},
+				"template":       map[string]any{"metadata": map[string]any{"labels": mustMap(t, &metav1.ObjectMeta{Labels: generated})["labels"]}},
+			},
+		}}
+	}
+	down, err := target.Downstream(job(false), Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, found, _ := unstructured.NestedMap(down.Object, "spec", "selector"); found {
+		t.Fatal("the hub's generated selector crossed")
+	}
+	labels, _, _ := unstructured.NestedStringMap(down.Object, "spec", "template", "metadata", "labels")
+	if !maps.Equal(labels, map[string]string{"job-name": "once"}) {
+		t.Fatalf("template labels %v", labels)
+	}
+	manual, err := target.Downstream(job(true), Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, found, _ := unstructured.NestedMap(manual.Object, "spec", "selector"); !found {
+		t.Fatal("a manual selector was dropped")
+	}
+}

@@ -1,0 +1,30 @@
+package transform
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+)
+
+// UpsyncPV returns the hub PV that records pv, a PV the member provisioned and bound to the
+// downstream copy of the hub claim. It carries everything needed to use the volume in another
+// member: the volume source with its handle, capacity, access modes, class, node affinity,
+// mount options and reclaim policy. Its claimRef names the hub claim without a uid, its state
+// label for this target is Upsync, and PVNameAnnotation keeps the member's name for it.
+func (t Target) UpsyncPV(pv *corev1.PersistentVolume, claim metav1.Object) *corev1.PersistentVolume {
+	out := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        workloadv1alpha1.UpsyncedPVName(claim.GetUID()),
+			Labels:      crossing(pv.Labels, map[string]string{t.StateLabel(): string(workloadv1alpha1.ResourceStateUpsync)}),
+			Annotations: crossing(pv.Annotations, map[string]string{workloadv1alpha1.PVNameAnnotation(t.Key): pv.Name}),
+		},
+		Spec:   *pv.Spec.DeepCopy(),
+		Status: *pv.Status.DeepCopy(),
+	}
+	out.Spec.ClaimRef = &corev1.ObjectReference{
+		APIVersion: "v1", Kind: "PersistentVolumeClaim",
+		Namespace: claim.GetNamespace(), Name: claim.GetName(),
+	}
+	return out
+}

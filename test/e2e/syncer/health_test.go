@@ -1,0 +1,113 @@
+package syncer
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+)
+
+// eventReasons lists the reasons of the events about the SyncTarget called name.
+func eventReasons(ctx SpecContext, name string) []string {
+	list := &eventsv1.EventList{}
+	Expect(bed.Hub.Client.List(ctx, list)).To(Succeed())
+	var reasons []string
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "SyncTarget" && e.Regarding.Name == name {
+			reasons = append(reasons, e.Reason)
+		}
+	}
+	return reasons
+}
+
+var _ = Describe("Health", func() {
+	It("reports a heartbeating target Ready, with its key and its member's storage classes", func(ctx SpecContext) {
+		hub := bed.Hub.Client
+		Eventually(ready(ctx, "m1")).WithContext(ctx).Should(withReason(metav1.ConditionTrue, workloadv1alpha1.ReasonHeartbeating))
+		st := &workloadv1alpha1.SyncTarget{}
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: "m1"}, st)).To(Succeed())
+			g.Expect(st.Status.StorageClasses).To(ContainElement(workloadv1alpha1.StorageClassInfo{
+				Name: "shared", Provisioner: bed.Storage("shared").Provisioner(), Parameters: map[string]string{"domain": "shared"},
+				ReclaimPolicy: corev1.PersistentVolumeReclaimDelete, VolumeBindingMode: string(storagev1.VolumeBindingImmediate),
+				AllowVolumeExpansion: true,
+			}))
+		}).WithContext(ctx).Should(Succeed())
+		Expect(st.Status.Key).To(Equal("m1"))
+		Expect(st.Status.LastHeartbeatTime.Time).To(BeTemporally("~", time.Now(), grace))
+		Expect(st.Status.SyncedResources).To(Equal([]string{
+			"configmaps", "deployments.apps", "jobs.batch", "namespaces", "persistentvolumeclaims", "persistentvolumes",
+			"pods", "secrets", "serviceaccounts", "services", "statefulsets.apps",
+		}))
+		lease := &coordinationv1.Lease{}
+		Expect(hub.Get(ctx, client.ObjectKey{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: "m1"}, lease)).To(Succeed())
+		Expect(lease.Spec.LeaseDurationSeconds).To(HaveValue(Equal(int32(1))))
+
+		By("reporting a new default class of the member")
+		fast := &storagev1.StorageClass{
+			ObjectMeta:  metav1.ObjectMeta{Name: "fast", Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}},
+			Provisioner: "fast.example.com", ReclaimPolicy: ptr.To(corev1.PersistentVolumeReclaimRetain),
+			VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
+		}
+		Expect(bed.Member("m1").Client.Create(ctx, fast)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(bed.Member("m1").Client.Delete(ctx, fast)).To(Succeed()) })
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: "m1"}, st)).To(Succeed())
+			g.Expect(st.Status.StorageClasses).To(ContainElement(workloadv1alpha1.StorageClassInfo{
+				Name: "fast", Provisioner: "fast.example.com", ReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+				VolumeBindingMode: string(storagev1.VolumeBindingWaitForFirstConsumer), Default: true,
+			}))
+		}).WithContext(ctx).Should(Succeed())
+
+		By("keeping what another writer puts in the status")
+		orig := st.DeepCopy()
+		meta.SetStatusCondition(&st.Status.Conditions, metav1.Condition{Type: "StorageClassesConsistent", Status: metav1.ConditionTrue, Reason: "Consistent"})
+		Expect(hub.Status().Patch(ctx, st, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))).To(Succeed())
+		seen := st.Status.LastHeartbeatTime.Time
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: "m1"}, st)).To(Succeed())
+			g.Expect(st.Status.LastHeartbeatTime.Time).To(BeTemporally(">=", seen.Add(2*time.Second)))
+		}).WithContext(ctx).Should(Succeed())
+		Expect(meta.FindStatusCondition(st.Status.Conditions, "StorageClassesConsistent")).NotTo(BeNil())
+		Expect(meta.FindStatusCondition(st.Status.Conditions, workloadv1alpha1.ConditionReady)).NotTo(BeNil())
+		Expect(st.Status.StorageClasses).NotTo(BeEmpty())
+	})
+
+	It("turns a target Unreachable when its syncer stops past the grace, and Ready when it returns", func(ctx SpecContext) {
+		createSyncTarget(ctx, "h1")
+		s := startSyncer("h1", bed.Member("m1"))
+		Eventually(ready(ctx, "h1")).WithContext(ctx).Should(withReason(metav1.ConditionTrue, workloadv1alpha1.ReasonHeartbeating))
+
+		s.stop()
+		stopped := time.Now()
+		Eventually(ready(ctx, "h1")).WithContext(ctx).Should(withReason(metav1.ConditionFalse, workloadv1alpha1.ReasonUnreachable))
+		Expect(time.Since(stopped)).To(BeNumerically(">=", grace-heartbeatPeriod), "Unreachable before the grace ran out")
+
+		s.start()
+		Eventually(ready(ctx, "h1")).WithContext(ctx).Should(withReason(metav1.ConditionTrue, workloadv1alpha1.ReasonHeartbeating))
+		Eventually(func() []string { return eventReasons(ctx, "h1") }).WithContext(ctx).
+			Should(ContainElements(workloadv1alpha1.ReasonHeartbeating, workloadv1alpha1.ReasonUnreachable))
+	})
+
+	It("reports a target whose syncer never ran as NeverSeen", func(ctx SpecContext) {
+		createSyncTarget(ctx, "h2")
+		Eventually(ready(ctx, "h2")).WithContext(ctx).Should(withReason(metav1.ConditionFalse, workloadv1alpha1.ReasonNeverSeen))
+		Consistently(ready(ctx, "h2")).WithContext(ctx).WithTimeout(time.Second).
+			Should(withReason(metav1.ConditionFalse, workloadv1alpha1.ReasonNeverSeen))
+		st := &workloadv1alpha1.SyncTarget{}
+		Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Name: "h2"}, st)).To(Succeed())
+		Expect(st.Status.Key).To(Equal("h2"))
+		Expect(st.Status.LastHeartbeatTime).To(BeNil())
+		Eventually(func() []string { return eventReasons(ctx, "h2") }).WithContext(ctx).Should(ContainElement(workloadv1alpha1.ReasonNeverSeen))
+	})
+})

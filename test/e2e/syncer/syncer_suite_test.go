@@ -1,0 +1,86 @@
+package syncer
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/custody-dev/custody/controllers/health"
+	"github.com/custody-dev/custody/test/testbed"
+)
+
+// The suite's heartbeat: short, so that the health specs run in seconds.
+const (
+	heartbeatPeriod = time.Second
+	grace           = 4 * time.Second
+)
+
+var (
+	bed *testbed.Bed
+	// hubID is the hub's identity, as the syncers read it.
+	hubID string
+	// syncers are the running syncers of the members, by target name.
+	syncers = map[string]*runningSyncer{}
+)
+
+func TestSyncer(t *testing.T) {
+	RegisterFailHandler(Fail)
+	// Bounds for the waits: a two-core machine runs three control planes and the syncers.
+	SetDefaultEventuallyTimeout(45 * time.Second)
+	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
+	SetDefaultConsistentlyDuration(3 * time.Second)
+	SetDefaultConsistentlyPollingInterval(200 * time.Millisecond)
+	RunSpecs(t, "Syncer suite")
+}
+
+var _ = BeforeSuite(func(ctx context.Context) {
+	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	var err error
+	bed, err = testbed.Start(ctx, testbed.TwoMembers())
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(bed.Stop()).To(Succeed()) })
+
+	kubeSystem := &corev1.Namespace{}
+	Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, kubeSystem)).To(Succeed())
+	hubID = string(kubeSystem.UID)
+
+	installRBAC(ctx)
+	startHealthController()
+	for _, m := range bed.Members {
+		createSyncTarget(ctx, m.Name)
+		syncers[m.Name] = startSyncer(m.Name, m)
+	}
+}, NodeTimeout(testbed.StartTimeout+time.Minute))
+
+// startHealthController runs the hub's health controller, with the controller's role only,
+// until the suite ends.
+func startHealthController() {
+	cfg, err := bed.Hub.UserConfig("custody-controller", controllersGroup)
+	Expect(err).NotTo(HaveOccurred())
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 testbed.Scheme(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	Expect((&health.Reconciler{Client: mgr.GetClient(), Grace: grace}).SetupWithManager(mgr)).To(Succeed())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- mgr.Start(ctx) }()
+	DeferCleanup(func() {
+		cancel()
+		Expect(<-done).To(Succeed())
+	})
+}

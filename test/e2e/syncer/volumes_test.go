@@ -1,0 +1,336 @@
+package syncer
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/syncer/transform"
+	"github.com/custody-dev/custody/test/simstorage"
+)
+
+// phaseRecorder records every phase a member's claims and PVs go through, so that a spec
+// can assert that something never happened.
+type phaseRecorder struct {
+	mu      sync.Mutex
+	claims  map[string][]corev1.PersistentVolumeClaimPhase
+	volumes map[string][]corev1.PersistentVolumePhase
+	stop    context.CancelFunc
+	factory informers.SharedInformerFactory
+}
+
+func recordPhases(cfg *rest.Config) *phaseRecorder {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &phaseRecorder{
+		claims: map[string][]corev1.PersistentVolumeClaimPhase{}, volumes: map[string][]corev1.PersistentVolumePhase{},
+		stop: cancel, factory: informers.NewSharedInformerFactory(kubernetes.NewForConfigOrDie(cfg), 0),
+	}
+	onClaim := func(obj any) {
+		pvc := obj.(*corev1.PersistentVolumeClaim)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		key := pvc.Namespace + "/" + pvc.Name
+		if seen := p.claims[key]; len(seen) == 0 || seen[len(seen)-1] != pvc.Status.Phase {
+			p.claims[key] = append(seen, pvc.Status.Phase)
+		}
+	}
+	onVolume := func(obj any) {
+		pv := obj.(*corev1.PersistentVolume)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if seen := p.volumes[pv.Name]; len(seen) == 0 || seen[len(seen)-1] != pv.Status.Phase {
+			p.volumes[pv.Name] = append(seen, pv.Status.Phase)
+		}
+	}
+	_, err := p.factory.Core().V1().PersistentVolumeClaims().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: onClaim, UpdateFunc: func(_, obj any) { onClaim(obj) },
+	})
+	Expect(err).NotTo(HaveOccurred())
+	_, err = p.factory.Core().V1().PersistentVolumes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: onVolume, UpdateFunc: func(_, obj any) { onVolume(obj) },
+	})
+	Expect(err).NotTo(HaveOccurred())
+	p.factory.Start(ctx.Done())
+	p.factory.WaitForCacheSync(ctx.Done())
+	return p
+}
+
+func (p *phaseRecorder) close() {
+	p.stop()
+	p.factory.Shutdown()
+}
+
+// lostClaims lists the claims that were ever Lost, with their phases.
+func (p *phaseRecorder) lostClaims() map[string][]corev1.PersistentVolumeClaimPhase {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string][]corev1.PersistentVolumeClaimPhase{}
+	for k, phases := range p.claims {
+		for _, ph := range phases {
+			if ph == corev1.ClaimLost {
+				out[k] = phases
+			}
+		}
+	}
+	return out
+}
+
+// volumePhases returns the phases the PV went through.
+func (p *phaseRecorder) volumePhases(name string) []corev1.PersistentVolumePhase {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]corev1.PersistentVolumePhase(nil), p.volumes[name]...)
+}
+
+// claimFor is a claim on the shared storage domain.
+func claimFor(ns, name string, mode corev1.PersistentVolumeAccessMode, targets ...string) *corev1.PersistentVolumeClaim {
+	return &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: synced(nil, targets...)},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{mode},
+			StorageClassName: ptr.To("shared"),
+			Resources: corev1.VolumeResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			},
+		},
+	}
+}
+
+// boundClaim waits until the claim is Bound in the member and returns it.
+func boundClaim(ctx context.Context, c client.Client, key client.ObjectKey) *corev1.PersistentVolumeClaim {
+	pvc := &corev1.PersistentVolumeClaim{}
+	Eventually(func(g Gomega) {
+		g.Expect(c.Get(ctx, key, pvc)).To(Succeed())
+		g.Expect(pvc.Status.Phase).To(Equal(corev1.ClaimBound))
+	}).WithContext(ctx).Should(Succeed())
+	return pvc
+}
+
+var _ = Describe("Volumes", Ordered, func() {
+	var (
+		hub, m1, m2    client.Client
+		storage        *simstorage.Storage
+		rec1, rec2     *phaseRecorder
+		ns             string
+		claim          *corev1.PersistentVolumeClaim
+		hubPVName      string
+		memberPV       *corev1.PersistentVolume
+		memberClaimUID types.UID
+	)
+
+	BeforeAll(func(ctx SpecContext) {
+		hub, m1, m2, storage = bed.Hub.Client, bed.Member("m1").Client, bed.Member("m2").Client, bed.Storage("shared")
+		rec1, rec2 = recordPhases(bed.Member("m1").Config), recordPhases(bed.Member("m2").Config)
+		DeferCleanup(rec1.close)
+		DeferCleanup(rec2.close)
+		ns = hubNamespace(ctx, "m1")
+	})
+
+	AfterAll(func() {
+		Expect(rec1.lostClaims()).To(BeEmpty(), "claims went Lost in m1")
+		Expect(rec2.lostClaims()).To(BeEmpty(), "claims went Lost in m2")
+		if memberPV != nil {
+			Expect(rec1.volumePhases(memberPV.Name)).NotTo(ContainElements(corev1.VolumeReleased, corev1.VolumeFailed),
+				"m1's own PV left Bound")
+		}
+		Expect(storage.CheckSingleOwner()).To(Succeed())
+		Expect(storage.CheckReleases()).To(Succeed())
+	})
+
+	It("upsyncs the PV that member 1 provisions and binds for a synced claim", func(ctx SpecContext) {
+		claim = claimFor(ns, "data", corev1.ReadWriteMany, "m1")
+		Expect(hub.Create(ctx, claim)).To(Succeed())
+
+		By("letting member 1's storage provision it and its binder bind it")
+		down := boundClaim(ctx, m1, downKey("m1", claim))
+		memberClaimUID = down.UID
+		memberPV = &corev1.PersistentVolume{}
+		Expect(m1.Get(ctx, client.ObjectKey{Name: down.Spec.VolumeName}, memberPV)).To(Succeed())
+		Expect(memberPV.Spec.CSI).NotTo(BeNil())
+		Expect(memberPV.Labels).NotTo(HaveKey(transform.TargetLabel), "the syncer does not own what the member provisioned")
+
+		By("syncing the claim's phase and capacity up, leaving its spec alone")
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(claim), claim)).To(Succeed())
+			g.Expect(claim.Status.Phase).To(Equal(corev1.ClaimBound))
+			g.Expect(claim.Status.Capacity.Storage().String()).To(Equal("1Gi"))
+		}).WithContext(ctx).Should(Succeed())
+		Expect(claim.Spec.VolumeName).To(BeEmpty())
+
+		By("recording the PV on the hub, named after the hub claim, labelled Upsync")
+		hubPVName = workloadv1alpha1.UpsyncedPVName(claim.UID)
+		hubPV := &corev1.PersistentVolume{}
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: hubPVName}, hubPV)).To(Succeed())
+			g.Expect(hubPV.Status.Phase).To(Equal(corev1.VolumeBound))
+		}).WithContext(ctx).Should(Succeed())
+		Expect(hubPV.Labels).To(HaveKeyWithValue(workloadv1alpha1.StateLabel("m1"), string(workloadv1alpha1.ResourceStateUpsync)))
+		Expect(hubPV.Annotations).To(HaveKeyWithValue(workloadv1alpha1.PVNameAnnotation("m1"), memberPV.Name))
+		Expect(hubPV.Annotations).NotTo(HaveKey("pv.kubernetes.io/bound-by-controller"))
+		Expect(hubPV.Annotations).NotTo(HaveKey("pv.kubernetes.io/bind-completed"))
+		Expect(hubPV.Spec.CSI).To(Equal(memberPV.Spec.CSI))
+		Expect(hubPV.Spec.Capacity).To(Equal(memberPV.Spec.Capacity))
+		Expect(hubPV.Spec.AccessModes).To(Equal(memberPV.Spec.AccessModes))
+		Expect(hubPV.Spec.StorageClassName).To(Equal("shared"))
+		Expect(hubPV.Spec.PersistentVolumeReclaimPolicy).To(Equal(corev1.PersistentVolumeReclaimDelete))
+		Expect(hubPV.Spec.ClaimRef).To(Equal(&corev1.ObjectReference{
+			APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: ns, Name: "data",
+		}), "the hub claimRef names the hub claim, without the member's uid")
+		Expect(hubPV.Finalizers).NotTo(ContainElement(workloadv1alpha1.SyncerFinalizer("m1")))
+	})
+
+	It("takes member 1's PV over in place once coordination switches the hub PV to Sync", func(ctx SpecContext) {
+		By("binding the hub claim and PV, keeping the data, switching to Sync, as coordination does")
+		update(ctx, hub, claim, func() { claim.Spec.VolumeName = hubPVName })
+		hubPV := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: hubPVName}}
+		update(ctx, hub, hubPV, func() {
+			hubPV.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain
+			hubPV.Labels[workloadv1alpha1.StateLabel("m1")] = string(workloadv1alpha1.ResourceStateSync)
+		})
+
+		pv := &corev1.PersistentVolume{}
+		Eventually(func(g Gomega) {
+			g.Expect(m1.Get(ctx, client.ObjectKey{Name: memberPV.Name}, pv)).To(Succeed())
+			g.Expect(pv.Labels).To(HaveKeyWithValue(transform.TargetLabel, "m1"))
+			g.Expect(pv.Spec.PersistentVolumeReclaimPolicy).To(Equal(corev1.PersistentVolumeReclaimRetain))
+		}).WithContext(ctx).Should(Succeed())
+		Expect(pv.UID).To(Equal(memberPV.UID), "the member's PV was recreated")
+		Expect(pv.Spec.ClaimRef.UID).To(Equal(memberClaimUID), "the binder's claimRef uid was lost")
+		Expect(pv.Status.Phase).To(Equal(corev1.VolumeBound))
+		down := boundClaim(ctx, m1, downKey("m1", claim))
+		Expect(down.UID).To(Equal(memberClaimUID))
+		Expect(down.Spec.VolumeName).To(Equal(memberPV.Name))
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: hubPVName}, hubPV)).To(Succeed())
+			g.Expect(hubPV.Finalizers).To(ContainElement(workloadv1alpha1.SyncerFinalizer("m1")))
+		}).WithContext(ctx).Should(Succeed())
+
+		By("no longer upsyncing: the hub is the source now")
+		Consistently(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: hubPVName}, hubPV)).To(Succeed())
+			g.Expect(hubPV.Labels).To(HaveKeyWithValue(workloadv1alpha1.StateLabel("m1"), string(workloadv1alpha1.ResourceStateSync)))
+			g.Expect(hubPV.Spec.PersistentVolumeReclaimPolicy).To(Equal(corev1.PersistentVolumeReclaimRetain))
+			g.Expect(m1.Get(ctx, client.ObjectKey{Name: memberPV.Name}, pv)).To(Succeed())
+			g.Expect(pv.UID).To(Equal(memberPV.UID))
+			g.Expect(pv.Status.Phase).To(Equal(corev1.VolumeBound))
+		}).WithContext(ctx).Should(Succeed())
+	})
+
+	It("binds the hub's pre-bound PV and claim in member 2, with member 2's own claimRef", func(ctx SpecContext) {
+		By("syncing the namespace, the claim and the PV to member 2 as well, as coordination does for a shared volume")
+		hubNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+		update(ctx, hub, hubNS, func() { hubNS.Labels = synced(hubNS.Labels, "m2") })
+		update(ctx, hub, claim, func() { claim.Labels = synced(claim.Labels, "m2") })
+		hubPV := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: hubPVName}}
+		update(ctx, hub, hubPV, func() { hubPV.Labels = synced(hubPV.Labels, "m2") })
+
+		By("reporting the hub claim's status from member 1 alone, while member 2 binds")
+		Consistently(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(claim), claim)).To(Succeed())
+			g.Expect(claim.Status.Phase).To(Equal(corev1.ClaimBound))
+		}).WithContext(ctx).Should(Succeed())
+
+		down := boundClaim(ctx, m2, downKey("m2", claim))
+		Expect(down.Spec.VolumeName).To(Equal(targetOf("m2").PVName(hubPVName, nil)))
+		pv := &corev1.PersistentVolume{}
+		Expect(m2.Get(ctx, client.ObjectKey{Name: down.Spec.VolumeName}, pv)).To(Succeed())
+		Expect(pv.Status.Phase).To(Equal(corev1.VolumeBound))
+		Expect(pv.Spec.ClaimRef.Namespace).To(Equal(targetOf("m2").Namespace(ns)))
+		Expect(pv.Spec.ClaimRef.UID).To(Equal(down.UID), "member 2's binder owns the claimRef uid")
+		Expect(pv.Spec.CSI.VolumeHandle).To(Equal(memberPV.Spec.CSI.VolumeHandle))
+		Expect(pv.Spec.PersistentVolumeReclaimPolicy).To(Equal(corev1.PersistentVolumeReclaimRetain))
+		Eventually(func() []string {
+			v, _ := storage.Volume(memberPV.Spec.CSI.VolumeHandle)
+			return v.Holders
+		}).WithContext(ctx).Should(Equal([]string{"m1", "m2"}))
+	})
+
+	It("binds a pair pre-bound on the hub without carrying the hub's binding fields across", func(ctx SpecContext) {
+		static := claimFor(ns, "static", corev1.ReadWriteOnce, "m2")
+		static.Spec.VolumeName = "static-volume"
+		// Binding fields as a cluster's binder would leave them: none of them may reach m2.
+		static.Annotations = map[string]string{"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes"}
+		hubPV := &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: "static-volume", Labels: synced(nil, "m2"),
+				Annotations: map[string]string{"pv.kubernetes.io/bound-by-controller": "yes"},
+			},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+				StorageClassName:              "shared",
+				ClaimRef: &corev1.ObjectReference{
+					APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: ns, Name: "static",
+					UID: "0b1e7a5e-0000-4000-8000-000000000000", ResourceVersion: "1",
+				},
+				PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
+					Driver: storage.Provisioner(), VolumeHandle: "shared-static",
+				}},
+			},
+		}
+		Expect(hub.Create(ctx, hubPV)).To(Succeed())
+		Expect(hub.Create(ctx, static)).To(Succeed())
+
+		down := boundClaim(ctx, m2, downKey("m2", static))
+		pv := &corev1.PersistentVolume{}
+		Expect(m2.Get(ctx, client.ObjectKey{Name: targetOf("m2").PVName("static-volume", nil)}, pv)).To(Succeed())
+		Expect(down.Spec.VolumeName).To(Equal(pv.Name))
+		Expect(pv.Spec.ClaimRef.UID).To(Equal(down.UID))
+		Expect(pv.Status.Phase).To(Equal(corev1.VolumeBound))
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(static), static)).To(Succeed())
+			g.Expect(static.Status.Phase).To(Equal(corev1.ClaimBound))
+		}).WithContext(ctx).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(m2.Get(ctx, client.ObjectKeyFromObject(down), down)).To(Succeed())
+			g.Expect(down.Status.Phase).To(Equal(corev1.ClaimBound))
+		}).WithContext(ctx).Should(Succeed())
+	})
+
+	It("removes the shared volume from member 2 through the deletion flow and keeps its data", func(ctx SpecContext) {
+		removal := time.Now().UTC().Format(time.RFC3339)
+		hubPV := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: hubPVName}}
+		for _, obj := range []client.Object{claim, hubPV} {
+			update(ctx, hub, obj, func() {
+				a := obj.GetAnnotations()
+				if a == nil {
+					a = map[string]string{}
+				}
+				a[workloadv1alpha1.DeletionAnnotation("m2")] = removal
+				obj.SetAnnotations(a)
+			})
+		}
+		m2PV := client.ObjectKey{Name: targetOf("m2").PVName(hubPVName, nil)}
+		Eventually(gone(ctx, m2, downKey("m2", claim), &corev1.PersistentVolumeClaim{})).WithContext(ctx).Should(Succeed())
+		Eventually(gone(ctx, m2, m2PV, &corev1.PersistentVolume{})).WithContext(ctx).Should(Succeed())
+		for _, obj := range []client.Object{claim, hubPV} {
+			Eventually(func(g Gomega) {
+				g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+				g.Expect(obj.GetLabels()).NotTo(HaveKey(workloadv1alpha1.StateLabel("m2")))
+				g.Expect(obj.GetLabels()).To(HaveKey(workloadv1alpha1.StateLabel("m1")))
+			}).WithContext(ctx).Should(Succeed())
+		}
+		Eventually(func() []string {
+			v, _ := storage.Volume(memberPV.Spec.CSI.VolumeHandle)
+			return v.Holders
+		}).WithContext(ctx).Should(Equal([]string{"m1"}))
+		v, _ := storage.Volume(memberPV.Spec.CSI.VolumeHandle)
+		Expect(v.Deleted).To(BeZero(), "the Retain policy kept the data")
+		boundClaim(ctx, m1, downKey("m1", claim))
+	})
+})
