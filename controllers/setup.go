@@ -1,10 +1,13 @@
 package controllers
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/custody-dev/custody/controllers/coordination"
+	"github.com/custody-dev/custody/controllers/health"
 	"github.com/custody-dev/custody/controllers/location"
 	"github.com/custody-dev/custody/controllers/placement"
 	"github.com/custody-dev/custody/controllers/scheduler"
@@ -16,6 +19,9 @@ type Options struct {
 	// Resources are the namespaced types the workload controller labels; nil means
 	// workload.DefaultResources.
 	Resources []schema.GroupVersionKind
+	// HeartbeatGrace is how long a target may miss heartbeats before it is Unreachable;
+	// zero means three of the periods its syncer announces.
+	HeartbeatGrace time.Duration
 }
 
 // Setup registers every hub controller with the manager.
@@ -31,6 +37,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		return err
 	}
 	if err := (&scheduler.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-scheduler")}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&health.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-health"), Grace: o.HeartbeatGrace}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := (&coordination.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-coordination")}).SetupWithManager(mgr); err != nil {

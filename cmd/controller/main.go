@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -23,6 +24,7 @@ type options struct {
 	leaderElect                                        bool
 	qps                                                float64
 	burst                                              int
+	heartbeatGrace                                     time.Duration
 }
 
 func main() {
@@ -35,6 +37,7 @@ func main() {
 	flag.StringVar(&o.resources, "resources", "", "Comma-separated namespaced types the workload controller labels, as kind.version.group (core: kind.v1); empty means the defaults.")
 	flag.Float64Var(&o.qps, "kube-api-qps", 50, "Requests per second to the hub API server.")
 	flag.IntVar(&o.burst, "kube-api-burst", 100, "Burst of requests to the hub API server.")
+	flag.DurationVar(&o.heartbeatGrace, "heartbeat-grace", 0, "How long a target may miss heartbeats before it is Unreachable; 0 means three of the periods its syncer announces.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -67,7 +70,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	if err := controllers.Setup(mgr, controllers.Options{Resources: kinds}); err != nil {
+	if err := controllers.Setup(mgr, controllers.Options{Resources: kinds, HeartbeatGrace: o.heartbeatGrace}); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
