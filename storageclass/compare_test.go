@@ -71,7 +71,9 @@ func TestCompare(t *testing.T) {
 			name: "parameters: a value differs, and only that key is shown",
 			targets: []Target{
 				target("t1", fast()),
-				target("t2", fast(func(c *workloadv1alpha1.StorageClassInfo) { c.Parameters = map[string]string{"pool": "hdd", "clusterID": "c1"} })),
+				target("t2", fast(func(c *workloadv1alpha1.StorageClassInfo) {
+					c.Parameters = map[string]string{"pool": "hdd", "clusterID": "c1"}
+				})),
 			},
 			want: Report{Targets: []string{"t1", "t2"}, Classes: []string{"fast"}, Mismatches: []Mismatch{
 				{Class: "fast", Field: FieldParameters, Values: []Values{{`{pool="ssd"}`, []string{"t1"}}, {`{pool="hdd"}`, []string{"t2"}}}},
