@@ -7,6 +7,7 @@ import (
 	"github.com/custody-dev/custody/controllers/location"
 	"github.com/custody-dev/custody/controllers/placement"
 	"github.com/custody-dev/custody/controllers/scheduler"
+	"github.com/custody-dev/custody/controllers/storageclass"
 	"github.com/custody-dev/custody/controllers/workload"
 )
 
@@ -30,6 +31,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		return err
 	}
 	if err := (&scheduler.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-scheduler")}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&storageclass.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-storageclass")}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	return workload.SetupWithManager(mgr, o.Resources)
