@@ -10,8 +10,8 @@
 // to False, or to another False message; a Normal event with the return to True. Events are
 // recorded after the condition is written, so a retried write never repeats them.
 //
-// Targets being deleted are left out. The Location is recomputed when its spec changes and
-// when a SyncTarget is created or deleted or changes its labels or reported classes, never on
-// heartbeats. The location controller writes other conditions of the same status; see its
-// package for how the two writers coexist.
+// Targets being deleted are left out. The Location is recomputed when its spec changes, when
+// anyone else changes or drops the condition, and when a SyncTarget is created or deleted or
+// changes its labels or reported classes, never on heartbeats. The location controller writes
+// other conditions of the same status; see its package for how the two writers coexist.
 package storageclass

@@ -28,7 +28,8 @@ type Reconciler struct {
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("storageclass").
-		For(&schedulingv1alpha1.Location{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&schedulingv1alpha1.Location{}, builder.WithPredicates(predicate.Or[client.Object](
+			predicate.GenerationChangedPredicate{}, conditionChanged))).
 		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(location.AllLocations(r.Client)),
 			builder.WithPredicates(reportChanged)).
 		Complete(r)
@@ -41,6 +42,16 @@ var reportChanged = predicate.Funcs{
 		o, n := e.ObjectOld.(*workloadv1alpha1.SyncTarget), e.ObjectNew.(*workloadv1alpha1.SyncTarget)
 		return !maps.Equal(o.Labels, n.Labels) || o.DeletionTimestamp.IsZero() != n.DeletionTimestamp.IsZero() ||
 			!equality.Semantic.DeepEqual(o.Status.StorageClasses, n.Status.StorageClasses)
+	},
+}
+
+// conditionChanged passes the Location updates that change the condition this controller
+// keeps: whoever else writes the status and drops or rewrites it gets it recomputed.
+var conditionChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld.(*schedulingv1alpha1.Location), e.ObjectNew.(*schedulingv1alpha1.Location)
+		typ := schedulingv1alpha1.ConditionStorageClassesCompatible
+		return !equality.Semantic.DeepEqual(meta.FindStatusCondition(o.Status.Conditions, typ), meta.FindStatusCondition(n.Status.Conditions, typ))
 	},
 }
 
