@@ -8,10 +8,13 @@ import (
 
 // Compatible tells whether a volume of a class may move from the target where the class is
 // from to the target where it is to; a nil class is one the target does not report. The move
-// is refused, with a reason that names the class and the differences, when the class is
-// missing on either side or differs in provisioner, parameters or domain: without the class
-// on the source there is nothing to check the target against. Differences in the other
-// fields never refuse a move.
+// is refused when the class is missing on either side (without the class on the source there
+// is nothing to check the target against) or differs in provisioner, parameters or domain.
+// Differences in the other fields never refuse a move.
+//
+// reason is a sentence that names the class and each difference with the values on "the
+// source" and "the target", for a VolumeOwnership's message; its reason word is
+// StorageClassMissing when to is nil, StorageClassMismatch otherwise.
 func Compatible(from, to *workloadv1alpha1.StorageClassInfo) (ok bool, reason string) {
 	if from == nil && to == nil {
 		return false, "the class is reported by neither the source nor the target"
