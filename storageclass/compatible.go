@@ -14,7 +14,7 @@ import (
 //
 // reason is a sentence that names the class and each difference with the values on "the
 // source" and "the target", for a VolumeOwnership's message; its reason word is
-// StorageClassMissing when to is nil, StorageClassMismatch otherwise.
+// StorageClassMissing when from or to is nil, StorageClassMismatch otherwise.
 func Compatible(from, to *workloadv1alpha1.StorageClassInfo) (ok bool, reason string) {
 	if from == nil && to == nil {
 		return false, "the class is reported by neither the source nor the target"
