@@ -11,7 +11,9 @@ import (
 	"github.com/custody-dev/custody/controllers/location"
 	"github.com/custody-dev/custody/controllers/placement"
 	"github.com/custody-dev/custody/controllers/scheduler"
+	"github.com/custody-dev/custody/controllers/storageclass"
 	"github.com/custody-dev/custody/controllers/workload"
+	storagepkg "github.com/custody-dev/custody/storageclass"
 )
 
 // Options configure the hub controllers.
@@ -42,7 +44,10 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := (&health.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-health"), Grace: o.HeartbeatGrace}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	if err := (&coordination.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-coordination")}).SetupWithManager(mgr); err != nil {
+	if err := (&storageclass.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-storageclass")}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&coordination.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-coordination"), Compatible: storagepkg.Compatible}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	return workload.SetupWithManager(mgr, o.Resources)

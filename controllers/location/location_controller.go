@@ -30,21 +30,25 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("location").
 		For(&schedulingv1alpha1.Location{}).
-		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(r.allLocations)).
+		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(AllLocations(r.Client))).
 		Complete(r)
 }
 
-func (r *Reconciler) allLocations(ctx context.Context, _ client.Object) []reconcile.Request {
-	list := &schedulingv1alpha1.LocationList{}
-	if err := r.Client.List(ctx, list); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Listing Locations")
-		return nil
+// AllLocations maps any object to a request for every Location: a SyncTarget whose labels
+// change can leave one Location and join another.
+func AllLocations(c client.Reader) handler.MapFunc {
+	return func(ctx context.Context, _ client.Object) []reconcile.Request {
+		list := &schedulingv1alpha1.LocationList{}
+		if err := c.List(ctx, list); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Listing Locations")
+			return nil
+		}
+		out := make([]reconcile.Request, 0, len(list.Items))
+		for _, l := range list.Items {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&l)})
+		}
+		return out
 	}
-	out := make([]reconcile.Request, 0, len(list.Items))
-	for _, l := range list.Items {
-		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&l)})
-	}
-	return out
 }
 
 // +kubebuilder:rbac:groups=scheduling.custody.dev,resources=locations,verbs=get;list;watch
@@ -84,7 +88,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if equality.Semantic.DeepEqual(before.Status, loc.Status) {
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, r.Client.Status().Patch(ctx, loc, client.MergeFrom(before))
+	// The storageclass controller writes a condition of its own to the same list, and a merge
+	// patch replaces the whole list: the resourceVersion precondition makes a write that raced
+	// the other writer fail with a conflict and retry on a fresh read, instead of dropping it.
+	return ctrl.Result{}, r.Client.Status().Patch(ctx, loc, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 }
 
 // available: Ready, not cordoned, not evicting.

@@ -24,6 +24,11 @@ const (
 	// ConditionSelectorValid (Location): the instance selector parses. While it is False the
 	// scheduler leaves the Location's namespaces where they are.
 	ConditionSelectorValid = "SelectorValid"
+	// ConditionStorageClassesCompatible (Location): every StorageClass that a target of the
+	// Location reports is on every target, alike in provisioner, parameters and storage
+	// domain, so that an owned volume may move between any two of them. Unknown while the
+	// instance selector does not parse.
+	ConditionStorageClassesCompatible = "StorageClassesCompatible"
 )
 
 // Reasons of conditions and events.
@@ -51,4 +56,16 @@ const (
 	ReasonScheduled = "Scheduled"
 	// ReasonRemoved: a namespace's removal from a target was requested.
 	ReasonRemoved = "Removed"
+	// ReasonStorageClassesMatch: the Location's targets report the same StorageClasses, alike
+	// in every field.
+	ReasonStorageClassesMatch = "StorageClassesMatch"
+	// ReasonStorageClassSettingsDiffer: the targets agree in every field that moves depend on,
+	// but a class differs in reclaim policy, binding mode, expansion or the default flag.
+	ReasonStorageClassSettingsDiffer = "StorageClassSettingsDiffer"
+	// ReasonStorageClassMismatch: a class differs between targets in provisioner, parameters
+	// or storage domain; its volumes do not move between those targets.
+	ReasonStorageClassMismatch = "StorageClassMismatch"
+	// ReasonStorageClassMissing: a class is missing on some targets, and no class differs;
+	// its volumes do not move to those targets.
+	ReasonStorageClassMissing = "StorageClassMissing"
 )

@@ -1,0 +1,83 @@
+package storageclass
+
+import (
+	"context"
+	"maps"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/location"
+)
+
+// Reconciler keeps each Location's StorageClassesCompatible condition.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+}
+
+// SetupWithManager registers the controller.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).Named("storageclass").
+		For(&schedulingv1alpha1.Location{}, builder.WithPredicates(predicate.Or[client.Object](
+			predicate.GenerationChangedPredicate{}, conditionChanged))).
+		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(location.AllLocations(r.Client)),
+			builder.WithPredicates(reportChanged)).
+		Complete(r)
+}
+
+// reportChanged passes the SyncTarget updates that can change a comparison: labels (the
+// target joins or leaves Locations), reported classes, and the start of deletion.
+var reportChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld.(*workloadv1alpha1.SyncTarget), e.ObjectNew.(*workloadv1alpha1.SyncTarget)
+		return !maps.Equal(o.Labels, n.Labels) || o.DeletionTimestamp.IsZero() != n.DeletionTimestamp.IsZero() ||
+			!equality.Semantic.DeepEqual(o.Status.StorageClasses, n.Status.StorageClasses)
+	},
+}
+
+// conditionChanged passes the Location updates that change the condition this controller
+// keeps: whoever else writes the status and drops or rewrites it gets it recomputed.
+var conditionChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld.(*schedulingv1alpha1.Location), e.ObjectNew.(*schedulingv1alpha1.Location)
+		typ := schedulingv1alpha1.ConditionStorageClassesCompatible
+		return !equality.Semantic.DeepEqual(meta.FindStatusCondition(o.Status.Conditions, typ), meta.FindStatusCondition(n.Status.Conditions, typ))
+	},
+}
+
+// Reconcile compares the classes of the Location's targets, writes the condition, and
+// records an event when the change calls for one.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	loc := &schedulingv1alpha1.Location{}
+	if err := r.Client.Get(ctx, req.NamespacedName, loc); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	targets := &workloadv1alpha1.SyncTargetList{}
+	if err := r.Client.List(ctx, targets); err != nil {
+		return ctrl.Result{}, err
+	}
+	before := loc.DeepCopy()
+	cond := condition(loc, targets.Items)
+	if !meta.SetStatusCondition(&loc.Status.Conditions, cond) {
+		return ctrl.Result{}, nil
+	}
+	// The location controller writes to the same conditions list: see its package.
+	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+	if err := r.Client.Status().Patch(ctx, loc, patch); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if e, ok := eventFor(meta.FindStatusCondition(before.Status.Conditions, cond.Type), cond); ok {
+		r.Recorder.Eventf(loc, nil, e.eventType, cond.Reason, "Compare", "%s", e.note)
+	}
+	return ctrl.Result{}, nil
+}
