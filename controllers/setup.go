@@ -13,7 +13,7 @@ import (
 	"github.com/custody-dev/custody/controllers/scheduler"
 	"github.com/custody-dev/custody/controllers/storageclass"
 	"github.com/custody-dev/custody/controllers/workload"
-	storagepkg "github.com/custody-dev/custody/storageclass"
+	classes "github.com/custody-dev/custody/storageclass"
 )
 
 // Options configure the hub controllers.
@@ -47,7 +47,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := (&storageclass.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-storageclass")}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	if err := (&coordination.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-coordination"), Compatible: storagepkg.Compatible}).SetupWithManager(mgr); err != nil {
+	if err := (&coordination.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-coordination"), Compatible: classes.Compatible}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	return workload.SetupWithManager(mgr, o.Resources)
