@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -27,7 +28,7 @@ func (r *Reconciler) remove(ctx context.Context, up, down *unstructured.Unstruct
 		return err
 	}
 	if down != nil && (r.Target.Owns(down) || r.isOrigin(up, down)) {
-		return r.deleteDownstream(ctx, down)
+		return r.deleteDownstream(ctx, down, transform.ReleasePolicy(up))
 	}
 	return r.release(ctx, up)
 }
@@ -43,7 +44,7 @@ func (r *Reconciler) removeOrphan(ctx context.Context, key types.NamespacedName,
 		if !r.Target.Owns(down) {
 			return nil
 		}
-		return r.deleteDownstream(ctx, down)
+		return r.deleteDownstream(ctx, down, corev1.PersistentVolumeReclaimRetain)
 	}
 	up := transform.Empty(r.GVK)
 	if err := r.HubReader.Get(ctx, key, up); err != nil {
@@ -82,10 +83,16 @@ func (r *Reconciler) holdsContents(ctx context.Context, hubNamespace string) (bo
 }
 
 // deleteDownstream deletes a downstream object, once; its deletion event brings the hub
-// object back to the reconciler when it is gone.
-func (r *Reconciler) deleteDownstream(ctx context.Context, down *unstructured.Unstructured) error {
+// object back to the reconciler when it is gone. A claim's PV first takes the release
+// policy, so that deleting the claim releases the storage only when coordination said so.
+func (r *Reconciler) deleteDownstream(ctx context.Context, down *unstructured.Unstructured, release corev1.PersistentVolumeReclaimPolicy) error {
 	if down.GetDeletionTimestamp() != nil {
 		return nil
+	}
+	if down.GroupVersionKind().GroupKind() == transform.PVCKind {
+		if err := r.settleVolume(ctx, down, release); err != nil {
+			return err
+		}
 	}
 	uid := down.GetUID()
 	DownstreamWrites.WithLabelValues(r.Target.Key, down.GetKind(), "delete").Inc()
@@ -111,5 +118,28 @@ func (r *Reconciler) release(ctx context.Context, up *unstructured.Unstructured)
 		return client.IgnoreNotFound(err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Removed from the target", "hubObject", client.ObjectKeyFromObject(up))
+	return nil
+}
+
+// settleVolume gives the member's PV bound to a claim about to be deleted the release policy.
+func (r *Reconciler) settleVolume(ctx context.Context, claim *unstructured.Unstructured, release corev1.PersistentVolumeReclaimPolicy) error {
+	name, _, _ := unstructured.NestedString(claim.Object, "spec", "volumeName")
+	if name == "" {
+		return nil
+	}
+	pv := &corev1.PersistentVolume{}
+	if err := r.Member.Get(ctx, client.ObjectKey{Name: name}, pv); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if pv.Spec.PersistentVolumeReclaimPolicy == release {
+		return nil
+	}
+	orig := pv.DeepCopy()
+	pv.Spec.PersistentVolumeReclaimPolicy = release
+	DownstreamWrites.WithLabelValues(r.Target.Key, "PersistentVolume", "patch").Inc()
+	if err := r.Member.Patch(ctx, pv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("setting reclaim policy %s on downstream PV %s: %w", release, name, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Set the reclaim policy of the claim's volume before letting the claim go", "pv", name, "reclaimPolicy", release)
 	return nil
 }

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
 
@@ -183,6 +184,7 @@ func classInfo(sc *storagev1.StorageClass) workloadv1alpha1.StorageClassInfo {
 		ReclaimPolicy:        ptr.Deref(sc.ReclaimPolicy, corev1.PersistentVolumeReclaimDelete),
 		VolumeBindingMode:    string(ptr.Deref(sc.VolumeBindingMode, storagev1.VolumeBindingImmediate)),
 		AllowVolumeExpansion: ptr.Deref(sc.AllowVolumeExpansion, false),
+		Domain:               sc.Annotations[storagev1alpha1.DomainAnnotation],
 	}
 	for _, a := range defaultClassAnnotations {
 		info.Default = info.Default || sc.Annotations[a] == "true"

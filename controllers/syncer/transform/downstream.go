@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
 
@@ -142,6 +143,11 @@ func (t Target) Downstream(up *unstructured.Unstructured, in Inputs) (*unstructu
 		delete(down.Object, "spec")
 	case PVKind:
 		t.rewriteClaimRef(down, in.Current)
+		// Every copy of a hub PV is Retain: the storage is released only through the claim,
+		// with the policy coordination puts on it (ReleasePolicy).
+		if err := unstructured.SetNestedField(down.Object, string(corev1.PersistentVolumeReclaimRetain), "spec", "persistentVolumeReclaimPolicy"); err != nil {
+			return nil, err
+		}
 	case PVCKind:
 		unstructured.RemoveNestedField(down.Object, "spec", "volumeName")
 		if in.VolumeName != "" {
@@ -220,4 +226,13 @@ func stripGeneratedSelector(job *unstructured.Unstructured) {
 	for _, l := range jobUIDLabels {
 		unstructured.RemoveNestedField(job.Object, "spec", "template", "metadata", "labels", l)
 	}
+}
+
+// ReleasePolicy is the reclaim policy a claim's member PV takes just before the claim leaves
+// the member: the one coordination set on a deleted claim, else Retain.
+func ReleasePolicy(claim *unstructured.Unstructured) corev1.PersistentVolumeReclaimPolicy {
+	if p := claim.GetAnnotations()[storagev1alpha1.ReleasePolicyAnnotation]; p != "" && claim.GetDeletionTimestamp() != nil {
+		return corev1.PersistentVolumeReclaimPolicy(p)
+	}
+	return corev1.PersistentVolumeReclaimRetain
 }
