@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -21,6 +22,9 @@ import (
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
+
+// pvProtection is the finalizer an API server puts on every PV.
+const pvProtection = "kubernetes.io/pv-protection"
 
 // Reconciler upsyncs the PVs a member provisions for the claims synced to it. Requests name
 // hub claims.
@@ -224,13 +228,30 @@ func (r *Reconciler) pruneUpsynced(ctx context.Context, key types.NamespacedName
 			}
 			continue
 		}
-		uid := hubPV.GetUID()
-		if err := r.Hub.Delete(ctx, hubPV, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+		if err := r.deleteRecord(ctx, hubPV); err != nil {
 			return err
 		}
 		ctrl.LoggerFrom(ctx).Info("Removed an upsynced volume whose member PV is gone", "hubPV", hubPV.GetName(), "memberPV", memberName)
 	}
 	return nil
+}
+
+// deleteRecord deletes a hub PV the syncer upsynced. The hub's API server puts the PV
+// protection finalizer on every PV, and the hub runs no controller that would ever remove
+// it: the record is the syncer's, so it lets go of it too.
+func (r *Reconciler) deleteRecord(ctx context.Context, hubPV *unstructured.Unstructured) error {
+	if hubPV.GetDeletionTimestamp() == nil {
+		uid := hubPV.GetUID()
+		if err := r.Hub.Delete(ctx, hubPV, client.Preconditions{UID: &uid}); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+	}
+	if !controllerutil.ContainsFinalizer(hubPV, pvProtection) {
+		return nil
+	}
+	orig := hubPV.DeepCopy()
+	controllerutil.RemoveFinalizer(hubPV, pvProtection)
+	return client.IgnoreNotFound(r.Hub.Patch(ctx, hubPV, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
 }
 
 func merged(into, from map[string]string) map[string]string {

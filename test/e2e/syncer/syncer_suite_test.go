@@ -41,6 +41,8 @@ func TestSyncer(t *testing.T) {
 	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
 	SetDefaultConsistentlyDuration(3 * time.Second)
 	SetDefaultConsistentlyPollingInterval(200 * time.Millisecond)
+	// The specs pass their context to every wait; the bounds above must hold all the same.
+	EnforceDefaultTimeoutsWhenUsingContexts()
 	RunSpecs(t, "Syncer suite")
 }
 

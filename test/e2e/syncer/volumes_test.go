@@ -333,4 +333,26 @@ var _ = Describe("Volumes", Ordered, func() {
 		Expect(v.Deleted).To(BeZero(), "the Retain policy kept the data")
 		boundClaim(ctx, m1, downKey("m1", claim))
 	})
+
+	It("deletes a claim that was never switched to Sync, its volume and its upsynced record", func(ctx SpecContext) {
+		scratch := claimFor(ns, "scratch", corev1.ReadWriteOnce, "m1")
+		Expect(hub.Create(ctx, scratch)).To(Succeed())
+		down := boundClaim(ctx, m1, downKey("m1", scratch))
+		pv := &corev1.PersistentVolume{}
+		Expect(m1.Get(ctx, client.ObjectKey{Name: down.Spec.VolumeName}, pv)).To(Succeed())
+		upsynced := client.ObjectKey{Name: workloadv1alpha1.UpsyncedPVName(scratch.UID)}
+		Eventually(fetch(ctx, hub, upsynced, &corev1.PersistentVolume{})).WithContext(ctx).Should(Succeed())
+
+		Expect(hub.Delete(ctx, scratch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(scratch), scratch)).To(Succeed())
+			g.Expect(scratch.Finalizers).NotTo(ContainElement(workloadv1alpha1.SyncerFinalizer("m1")))
+			g.Expect(scratch.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel("m1")))
+		}).WithContext(ctx).Should(Succeed())
+		Eventually(gone(ctx, m1, client.ObjectKeyFromObject(pv), &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		Eventually(gone(ctx, hub, upsynced, &corev1.PersistentVolume{})).WithContext(ctx).Should(Succeed())
+		v, _ := storage.Volume(pv.Spec.CSI.VolumeHandle)
+		Expect(v.Deleted).NotTo(BeZero())
+		Expect(v.Releases).To(Equal(1))
+	})
 })
