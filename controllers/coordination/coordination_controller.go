@@ -104,7 +104,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !coordinated(claim) {
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.unprotect(ctx, claim)
 	}
 	if claim.DeletionTimestamp.IsZero() && controllerutil.AddFinalizer(claim, storagev1alpha1.VolumeFinalizer) {
 		return ctrl.Result{}, r.Client.Update(ctx, claim)
@@ -118,6 +118,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, r.apply(ctx, s, d)
+}
+
+// unprotect lets a deleted claim that was never placed go: the pvc-protection finalizer the
+// hub's admission added waits for a controller the hub does not run.
+func (r *Reconciler) unprotect(ctx context.Context, claim *corev1.PersistentVolumeClaim) error {
+	if claim.DeletionTimestamp.IsZero() || !controllerutil.ContainsFinalizer(claim, pvcProtection) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(claim.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(claim, pvcProtection)
+	return client.IgnoreNotFound(r.Client.Patch(ctx, claim, patch))
 }
 
 // coordinated: the claim is placed on a target, or the coordinator still holds it.

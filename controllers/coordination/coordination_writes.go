@@ -18,6 +18,13 @@ import (
 	"github.com/custody-dev/custody/coordination"
 )
 
+// The finalizers a hub API server's StorageObjectInUseProtection admission adds. The hub runs
+// no pods and no protection controllers, so coordination removes them when it is done.
+const (
+	pvcProtection = "kubernetes.io/pvc-protection"
+	pvProtection  = "kubernetes.io/pv-protection"
+)
+
 // writes gathers a decision's actions into at most one patch of the claim, one of the PV and
 // a deletion of the PV, run in the order the actions first name them.
 type writes struct {
