@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 	"github.com/custody-dev/custody/test/simstorage"
@@ -343,6 +344,10 @@ var _ = Describe("Volumes", Ordered, func() {
 		upsynced := client.ObjectKey{Name: workloadv1alpha1.UpsyncedPVName(scratch.UID)}
 		Eventually(fetch(ctx, hub, upsynced, &corev1.PersistentVolume{})).WithContext(ctx).Should(Succeed())
 
+		By("letting the claim go with reclaim policy Delete, as coordination does for a deleted claim")
+		patch := client.MergeFrom(scratch.DeepCopy())
+		metav1.SetMetaDataAnnotation(&scratch.ObjectMeta, storagev1alpha1.ReleasePolicyAnnotation, string(corev1.PersistentVolumeReclaimDelete))
+		Expect(hub.Patch(ctx, scratch, patch)).To(Succeed())
 		Expect(hub.Delete(ctx, scratch)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(scratch), scratch)).To(Succeed())

@@ -1,0 +1,260 @@
+package volumes
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+)
+
+var _ = Describe("Provisioning", func() {
+	It("provisions on one target, upsyncs the PV, binds the hub pair and keeps every copy Retain", func(ctx SpecContext) {
+		ns := app(ctx, "loc")
+		c := claim(ctx, ns, "data", corev1.ReadWriteOnce)
+		vo := bound(ctx, ns, "data")
+		st := vo.Status
+		owner := st.Owner
+		Expect(owner).To(BeElementOf("m1", "m2"))
+		Expect(st.Class).To(Equal(storagev1alpha1.Owned))
+		Expect(st.Domain).To(Equal(domain))
+		Expect(st.Sharers).To(BeEmpty())
+		Expect(st.Reclaim).To(Equal(storagev1alpha1.ReclaimStatus{Original: corev1.PersistentVolumeReclaimDelete, Current: corev1.PersistentVolumeReclaimRetain}))
+		var phases []storagev1alpha1.VolumePhase
+		for _, t := range st.Transitions {
+			phases = append(phases, t.Phase)
+		}
+		Expect(phases).To(ContainElements(storagev1alpha1.Provisioning, storagev1alpha1.Upsyncing, storagev1alpha1.Bound))
+
+		Expect(hub.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+		Expect(c.Spec.VolumeName).To(Equal(st.VolumeName))
+		Expect(c.Labels).To(HaveKeyWithValue(workloadv1alpha1.StateLabel(owner), "Sync"))
+		Expect(c.Labels).To(HaveKeyWithValue(workloadv1alpha1.StateLabel(other(owner)), ""))
+		Expect(c.Annotations).To(HaveKeyWithValue(schedulingv1alpha1.VolumeDomainAnnotation, domain))
+		Expect(c.Annotations).To(HaveKeyWithValue(workloadv1alpha1.FinalizersAnnotation(owner), storagev1alpha1.HoldFinalizer))
+		pv := hubPV(ctx, st.VolumeName)
+		Expect(pv.Labels).To(Equal(map[string]string{workloadv1alpha1.StateLabel(owner): "Sync"}))
+		Expect(pv.Spec.ClaimRef.Name).To(Equal("data"))
+
+		down := downPV(ctx, owner, ns, "data")
+		Expect(down.Spec.PersistentVolumeReclaimPolicy).To(Equal(corev1.PersistentVolumeReclaimRetain))
+		Expect(down.Spec.CSI.VolumeHandle).To(Equal(pv.Spec.CSI.VolumeHandle))
+		holders(ctx, pv.Spec.CSI.VolumeHandle, owner)
+	})
+})
+
+var _ = Describe("Shared volumes", func() {
+	It("gives a ReadWriteMany volume to two members at once, pre-bound", func(ctx SpecContext) {
+		ns := app(ctx, "loc", "other")
+		claim(ctx, ns, "shared", corev1.ReadWriteMany)
+		vo := waitFor(ctx, ns, "shared", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
+			g.Expect(st.Phase).To(Equal(storagev1alpha1.Bound))
+			g.Expect(st.Sharers).To(HaveLen(1))
+		})
+		st := vo.Status
+		Expect(st.Class).To(Equal(storagev1alpha1.Shared))
+		users := append([]string{st.Owner}, st.Sharers...)
+		Expect(users).To(ContainElement("m3"))
+		h := handle(ctx, st.VolumeName)
+		holders(ctx, h, users...)
+		for _, k := range users {
+			Expect(downPV(ctx, k, ns, "shared").Spec.PersistentVolumeReclaimPolicy).To(Equal(corev1.PersistentVolumeReclaimRetain))
+		}
+	})
+})
+
+var _ = Describe("Owned volumes", func() {
+	It("moves to the other member when the owner is cordoned: same data, Retain, never held twice", func(ctx SpecContext) {
+		ns := app(ctx, "loc")
+		claim(ctx, ns, "data", corev1.ReadWriteOnce)
+		vo := bound(ctx, ns, "data")
+		from, to := vo.Status.Owner, other(vo.Status.Owner)
+		h := handle(ctx, vo.Status.VolumeName)
+
+		setCordon(ctx, from, true)
+		DeferCleanup(setCordon, context.Background(), from, false)
+		vo = waitFor(ctx, ns, "data", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
+			g.Expect(st.Phase).To(Equal(storagev1alpha1.Bound))
+			g.Expect(st.Owner).To(Equal(to))
+		})
+		reasons := []string{}
+		for _, t := range vo.Status.Transitions {
+			reasons = append(reasons, string(t.Phase)+"/"+t.Reason)
+		}
+		Expect(reasons).To(ContainElements("Moving/"+storagev1alpha1.ReasonWaitingForDetach, "Bound/"+storagev1alpha1.ReasonMoved))
+
+		holders(ctx, h, to)
+		down := downPV(ctx, to, ns, "data")
+		Expect(down.Spec.CSI.VolumeHandle).To(Equal(h), "the new owner uses the same volume")
+		Expect(down.Spec.PersistentVolumeReclaimPolicy).To(Equal(corev1.PersistentVolumeReclaimRetain))
+		Expect(volume(h).Releases).To(BeZero())
+		Eventually(func() bool {
+			err := member(from).Client.Get(ctx, downClaim(from, ns, "data"), &corev1.PersistentVolumeClaim{})
+			return apierrors.IsNotFound(err)
+		}).WithContext(ctx).Should(BeTrue(), "the old owner's claim is gone")
+	})
+
+	It("waits for the member's pvc-protection while a pod still uses the claim", func(ctx SpecContext) {
+		ns := app(ctx, "loc")
+		claim(ctx, ns, "data", corev1.ReadWriteOnce)
+		vo := bound(ctx, ns, "data")
+		from, to := vo.Status.Owner, other(vo.Status.Owner)
+		key := downClaim(from, ns, "data")
+		m := member(from)
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: "user"},
+			Spec: corev1.PodSpec{
+				NodeName:   "node-1",
+				Containers: []corev1.Container{{Name: "app", Image: "app"}},
+				Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: key.Name},
+				}}},
+			},
+		}
+		Expect(m.Client.Create(ctx, pod)).To(Succeed())
+
+		setCordon(ctx, from, true)
+		DeferCleanup(setCordon, context.Background(), from, false)
+		waitFor(ctx, ns, "data", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
+			g.Expect(st.Phase).To(Equal(storagev1alpha1.Moving))
+			g.Expect(st.Reason).To(Equal(storagev1alpha1.ReasonWaitingForDetach))
+		})
+		Eventually(func(g Gomega) {
+			pvc := &corev1.PersistentVolumeClaim{}
+			g.Expect(m.Client.Get(ctx, key, pvc)).To(Succeed())
+			g.Expect(pvc.DeletionTimestamp).NotTo(BeNil())
+		}).WithContext(ctx).Should(Succeed())
+		Consistently(func(g Gomega) {
+			st := ownership(ctx, ns, "data").Status
+			g.Expect(st.Phase).To(Equal(storagev1alpha1.Moving))
+			g.Expect(st.Owner).To(Equal(from))
+			c := &corev1.PersistentVolumeClaim{}
+			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data"}, c)).To(Succeed())
+			g.Expect(c.Labels[workloadv1alpha1.StateLabel(to)]).NotTo(Equal("Sync"))
+		}).WithContext(ctx).Should(Succeed())
+
+		Expect(m.Client.Delete(ctx, pod, client.GracePeriodSeconds(0))).To(Succeed())
+		waitFor(ctx, ns, "data", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
+			g.Expect(st.Phase).To(Equal(storagev1alpha1.Bound))
+			g.Expect(st.Owner).To(Equal(to))
+		})
+	})
+
+	It("refuses to move to a target whose storage class differs, and says so", func(ctx SpecContext) {
+		ns := app(ctx, "loc")
+		claim(ctx, ns, "data", corev1.ReadWriteOnce)
+		vo := bound(ctx, ns, "data")
+		from, to := vo.Status.Owner, other(vo.Status.Owner)
+
+		By("giving " + to + " a class of the same name with other parameters")
+		original := replaceClass(ctx, to, map[string]string{"domain": domain, "tier": "slow"})
+		restored := false
+		DeferCleanup(func(ctx context.Context) {
+			if !restored {
+				replaceClass(ctx, to, original)
+			}
+		})
+		Eventually(func(g Gomega) {
+			loc := &schedulingv1alpha1.Location{}
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: "loc"}, loc)).To(Succeed())
+			c := meta.FindStatusCondition(loc.Status.Conditions, schedulingv1alpha1.ConditionStorageClassesCompatible)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Message).To(And(ContainSubstring(domain), ContainSubstring(to)))
+		}).WithContext(ctx).Should(Succeed())
+
+		setCordon(ctx, from, true)
+		DeferCleanup(setCordon, context.Background(), from, false)
+		waitFor(ctx, ns, "data", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
+			g.Expect(st.Reason).To(Equal(storagev1alpha1.ReasonStorageClassMismatch))
+			g.Expect(st.Message).To(ContainSubstring(to))
+		})
+		Consistently(func(g Gomega) {
+			st := ownership(ctx, ns, "data").Status
+			g.Expect(st.Owner).To(Equal(from))
+			g.Expect(st.Phase).To(Equal(storagev1alpha1.Bound))
+		}).WithContext(ctx).Should(Succeed())
+
+		By("moving once the classes agree again")
+		replaceClass(ctx, to, original)
+		restored = true
+		waitFor(ctx, ns, "data", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
+			g.Expect(st.Phase).To(Equal(storagev1alpha1.Bound))
+			g.Expect(st.Owner).To(Equal(to))
+		})
+	})
+})
+
+var _ = Describe("Deleting a claim", func() {
+	It("releases the storage exactly once, on the owner, after the claim is gone from the hub", func(ctx SpecContext) {
+		ns := app(ctx, "loc")
+		c := claim(ctx, ns, "data", corev1.ReadWriteOnce)
+		vo := bound(ctx, ns, "data")
+		pvName := vo.Status.VolumeName
+		h := handle(ctx, pvName)
+		Expect(volume(h).Deleted).To(BeZero())
+
+		Expect(hub.Delete(ctx, c)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(hub.Get(ctx, client.ObjectKeyFromObject(c), c))
+		}).WithContext(ctx).Should(BeTrue(), "the hub claim goes")
+		Eventually(func() bool {
+			return apierrors.IsNotFound(hub.Get(ctx, client.ObjectKey{Name: pvName}, &corev1.PersistentVolume{}))
+		}).WithContext(ctx).Should(BeTrue(), "the hub PV goes")
+		Eventually(func() bool { return volume(h).Deleted.IsZero() }).WithContext(ctx).Should(BeFalse())
+		Consistently(func() int { return volume(h).Releases }).WithContext(ctx).Should(Equal(1))
+	})
+
+	It("never releases the storage of a hub PV set to Retain", func(ctx SpecContext) {
+		ns := app(ctx, "loc")
+		c := claim(ctx, ns, "data", corev1.ReadWriteOnce)
+		vo := bound(ctx, ns, "data")
+		pvName := vo.Status.VolumeName
+		h := handle(ctx, pvName)
+		pv := hubPV(ctx, pvName)
+		patch := client.MergeFrom(pv.DeepCopy())
+		pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain
+		Expect(hub.Patch(ctx, pv, patch)).To(Succeed())
+
+		Expect(hub.Delete(ctx, c)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(hub.Get(ctx, client.ObjectKeyFromObject(c), c))
+		}).WithContext(ctx).Should(BeTrue(), "the hub claim goes")
+		Consistently(func(g Gomega) {
+			v := volume(h)
+			g.Expect(v.Releases).To(BeZero())
+			g.Expect(v.Deleted).To(BeZero())
+		}).WithContext(ctx).Should(Succeed())
+	})
+})
+
+// replaceClass replaces the member's StorageClass of the domain (parameters are immutable)
+// with one of the given parameters, and returns the parameters it had.
+func replaceClass(ctx context.Context, target string, params map[string]string) map[string]string {
+	m := member(target)
+	old := &storagev1.StorageClass{}
+	Expect(m.Client.Get(ctx, client.ObjectKey{Name: domain}, old)).To(Succeed())
+	Expect(m.Client.Delete(ctx, old)).To(Succeed())
+	Eventually(func() bool {
+		return apierrors.IsNotFound(m.Client.Get(ctx, client.ObjectKey{Name: domain}, &storagev1.StorageClass{}))
+	}).WithContext(ctx).Should(BeTrue())
+	Expect(m.Client.Create(ctx, &storagev1.StorageClass{
+		ObjectMeta:           metav1.ObjectMeta{Name: domain, Annotations: old.Annotations},
+		Provisioner:          old.Provisioner,
+		Parameters:           params,
+		ReclaimPolicy:        old.ReclaimPolicy,
+		VolumeBindingMode:    old.VolumeBindingMode,
+		AllowVolumeExpansion: ptr.To(ptr.Deref(old.AllowVolumeExpansion, false)),
+	})).To(Succeed())
+	return old.Parameters
+}

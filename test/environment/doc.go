@@ -1,0 +1,8 @@
+// Package environment runs Custody end to end in one process: a test bed (a hub and member
+// clusters on real control planes, with simulated storage), the SyncTargets and Locations
+// that describe it, the hub controllers and one syncer per member. The end-to-end suites and
+// the local environment (cmd/custody-dev, `make run`) start it the same way.
+//
+// Each syncer and the controller run as goroutines that can be stopped and started again,
+// as the fault tests need.
+package environment

@@ -1,0 +1,273 @@
+package environment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers"
+	"github.com/custody-dev/custody/controllers/syncer"
+	"github.com/custody-dev/custody/test/testbed"
+)
+
+// LocationLabel is the label that ties the environment's SyncTargets to their Location.
+const LocationLabel = "custody.dev/location"
+
+// Options describe an environment.
+type Options struct {
+	// Dir keeps the state between runs; empty means a temporary directory.
+	Dir string
+	// Locations are the Locations to make, each with its members and storage domain.
+	Locations []LocationOptions
+	// HeartbeatPeriod is the syncers' heartbeat period; zero means 1s.
+	HeartbeatPeriod time.Duration
+	// HeartbeatGrace is how long a target may miss heartbeats before it is Unreachable;
+	// zero means three periods.
+	HeartbeatGrace time.Duration
+	// MetricsAddr is where the controller serves its metrics; empty means not served.
+	MetricsAddr string
+}
+
+// LocationOptions describe one Location.
+type LocationOptions struct {
+	Name string
+	// Domain is the storage domain its members share.
+	Domain string
+	// Members are the names of its member clusters, also their SyncTargets' names.
+	Members []string
+}
+
+// Default is the local environment's default: n Locations of m members each, every
+// Location over a storage domain of its own.
+func Default(locations, members int) Options {
+	var o Options
+	for i := range locations {
+		loc := LocationOptions{Name: fmt.Sprintf("location-%d", i+1), Domain: fmt.Sprintf("storage-%d", i+1)}
+		for j := range members {
+			loc.Members = append(loc.Members, fmt.Sprintf("member-%d-%d", i+1, j+1))
+		}
+		o.Locations = append(o.Locations, loc)
+	}
+	return o
+}
+
+// OneLocation is the smallest environment with a move in it: one Location of two members,
+// m1 and m2, sharing storage domain "shared".
+func OneLocation() Options {
+	return Options{Locations: []LocationOptions{{Name: "loc", Domain: "shared", Members: []string{"m1", "m2"}}}}
+}
+
+// Environment is a running Custody.
+type Environment struct {
+	*testbed.Bed
+	opts Options
+
+	mu         sync.Mutex
+	controller *runner
+	syncers    map[string]*runner
+}
+
+// Start starts the bed, registers its members and Locations on the hub, and runs the
+// controller and the syncers. It returns once they run; WaitReady waits for the targets.
+func Start(ctx context.Context, o Options) (_ *Environment, err error) {
+	if o.HeartbeatPeriod == 0 {
+		o.HeartbeatPeriod = time.Second
+	}
+	bedOpts := testbed.Options{Dir: o.Dir}
+	for _, l := range o.Locations {
+		for _, m := range l.Members {
+			bedOpts.Members = append(bedOpts.Members, testbed.MemberOptions{Name: m, Domains: []string{l.Domain}})
+		}
+	}
+	bed, err := testbed.Start(ctx, bedOpts)
+	if err != nil {
+		return nil, err
+	}
+	e := &Environment{Bed: bed, opts: o, syncers: map[string]*runner{}}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, e.Stop())
+		}
+	}()
+	if err := e.register(ctx); err != nil {
+		return e, err
+	}
+	if err := e.StartController(); err != nil {
+		return e, err
+	}
+	for _, m := range e.Members {
+		if err := e.StartSyncer(m.Name); err != nil {
+			return e, err
+		}
+	}
+	return e, nil
+}
+
+// register creates (or keeps) the SyncTargets and Locations the environment describes.
+func (e *Environment) register(ctx context.Context) error {
+	c := e.Hub.Client
+	for _, l := range e.opts.Locations {
+		objs := []client.Object{&schedulingv1alpha1.Location{
+			ObjectMeta: metav1.ObjectMeta{Name: l.Name, Labels: map[string]string{LocationLabel: l.Name}},
+			Spec: schedulingv1alpha1.LocationSpec{InstanceSelector: metav1.LabelSelector{
+				MatchLabels: map[string]string{LocationLabel: l.Name},
+			}},
+		}}
+		for _, m := range l.Members {
+			objs = append(objs, &workloadv1alpha1.SyncTarget{
+				ObjectMeta: metav1.ObjectMeta{Name: m, Labels: map[string]string{LocationLabel: l.Name}},
+				Spec:       workloadv1alpha1.SyncTargetSpec{StorageDomains: []string{l.Domain}, Priority: 1},
+			})
+		}
+		for _, o := range objs {
+			if err := c.Create(ctx, o); client.IgnoreAlreadyExists(err) != nil {
+				return fmt.Errorf("registering %s: %w", o.GetName(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// StartController runs the hub controllers.
+func (e *Environment) StartController() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.controller != nil {
+		return errors.New("the controller runs already")
+	}
+	addr := e.opts.MetricsAddr
+	if addr == "" {
+		addr = "0"
+	}
+	mgr, err := ctrl.NewManager(e.Hub.Config, ctrl.Options{
+		Scheme:                 testbed.Scheme(),
+		Metrics:                metricsserver.Options{BindAddress: addr},
+		HealthProbeBindAddress: "0",
+		Logger:                 ctrl.Log.WithName("controller"),
+	})
+	if err != nil {
+		return err
+	}
+	if err := controllers.Setup(mgr, controllers.Options{HeartbeatGrace: e.opts.HeartbeatGrace}); err != nil {
+		return err
+	}
+	e.controller = run(mgr.Start)
+	return nil
+}
+
+// StopController stops the hub controllers and waits until they stopped.
+func (e *Environment) StopController() error {
+	e.mu.Lock()
+	r := e.controller
+	e.controller = nil
+	e.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	return r.stop()
+}
+
+// StartSyncer runs the syncer of the named member.
+func (e *Environment) StartSyncer(name string) error {
+	m := e.Member(name)
+	if m == nil {
+		return fmt.Errorf("no member %q", name)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.syncers[name] != nil {
+		return fmt.Errorf("the syncer of %s runs already", name)
+	}
+	o := syncer.Options{
+		HubConfig: e.Hub.Config, MemberConfig: m.Config, SyncTargetName: name,
+		HeartbeatPeriod: e.opts.HeartbeatPeriod,
+	}
+	e.syncers[name] = run(func(ctx context.Context) error {
+		return syncer.Run(ctrl.LoggerInto(ctx, ctrl.Log.WithName("syncer").WithValues("target", name)), o)
+	})
+	return nil
+}
+
+// StopSyncer stops the syncer of the named member and waits until it stopped.
+func (e *Environment) StopSyncer(name string) error {
+	e.mu.Lock()
+	r := e.syncers[name]
+	delete(e.syncers, name)
+	e.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	return r.stop()
+}
+
+// WaitReady waits until every SyncTarget of the environment is Ready.
+func (e *Environment) WaitReady(ctx context.Context) error {
+	for {
+		list := &workloadv1alpha1.SyncTargetList{}
+		if err := e.Hub.Client.List(ctx, list); err != nil {
+			return err
+		}
+		ready := 0
+		for _, t := range list.Items {
+			if meta.IsStatusConditionTrue(t.Status.Conditions, workloadv1alpha1.ConditionReady) {
+				ready++
+			}
+		}
+		if ready == len(e.Members) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d of %d targets Ready: %w", ready, len(e.Members), ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Stop stops the syncers, the controller and the bed.
+func (e *Environment) Stop() error {
+	e.mu.Lock()
+	names := slices.Collect(func(yield func(string) bool) {
+		for n := range e.syncers {
+			if !yield(n) {
+				return
+			}
+		}
+	})
+	e.mu.Unlock()
+	var errs []error
+	for _, n := range names {
+		errs = append(errs, e.StopSyncer(n))
+	}
+	errs = append(errs, e.StopController(), e.Bed.Stop())
+	return errors.Join(errs...)
+}
+
+// runner is a goroutine that runs until stopped.
+type runner struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func run(f func(context.Context) error) *runner {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &runner{cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- f(ctx) }()
+	return r
+}
+
+func (r *runner) stop() error {
+	r.cancel()
+	return <-r.done
+}
