@@ -47,6 +47,11 @@ verify-gen: generate manifests ## Fail when generated files are not up to date.
 build: plugin ## Build every package, and the kubectl plugin into bin/.
 	go build ./...
 
+.PHONY: run
+run: tools plugin ## Run Custody locally: a hub, 2 Locations of 2 members, the controller and the syncers. ARGS="--help" for flags.
+	go build -o $(BIN)/custody-dev ./cmd/custody-dev
+	$(BIN)/custody-dev $(ARGS)
+
 .PHONY: plugin
 plugin: ## Build the kubectl plugin into bin/kubectl-custody; with bin/ on PATH, kubectl custody runs it.
 	go build -o $(BIN)/kubectl-custody ./cmd/kubectl-custody
