@@ -301,9 +301,8 @@ func deleting(o Observation, d *Decision) {
 		return
 	}
 	if o.Volume != nil {
-		if !o.Volume.Deleting {
-			d.Actions = append(d.Actions, Action{Kind: DeleteVolume})
-		}
+		// Again while it is being deleted: deleting also lets go of the hub's protection.
+		d.Actions = append(d.Actions, Action{Kind: DeleteVolume})
 		return
 	}
 	d.Phase = storagev1alpha1.Released

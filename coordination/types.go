@@ -97,7 +97,8 @@ const (
 	// SetReleasePolicy sets the policy the claim's last target applies to its copy of the
 	// volume when the claim leaves it (Policy).
 	SetReleasePolicy ActionKind = "SetReleasePolicy"
-	// DeleteVolume deletes the hub PV, which no target holds any more.
+	// DeleteVolume deletes the hub PV, which no target holds any more, and drops the
+	// protection finalizer a hub API server put on it.
 	DeleteVolume ActionKind = "DeleteVolume"
 	// Finish drops the coordinator's finalizer from the deleted claim.
 	Finish ActionKind = "Finish"

@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -22,6 +23,9 @@ import (
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/coordination"
 )
+
+// concurrency is how many claims take a step at once; each claim's steps stay in order.
+const concurrency = 4
 
 // claimRefIndex indexes hub PVs by the namespace/name of the claim they name.
 const claimRefIndex = "spec.claimRef"
@@ -55,6 +59,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.PersistentVolume{}, handler.EnqueueRequestsFromMapFunc(claimOfVolume)).
 		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(r.claimsOnTarget),
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: targetChanged})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Complete(r)
 }
 
@@ -184,6 +189,9 @@ func (r *Reconciler) apply(ctx context.Context, s *scope, d coordination.Decisio
 		if err := step(ctx, r.Client); err != nil {
 			return fmt.Errorf("%s: %w", w.describe(), err)
 		}
+	}
+	if len(w.order) > 0 {
+		ctrl.LoggerFrom(ctx).V(1).Info("Took a step", "phase", d.Phase, "actions", w.describe())
 	}
 	return nil
 }

@@ -96,13 +96,34 @@ func (w *writes) add(a coordination.Action) {
 		})
 	case coordination.DeleteVolume:
 		w.order = append(w.order, func(ctx context.Context, c client.Client) error {
-			return client.IgnoreNotFound(c.Delete(ctx, w.pv, client.Preconditions{UID: &w.pv.UID}))
+			if w.pv.DeletionTimestamp.IsZero() {
+				if err := c.Delete(ctx, w.pv, client.Preconditions{UID: &w.pv.UID}); err != nil {
+					return client.IgnoreNotFound(err)
+				}
+			}
+			return unprotect(ctx, c, w.pv, pvProtection)
 		})
 	case coordination.Finish:
 		w.onClaim(func(c *corev1.PersistentVolumeClaim) {
 			controllerutil.RemoveFinalizer(c, storagev1alpha1.VolumeFinalizer)
+			controllerutil.RemoveFinalizer(c, pvcProtection)
 		})
 	}
+}
+
+// unprotect drops the protection finalizer a hub API server put on an object being deleted:
+// it waits for a controller the hub does not run. It reads the object afresh, since the
+// deletion just changed it.
+func unprotect(ctx context.Context, c client.Client, obj client.Object, finalizer string) error {
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !controllerutil.ContainsFinalizer(obj, finalizer) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(obj, finalizer)
+	return client.IgnoreNotFound(c.Patch(ctx, obj, patch))
 }
 
 // ensureDomain keeps the claim's storage domain annotation, which the scheduler reads to

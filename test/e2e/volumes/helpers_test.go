@@ -6,6 +6,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -27,19 +28,30 @@ func app(ctx context.Context, locations ...string) string {
 	name := "app-" + rand.String(5)
 	Expect(hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}}})).To(Succeed())
 	for _, loc := range locations {
-		Expect(hub.Create(ctx, &schedulingv1alpha1.Placement{
-			ObjectMeta: metav1.ObjectMeta{Name: name + "-" + loc},
-			Spec: schedulingv1alpha1.PlacementSpec{
-				LocationName:      loc,
-				NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
-			},
-		})).To(Succeed())
+		Expect(hub.Create(ctx, placementFor(name, loc))).To(Succeed())
 	}
 	return name
 }
 
+// placementFor places the namespaces labelled app=<app> on the Location.
+func placementFor(app, loc string) *schedulingv1alpha1.Placement {
+	return &schedulingv1alpha1.Placement{
+		ObjectMeta: metav1.ObjectMeta{Name: app + "-" + loc},
+		Spec: schedulingv1alpha1.PlacementSpec{
+			LocationName:      loc,
+			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+		},
+	}
+}
+
 func claim(ctx context.Context, ns, name string, mode corev1.PersistentVolumeAccessMode) *corev1.PersistentVolumeClaim {
-	c := &corev1.PersistentVolumeClaim{
+	c := claimObject(ns, name, mode)
+	Expect(hub.Create(ctx, c)).To(Succeed())
+	return c
+}
+
+func claimObject(ns, name string, mode corev1.PersistentVolumeAccessMode) *corev1.PersistentVolumeClaim {
+	return &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes:      []corev1.PersistentVolumeAccessMode{mode},
@@ -47,8 +59,6 @@ func claim(ctx context.Context, ns, name string, mode corev1.PersistentVolumeAcc
 			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
 		},
 	}
-	Expect(hub.Create(ctx, c)).To(Succeed())
-	return c
 }
 
 func ownership(ctx context.Context, ns, name string) *storagev1alpha1.VolumeOwnership {
@@ -134,6 +144,10 @@ func downPV(ctx context.Context, key, ns, name string) *corev1.PersistentVolume 
 	return pv
 }
 
+func targetObject(name string) *workloadv1alpha1.SyncTarget {
+	return &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
 func setCordon(ctx context.Context, target string, cordoned bool) {
 	t := &workloadv1alpha1.SyncTarget{}
 	Expect(hub.Get(ctx, client.ObjectKey{Name: target}, t)).To(Succeed())
@@ -155,4 +169,14 @@ func volume(h string) simstorage.Volume {
 	v, ok := storage.Volume(h)
 	Expect(ok).To(BeTrue(), "no volume %s in the ledger", h)
 	return v
+}
+
+// gone waits until the hub object is deleted; while it is not, the failure shows what holds it.
+func gone(ctx context.Context, obj client.Object) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		err := hub.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%s still there: deleted %v, finalizers %v, labels %v, annotations %v (err %v)",
+			client.ObjectKeyFromObject(obj), obj.GetDeletionTimestamp(), obj.GetFinalizers(), obj.GetLabels(), obj.GetAnnotations(), err)
+	}).WithContext(ctx).Should(Succeed())
 }

@@ -39,7 +39,7 @@ var _ = Describe("Provisioning", func() {
 		Expect(hub.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
 		Expect(c.Spec.VolumeName).To(Equal(st.VolumeName))
 		Expect(c.Labels).To(HaveKeyWithValue(workloadv1alpha1.StateLabel(owner), "Sync"))
-		Expect(c.Labels).To(HaveKeyWithValue(workloadv1alpha1.StateLabel(other(owner)), ""))
+		Expect(c.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel(other(owner))))
 		Expect(c.Annotations).To(HaveKeyWithValue(schedulingv1alpha1.VolumeDomainAnnotation, domain))
 		Expect(c.Annotations).To(HaveKeyWithValue(workloadv1alpha1.FinalizersAnnotation(owner), storagev1alpha1.HoldFinalizer))
 		pv := hubPV(ctx, st.VolumeName)
@@ -205,12 +205,8 @@ var _ = Describe("Deleting a claim", func() {
 		Expect(volume(h).Deleted).To(BeZero())
 
 		Expect(hub.Delete(ctx, c)).To(Succeed())
-		Eventually(func() bool {
-			return apierrors.IsNotFound(hub.Get(ctx, client.ObjectKeyFromObject(c), c))
-		}).WithContext(ctx).Should(BeTrue(), "the hub claim goes")
-		Eventually(func() bool {
-			return apierrors.IsNotFound(hub.Get(ctx, client.ObjectKey{Name: pvName}, &corev1.PersistentVolume{}))
-		}).WithContext(ctx).Should(BeTrue(), "the hub PV goes")
+		gone(ctx, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: pvName}})
+		gone(ctx, c)
 		Eventually(func() bool { return volume(h).Deleted.IsZero() }).WithContext(ctx).Should(BeFalse())
 		Consistently(func() int { return volume(h).Releases }).WithContext(ctx).Should(Equal(1))
 	})
@@ -227,9 +223,7 @@ var _ = Describe("Deleting a claim", func() {
 		Expect(hub.Patch(ctx, pv, patch)).To(Succeed())
 
 		Expect(hub.Delete(ctx, c)).To(Succeed())
-		Eventually(func() bool {
-			return apierrors.IsNotFound(hub.Get(ctx, client.ObjectKeyFromObject(c), c))
-		}).WithContext(ctx).Should(BeTrue(), "the hub claim goes")
+		gone(ctx, c)
 		Consistently(func(g Gomega) {
 			v := volume(h)
 			g.Expect(v.Releases).To(BeZero())
