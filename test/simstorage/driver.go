@@ -125,12 +125,16 @@ func (d *driver) observe(ctx context.Context, req reconcile.Request) (reconcile.
 	}
 	handle := pv.Spec.CSI.VolumeHandle
 	d.storage.ledger.observe(d.member, pv.Name, handle, pv.Status.Phase == corev1.VolumeBound)
-	if pv.Status.Phase != corev1.VolumeReleased || pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimDelete ||
-		pv.DeletionTimestamp != nil {
+	if pv.Status.Phase != corev1.VolumeReleased || pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimDelete {
 		return reconcile.Result{}, nil
 	}
+	// A PV already being deleted is released too, as CSI provisioners that honour the
+	// reclaim policy do.
 	if d.storage.ledger.release(d.member, pv, handle) {
 		ctrl.LoggerFrom(ctx).Info("Released volume", "pv", pv.Name, "handle", handle)
+	}
+	if pv.DeletionTimestamp != nil {
+		return reconcile.Result{}, nil
 	}
 	if err := d.client.Delete(ctx, pv); err != nil && !apierrors.IsNotFound(err) {
 		return reconcile.Result{}, err

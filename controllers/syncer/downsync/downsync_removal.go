@@ -89,9 +89,17 @@ func (r *Reconciler) deleteDownstream(ctx context.Context, down *unstructured.Un
 	if down.GetDeletionTimestamp() != nil {
 		return nil
 	}
-	if down.GroupVersionKind().GroupKind() == transform.PVCKind {
+	switch down.GroupVersionKind().GroupKind() {
+	case transform.PVCKind:
 		if err := r.settleVolume(ctx, down, release); err != nil {
 			return err
+		}
+	case transform.PVKind:
+		// A PV that took the policy Delete is the member's provisioner's to delete, once it
+		// released the storage; deleting it first would keep the storage forever.
+		if policy, _, _ := unstructured.NestedString(down.Object, "spec", "persistentVolumeReclaimPolicy"); policy == string(corev1.PersistentVolumeReclaimDelete) {
+			ctrl.LoggerFrom(ctx).V(1).Info("Waiting for the member to release the volume", "downstream", down.GetName())
+			return nil
 		}
 	}
 	uid := down.GetUID()
