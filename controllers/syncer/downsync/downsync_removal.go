@@ -5,12 +5,14 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
@@ -139,11 +141,13 @@ func (r *Reconciler) settleVolume(ctx context.Context, claim *unstructured.Unstr
 	if err := r.Member.Get(ctx, client.ObjectKey{Name: name}, pv); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if pv.Spec.PersistentVolumeReclaimPolicy == release {
+	if pv.Spec.PersistentVolumeReclaimPolicy == release && pv.Annotations[storagev1alpha1.ReleasePolicyAnnotation] == string(release) {
 		return nil
 	}
 	orig := pv.DeepCopy()
 	pv.Spec.PersistentVolumeReclaimPolicy = release
+	// The annotation keeps the policy when the PV's own sync applies the hub PV again.
+	metav1.SetMetaDataAnnotation(&pv.ObjectMeta, storagev1alpha1.ReleasePolicyAnnotation, string(release))
 	DownstreamWrites.WithLabelValues(r.Target.Key, "PersistentVolume", "patch").Inc()
 	if err := r.Member.Patch(ctx, pv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("setting reclaim policy %s on downstream PV %s: %w", release, name, err)

@@ -143,9 +143,7 @@ func (t Target) Downstream(up *unstructured.Unstructured, in Inputs) (*unstructu
 		delete(down.Object, "spec")
 	case PVKind:
 		t.rewriteClaimRef(down, in.Current)
-		// Every copy of a hub PV is Retain: the storage is released only through the claim,
-		// with the policy coordination puts on it (ReleasePolicy).
-		if err := unstructured.SetNestedField(down.Object, string(corev1.PersistentVolumeReclaimRetain), "spec", "persistentVolumeReclaimPolicy"); err != nil {
+		if err := unstructured.SetNestedField(down.Object, string(CopyReclaimPolicy(in.Current)), "spec", "persistentVolumeReclaimPolicy"); err != nil {
 			return nil, err
 		}
 	case PVCKind:
@@ -226,6 +224,19 @@ func stripGeneratedSelector(job *unstructured.Unstructured) {
 	for _, l := range jobUIDLabels {
 		unstructured.RemoveNestedField(job.Object, "spec", "template", "metadata", "labels", l)
 	}
+}
+
+// CopyReclaimPolicy is the reclaim policy of a member's copy of a hub PV: Retain, so that the
+// storage is released only through the claim, with the policy coordination puts on it; once a
+// claim leaving the member gave its PV a release policy (ReleasePolicyAnnotation on the
+// member's PV), that one, until the member has released the volume.
+func CopyReclaimPolicy(current *unstructured.Unstructured) corev1.PersistentVolumeReclaimPolicy {
+	if current != nil {
+		if p := current.GetAnnotations()[storagev1alpha1.ReleasePolicyAnnotation]; p != "" {
+			return corev1.PersistentVolumeReclaimPolicy(p)
+		}
+	}
+	return corev1.PersistentVolumeReclaimRetain
 }
 
 // ReleasePolicy is the reclaim policy a claim's member PV takes just before the claim leaves

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
 
@@ -553,5 +554,23 @@ func TestDownstreamJobDropsTheGeneratedSelector(t *testing.T) {
 	}
 	if _, found, _ := unstructured.NestedMap(manual.Object, "spec", "selector"); !found {
 		t.Fatal("a manual selector was dropped")
+	}
+}
+
+func TestCopyReclaimPolicy(t *testing.T) {
+	released := &unstructured.Unstructured{Object: map[string]any{}}
+	released.SetAnnotations(map[string]string{storagev1alpha1.ReleasePolicyAnnotation: "Delete"})
+	for _, tc := range []struct {
+		name    string
+		current *unstructured.Unstructured
+		want    corev1.PersistentVolumeReclaimPolicy
+	}{
+		{"a new copy is Retain", nil, corev1.PersistentVolumeReclaimRetain},
+		{"a copy without a release policy is Retain", &unstructured.Unstructured{Object: map[string]any{}}, corev1.PersistentVolumeReclaimRetain},
+		{"a copy being released keeps its release policy", released, corev1.PersistentVolumeReclaimDelete},
+	} {
+		if got := CopyReclaimPolicy(tc.current); got != tc.want {
+			t.Errorf("%s: got %s, want %s", tc.name, got, tc.want)
+		}
 	}
 }
