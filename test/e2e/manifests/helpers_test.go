@@ -2,16 +2,21 @@ package manifests
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -36,11 +42,14 @@ const (
 	namespace = "custody-system"
 	// member is the bed's member cluster.
 	member = "m1"
-	// The user names of the ServiceAccounts the manifests run Custody as.
-	controllerUser   = "system:serviceaccount:custody-system:custody-controller"
-	syncerHubUser    = "system:serviceaccount:custody-system:custody-syncer-hub"
-	syncerMemberUser = "system:serviceaccount:custody-system:custody-syncer"
+	// The ServiceAccounts the manifests run Custody as, all in custody-system.
+	controllerSA   = "custody-controller"
+	syncerHubSA    = "custody-syncer-hub"
+	syncerMemberSA = "custody-syncer"
 )
+
+// userOf is the user name of the ServiceAccount sa of custody-system.
+func userOf(sa string) string { return "system:serviceaccount:" + namespace + ":" + sa }
 
 // rendered is the output of a kustomization, in kustomize's order.
 type rendered []*unstructured.Unstructured
@@ -243,26 +252,36 @@ func apply(ctx context.Context, c client.Client, objs rendered) {
 	}
 }
 
-// impersonating returns a config of cfg's server that acts as user.
-func impersonating(cfg *rest.Config, user string) *rest.Config {
+// clientAs returns a client of cfg's server that acts as the ServiceAccount sa.
+func clientAs(cfg *rest.Config, sa string) client.Client {
 	cfg = rest.CopyConfig(cfg)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-	return cfg
-}
-
-// clientAs returns a client of cfg's server that acts as user.
-func clientAs(cfg *rest.Config, user string) client.Client {
-	c, err := client.New(impersonating(cfg, user), client.Options{Scheme: testbed.Scheme()})
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: userOf(sa)}
+	c, err := client.New(cfg, client.Options{Scheme: testbed.Scheme()})
 	Expect(err).NotTo(HaveOccurred())
 	return c
 }
 
-// expectAccess checks, with SelfSubjectAccessReviews made as user, that the user may do
-// each request of may and none of mayNot. A request reads as kubectl auth can-i's:
+// kubeconfigAs writes a kubeconfig of the cluster that acts as the ServiceAccount sa, and
+// returns its path. It lies in the bed's directory, so that the bed's reaper stops the
+// processes that name it if the test process dies.
+func kubeconfigAs(c *testbed.Cluster, sa string) string {
+	cfg, err := clientcmd.LoadFromFile(c.Kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	for _, user := range cfg.AuthInfos {
+		user.Impersonate = userOf(sa)
+	}
+	path := filepath.Join(bed.Dir, "manifests", c.Name+"-"+sa+".kubeconfig")
+	Expect(os.MkdirAll(filepath.Dir(path), 0o755)).To(Succeed())
+	Expect(clientcmd.WriteToFile(*cfg, path)).To(Succeed())
+	return path
+}
+
+// expectAccess checks, with SelfSubjectAccessReviews made as the ServiceAccount sa, that it
+// may do each request of may and none of mayNot. A request reads as kubectl auth can-i's:
 // "verb resource[.group][/subresource] [-n namespace]".
-func expectAccess(ctx context.Context, cfg *rest.Config, user string, may, mayNot []string) {
+func expectAccess(ctx context.Context, cfg *rest.Config, sa string, may, mayNot []string) {
 	GinkgoHelper()
-	c := clientAs(cfg, user)
+	c := clientAs(cfg, sa)
 	var wrong []string
 	for _, want := range []struct {
 		allowed  bool
@@ -278,7 +297,7 @@ func expectAccess(ctx context.Context, cfg *rest.Config, user string, may, mayNo
 			}
 		}
 	}
-	Expect(wrong).To(BeEmpty(), "what %s may do", user)
+	Expect(wrong).To(BeEmpty(), "what %s may do", userOf(sa))
 }
 
 // attributes parses "verb resource[.group][/subresource] [-n namespace]".
@@ -304,20 +323,80 @@ func build(ctx context.Context, name string) string {
 	return out
 }
 
-// parses runs the binary with args and -h. Go's flag package stops at the first flag it does
-// not know or cannot parse, with exit status 2; at -h, after every other argument parsed,
-// it prints the usage and exits with 0.
-func parses(ctx context.Context, binary string, args []string) error {
-	output, err := exec.CommandContext(ctx, binary, append(args, "-h")...).CombinedOutput()
-	if exit := (*exec.ExitError)(nil); errors.As(err, &exit) {
-		return fmt.Errorf("%s exited with %d: %s", filepath.Base(binary), exit.ExitCode(), firstLine(output))
-	}
-	return err
+// process is a binary of cmd/ that a spec runs.
+type process struct {
+	name  string
+	probe string // the address of /healthz and /readyz
+	log   *gbytes.Buffer
+	done  chan struct{}
+	err   error // how it ended, once done is closed
 }
 
-func firstLine(b []byte) string {
-	line, _, _ := strings.Cut(string(b), "\n")
-	return line
+// start builds cmd/name and runs it with args, its metrics off and its probes on a free local
+// port, keeping its logs and writing them to the GinkgoWriter. At the end of the spec it stops the process
+// with SIGTERM, as the kubelet would, and expects it to end cleanly.
+func start(ctx context.Context, name string, args []string) *process {
+	GinkgoHelper()
+	binary := build(ctx, name)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	p := &process{name: name, probe: l.Addr().String(), log: gbytes.NewBuffer(), done: make(chan struct{})}
+	Expect(l.Close()).To(Succeed())
+	cmd := exec.Command(binary, append(slices.Clone(args), "--metrics-bind-address=0", "--health-probe-bind-address="+p.probe)...)
+	cmd.Stdout = io.MultiWriter(GinkgoWriter, p.log)
+	cmd.Stderr = cmd.Stdout
+	Expect(cmd.Start()).To(Succeed())
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	DeferCleanup(func() {
+		Expect(cmd.Process.Signal(syscall.SIGTERM)).To(Succeed())
+		Eventually(p.done).WithTimeout(30 * time.Second).Should(BeClosed())
+		Expect(p.err).NotTo(HaveOccurred(), "%s on SIGTERM", name)
+	})
+	return p
+}
+
+// running fails once the process has ended.
+func (p *process) running() error {
+	select {
+	case <-p.done:
+		return fmt.Errorf("%s ended: %v", p.name, p.err)
+	default:
+		return nil
+	}
+}
+
+// forbidden returns the first line of the process's logs that says it was forbidden
+// something, or "": an informer that may not list logs one and retries.
+func (p *process) forbidden() string {
+	for line := range strings.Lines(string(p.log.Contents())) {
+		if strings.Contains(line, "forbidden") {
+			return line
+		}
+	}
+	return ""
+}
+
+// get fails unless the process is running and answers 200 at path of its probe endpoint.
+func (p *process) get(ctx context.Context, path string) error {
+	if err := p.running(); err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.probe+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s: %s", p.name, path, resp.Status)
+	}
+	return nil
 }
 
 // expand replaces the $(VAR) references of args with the values of env, as the kubelet does.
@@ -330,4 +409,26 @@ func expand(args []string, env map[string]string) []string {
 		out[i] = a
 	}
 	return out
+}
+
+// syncerArgs returns the syncer's arguments as its container sees them: with the values of
+// the environment variables it reads from rendered ConfigMaps expanded.
+func syncerArgs(objs rendered) []string {
+	GinkgoHelper()
+	d := &appsv1.Deployment{}
+	objs.decode("Deployment", namespace, "custody-syncer", d)
+	c := onlyContainer(d, "syncer")
+	env := map[string]string{}
+	for _, e := range c.Env {
+		Expect(e.ValueFrom).NotTo(BeNil(), "%s comes from a ConfigMap", e.Name)
+		ref := e.ValueFrom.ConfigMapKeyRef
+		Expect(ref).NotTo(BeNil(), "%s comes from a ConfigMap", e.Name)
+		cm := &corev1.ConfigMap{}
+		objs.decode("ConfigMap", namespace, ref.Name, cm)
+		Expect(cm.Data).To(HaveKey(ref.Key))
+		env[e.Name] = cm.Data[ref.Key]
+	}
+	args := expand(c.Args, env)
+	Expect(args).NotTo(ContainElement(ContainSubstring("$(")), "every reference expands")
+	return args
 }
