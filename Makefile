@@ -9,6 +9,9 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 TEST_PARALLEL ?= 2
 TEST_TIMEOUT ?= 40m
 TEST_FLAGS ?= -count=1
+# The images config/ deploys.
+CONTROLLER_IMG ?= custody-controller:latest
+SYNCER_IMG ?= custody-syncer:latest
 
 .PHONY: all
 all: build
@@ -26,9 +29,9 @@ generate: tools ## Generate deepcopy code for the API types.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 # The controller's role (config/rbac/role.yaml) comes from the +kubebuilder:rbac markers of the
-# hub's controllers. The syncer's two roles (config/rbac/syncer-*-role.yaml) are written by hand,
-# as markers cannot tell the hub from the member; the syncer suite runs the syncers with exactly
-# those roles.
+# hub's controllers. The syncer's two roles (config/rbac/syncer-hub-role.yaml and
+# config/syncer/syncer-member-role.yaml) are written by hand, as markers cannot tell the hub
+# from the member; the syncer suite runs the syncers with exactly those roles.
 .PHONY: manifests
 manifests: tools ## Generate CRDs and RBAC under config/.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
@@ -40,6 +43,13 @@ verify-gen: generate manifests ## Fail when generated files are not up to date.
 		git status --porcelain -- api config; git --no-pager diff --stat -- api config; \
 		echo "generated files are stale: run 'make generate manifests' and commit the result"; exit 1; \
 	fi
+
+##@ Images
+
+.PHONY: docker-build
+docker-build: ## Build the controller and syncer images (CONTROLLER_IMG, SYNCER_IMG); needs a Docker engine.
+	docker build -f cmd/controller/Dockerfile -t $(CONTROLLER_IMG) .
+	docker build -f cmd/syncer/Dockerfile -t $(SYNCER_IMG) .
 
 ##@ Build and test
 

@@ -24,20 +24,20 @@ import (
 )
 
 // The groups of the users the syncers and the controller run as, bound to their roles in
-// config/rbac.
+// config/.
 const (
 	syncersGroup     = "custody:syncers"
 	controllersGroup = "custody:controllers"
 )
 
-// installRBAC installs the ClusterRoles of config/rbac: the syncer's into the hub and the
+// installRBAC installs the ClusterRoles of config/: the syncer's into the hub and the
 // members, bound to the syncers' group, and the controller's into the hub, bound to the
 // controller's group.
 func installRBAC(ctx context.Context) {
 	root, err := testbed.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())
 	install := func(c *testbed.Cluster, file, group string) {
-		data, err := os.ReadFile(filepath.Join(root, "config", "rbac", file))
+		data, err := os.ReadFile(filepath.Join(root, "config", file))
 		Expect(err).NotTo(HaveOccurred())
 		role := &rbacv1.ClusterRole{}
 		Expect(yaml.UnmarshalStrict(data, role)).To(Succeed())
@@ -48,10 +48,10 @@ func installRBAC(ctx context.Context) {
 			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: group}},
 		})).To(Succeed())
 	}
-	install(bed.Hub, "syncer-hub-role.yaml", syncersGroup)
-	install(bed.Hub, "role.yaml", controllersGroup)
+	install(bed.Hub, "rbac/syncer-hub-role.yaml", syncersGroup)
+	install(bed.Hub, "rbac/role.yaml", controllersGroup)
 	for _, m := range bed.Members {
-		install(m, "syncer-member-role.yaml", syncersGroup)
+		install(m, "syncer/syncer-member-role.yaml", syncersGroup)
 	}
 }
 
@@ -64,7 +64,7 @@ func createSyncTarget(ctx context.Context, name string) {
 }
 
 // runningSyncer is a syncer run in the test process, as the local environment runs them,
-// with only the permissions config/rbac gives it.
+// with only the permissions config/ gives it.
 type runningSyncer struct {
 	opts   syncer.Options
 	cancel context.CancelFunc

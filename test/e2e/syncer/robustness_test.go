@@ -183,7 +183,7 @@ var _ = Describe("Robustness", func() {
 })
 
 var _ = Describe("Permissions", func() {
-	It("runs the syncers with only what config/rbac grants", func(ctx SpecContext) {
+	It("runs the syncers with only what config/ grants", func(ctx SpecContext) {
 		opts := syncers["m1"].opts
 		hub, err := client.New(opts.HubConfig, client.Options{Scheme: testbed.Scheme()})
 		Expect(err).NotTo(HaveOccurred())

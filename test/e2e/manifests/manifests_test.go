@@ -1,0 +1,310 @@
+package manifests
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+)
+
+const partOf = "app.kubernetes.io/part-of"
+
+// One ordered container: the last specs run Custody from both overlays, once applied.
+var _ = Describe("config/", Ordered, func() {
+	var hubObjs, memberObjs rendered
+	BeforeAll(func() {
+		hubObjs = render(filepath.Join(root, "config", "default"))
+		memberObjs = render(filepath.Join(root, "config", "member"))
+	})
+
+	Describe("the hub's overlay, config/default", func() {
+		It("holds the namespace, Custody's CRDs, the controller with its RBAC and the syncers' hub identity", func() {
+			want := []string{
+				"Namespace custody-system",
+				"ServiceAccount custody-system/custody-controller",
+				"ClusterRole custody-controller",
+				"ClusterRoleBinding custody-controller",
+				"Role custody-system/custody-controller-leader-election",
+				"RoleBinding custody-system/custody-controller-leader-election",
+				"Deployment custody-system/custody-controller",
+				"Service custody-system/custody-controller-metrics",
+				"ServiceAccount custody-system/custody-syncer-hub",
+				"ClusterRole custody-syncer-hub",
+				"ClusterRoleBinding custody-syncer-hub",
+				"Secret custody-system/custody-syncer-hub-token",
+			}
+			for _, name := range crdNames() {
+				want = append(want, "CustomResourceDefinition "+name)
+			}
+			Expect(hubObjs.ids()).To(ConsistOf(want))
+			for _, o := range hubObjs {
+				Expect(o.GetLabels()).To(HaveKeyWithValue(partOf, "custody"), id(o))
+			}
+		})
+
+		It("runs the controller in-cluster, with leader election in custody-system, probes and metrics, unprivileged", func() {
+			d := &appsv1.Deployment{}
+			hubObjs.decode("Deployment", namespace, "custody-controller", d)
+			c := expectRunnable(d, "controller", "custody-controller:latest", controllerSA)
+			Expect(c.Args).To(ContainElement("--leader-elect"))
+			ns, ok := flagValue(c.Args, "leader-election-namespace")
+			Expect(ok).To(BeTrue())
+			Expect(ns).To(Equal(namespace))
+			Expect(c.Args).NotTo(ContainElement(HavePrefix("--kubeconfig")))
+			Expect(ptr.Deref(d.Spec.Template.Spec.AutomountServiceAccountToken, true)).To(BeTrue(), "the token of the in-cluster config")
+
+			svc := &corev1.Service{}
+			hubObjs.decode("Service", namespace, "custody-controller-metrics", svc)
+			Expect(svc.Spec.Selector).NotTo(BeEmpty())
+			Expect(labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(d.Spec.Template.Labels))).To(BeTrue())
+			Expect(svc.Spec.Ports).To(HaveLen(1))
+			Expect(portOf(c, svc.Spec.Ports[0].TargetPort)).To(Equal(listensOn(c, "metrics-bind-address")))
+		})
+
+		It("binds each role to the identity that needs it", func() {
+			hubObjs.expectBound("ClusterRoleBinding", "custody-controller", "ClusterRole", "custody-controller", controllerSA)
+			hubObjs.expectBound("RoleBinding", "custody-controller-leader-election", "Role", "custody-controller-leader-election", controllerSA)
+			hubObjs.expectBound("ClusterRoleBinding", "custody-syncer-hub", "ClusterRole", "custody-syncer-hub", syncerHubSA)
+			token := &corev1.Secret{}
+			hubObjs.decode("Secret", namespace, "custody-syncer-hub-token", token)
+			Expect(token.Type).To(Equal(corev1.SecretTypeServiceAccountToken))
+			Expect(token.Annotations).To(HaveKeyWithValue(corev1.ServiceAccountNameKey, syncerHubSA))
+		})
+
+		It("is accepted by a hub, CRDs first", func(ctx SpecContext) {
+			apply(ctx, bed.Hub.Client, hubObjs)
+		})
+
+		It("lets the controller do its work on the hub, and not more", func(ctx SpecContext) {
+			expectAccess(ctx, bed.Hub.Config, controllerSA, []string{
+				"watch placements.scheduling.custody.dev",
+				"patch placements.scheduling.custody.dev",
+				"update placements.scheduling.custody.dev/finalizers",
+				"patch placements.scheduling.custody.dev/status",
+				"watch locations.scheduling.custody.dev",
+				"patch locations.scheduling.custody.dev/status",
+				"watch synctargets.workload.custody.dev",
+				"patch synctargets.workload.custody.dev/status",
+				"create volumeownerships.storage.custody.dev -n team-a",
+				"update volumeownerships.storage.custody.dev/status -n team-a",
+				"update persistentvolumeclaims -n team-a",
+				"delete persistentvolumes",
+				"patch namespaces",
+				"patch deployments.apps -n team-a",
+				"watch leases.coordination.k8s.io",
+				"create leases.coordination.k8s.io -n custody-system",
+				"update leases.coordination.k8s.io -n custody-system",
+				"create events -n custody-system",
+				"create events.events.k8s.io -n team-a",
+			}, []string{
+				"create leases.coordination.k8s.io -n kube-system",
+				"update leases.coordination.k8s.io -n team-a",
+				"delete placements.scheduling.custody.dev",
+				"delete synctargets.workload.custody.dev",
+				"delete namespaces",
+				"create secrets -n team-a",
+				"create pods -n team-a",
+				"create clusterrolebindings.rbac.authorization.k8s.io",
+			})
+		})
+
+		It("lets the controller list Custody's objects once their CRDs are served", func(ctx SpecContext) {
+			c := clientAs(bed.Hub.Config, controllerSA)
+			Eventually(func(g Gomega) {
+				g.Expect(c.List(ctx, &schedulingv1alpha1.PlacementList{})).To(Succeed())
+				g.Expect(c.List(ctx, &schedulingv1alpha1.LocationList{})).To(Succeed())
+				g.Expect(c.List(ctx, &workloadv1alpha1.SyncTargetList{})).To(Succeed())
+				g.Expect(c.List(ctx, &storagev1alpha1.VolumeOwnershipList{})).To(Succeed())
+			}).WithContext(ctx).Should(Succeed())
+		})
+
+		It("lets the syncers' hub identity do its work on the hub, and not more", func(ctx SpecContext) {
+			expectAccess(ctx, bed.Hub.Config, syncerHubSA, []string{
+				"watch synctargets.workload.custody.dev",
+				"patch synctargets.workload.custody.dev/status",
+				"create leases.coordination.k8s.io -n custody-system",
+				"update leases.coordination.k8s.io -n custody-system",
+				"create namespaces",
+				"watch persistentvolumeclaims -n team-a",
+				"patch persistentvolumeclaims/status -n team-a",
+				"create persistentvolumes",
+				"delete persistentvolumes",
+				"patch deployments.apps/status -n team-a",
+			}, []string{
+				"patch synctargets.workload.custody.dev",
+				"delete synctargets.workload.custody.dev",
+				"list placements.scheduling.custody.dev",
+				"list volumeownerships.storage.custody.dev -n team-a",
+				"create configmaps -n team-a",
+				"delete persistentvolumeclaims -n team-a",
+				"create clusterrolebindings.rbac.authorization.k8s.io",
+			})
+		})
+	})
+
+	Describe("a member's overlay, config/member", func() {
+		It("holds the namespace, the syncer with its identity and role there, and the name of its SyncTarget", func() {
+			Expect(memberObjs.ids()).To(ConsistOf(
+				"Namespace custody-system",
+				"ServiceAccount custody-system/custody-syncer",
+				"ClusterRole custody-syncer-member",
+				"ClusterRoleBinding custody-syncer-member",
+				HavePrefix("ConfigMap custody-system/custody-syncer-"),
+				"Deployment custody-system/custody-syncer",
+			))
+			for _, o := range memberObjs {
+				Expect(o.GetLabels()).To(HaveKeyWithValue(partOf, "custody"), id(o))
+			}
+			memberObjs.expectBound("ClusterRoleBinding", "custody-syncer-member", "ClusterRole", "custody-syncer-member", syncerMemberSA)
+		})
+
+		It("runs one syncer at a time, in-cluster for the member, with the hub's kubeconfig mounted from its Secret", func() {
+			d := &appsv1.Deployment{}
+			memberObjs.decode("Deployment", namespace, "custody-syncer", d)
+			c := expectRunnable(d, "syncer", "custody-syncer:latest", syncerMemberSA)
+			Expect(d.Spec.Strategy.Type).To(Equal(appsv1.RecreateDeploymentStrategyType))
+			Expect(c.Args).NotTo(ContainElement(HavePrefix("--member-kubeconfig")))
+			Expect(c.Args).NotTo(ContainElement(HavePrefix("--kubeconfig")))
+			Expect(ptr.Deref(d.Spec.Template.Spec.AutomountServiceAccountToken, true)).To(BeTrue(), "the token of the in-cluster config")
+
+			path, ok := flagValue(c.Args, "hub-kubeconfig")
+			Expect(ok).To(BeTrue())
+			Expect(filepath.Base(path)).To(Equal("kubeconfig"), "the key of the Secret")
+			mounts := slices.DeleteFunc(slices.Clone(c.VolumeMounts), func(m corev1.VolumeMount) bool {
+				return m.MountPath != filepath.Dir(path)
+			})
+			Expect(mounts).To(HaveLen(1), "a mount at %s", filepath.Dir(path))
+			Expect(mounts[0].ReadOnly).To(BeTrue())
+			Expect(mounts[0].SubPath).To(BeEmpty())
+			volumes := slices.DeleteFunc(slices.Clone(d.Spec.Template.Spec.Volumes), func(v corev1.Volume) bool {
+				return v.Name != mounts[0].Name
+			})
+			Expect(volumes).To(HaveLen(1))
+			Expect(volumes[0].Secret).NotTo(BeNil())
+			Expect(volumes[0].Secret.SecretName).To(Equal("custody-syncer-hub-kubeconfig"))
+			Expect(volumes[0].Secret.Items).To(BeEmpty())
+
+			Expect(syncerArgs(memberObjs)).To(ContainElement("--sync-target-name=member-1"))
+		})
+
+		It("takes the name of the SyncTarget from an overlay of the user's own", func() {
+			dir := GinkgoT().TempDir()
+			base, err := filepath.Rel(dir, filepath.Join(root, "config", "member"))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(`resources:
+- `+base+`
+configMapGenerator:
+- name: custody-syncer
+  namespace: custody-system
+  behavior: merge
+  literals:
+  - sync-target-name=eu-west-1
+`), 0o644)).To(Succeed())
+			Expect(syncerArgs(render(dir))).To(ContainElement("--sync-target-name=eu-west-1"))
+		})
+
+		It("is accepted by a member", func(ctx SpecContext) {
+			apply(ctx, bed.Member(member).Client, memberObjs)
+		})
+
+		It("lets the syncer do its work in the member, and not more", func(ctx SpecContext) {
+			expectAccess(ctx, bed.Member(member).Config, syncerMemberSA, []string{
+				"create namespaces",
+				"create deployments.apps -n team-a",
+				"patch statefulsets.apps -n team-a",
+				"delete jobs.batch -n team-a",
+				"patch persistentvolumeclaims -n team-a",
+				"delete persistentvolumeclaims -n team-a",
+				"watch persistentvolumes",
+				"watch pods",
+				"watch storageclasses.storage.k8s.io",
+			}, []string{
+				"list nodes",
+				"delete storageclasses.storage.k8s.io",
+				"create pods/exec -n team-a",
+				"create roles.rbac.authorization.k8s.io -n team-a",
+				"create clusterrolebindings.rbac.authorization.k8s.io",
+			})
+		})
+	})
+
+	It("runs the controller and a syncer as deployed, until the member's SyncTarget is Ready", func(ctx SpecContext) {
+		controller := &appsv1.Deployment{}
+		hubObjs.decode("Deployment", namespace, "custody-controller", controller)
+		syncer := syncerArgs(memberObjs)
+		target, ok := flagValue(syncer, "sync-target-name")
+		Expect(ok).To(BeTrue())
+		Expect(bed.Hub.Client.Create(ctx, &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: target}})).To(Succeed())
+
+		// The pods' in-cluster configs and mounted hub kubeconfig become kubeconfigs that act
+		// as the same ServiceAccounts; the endpoints move to free local ports.
+		c := start(ctx, "controller", append(onlyContainer(controller, "controller").Args,
+			"--kubeconfig="+kubeconfigAs(bed.Hub, controllerSA)))
+		s := start(ctx, "syncer", append(syncer,
+			"--hub-kubeconfig="+kubeconfigAs(bed.Hub, syncerHubSA),
+			"--member-kubeconfig="+kubeconfigAs(bed.Member(member), syncerMemberSA)))
+		for _, p := range []*process{c, s} {
+			for _, path := range []string{"/healthz", "/readyz"} {
+				Eventually(p.get).WithContext(ctx).WithArguments(ctx, path).Should(Succeed(), "%s %s", p.name, path)
+			}
+		}
+
+		lease := &coordinationv1.Lease{}
+		Eventually(func(g Gomega) {
+			g.Expect(c.running()).To(Succeed())
+			g.Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "custody-controller"}, lease)).To(Succeed())
+			g.Expect(lease.Spec.HolderIdentity).To(HaveValue(Not(BeEmpty())))
+		}).WithContext(ctx).Should(Succeed(), "the controller leads")
+		Eventually(func(g Gomega) {
+			for _, p := range []*process{c, s} {
+				g.Expect(p.running()).To(Succeed())
+				if line := p.forbidden(); line != "" {
+					StopTrying(p.name + " lacks a permission: " + line).Now()
+				}
+			}
+			st := &workloadv1alpha1.SyncTarget{}
+			g.Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Name: target}, st)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(st.Status.Conditions, workloadv1alpha1.ConditionReady)).To(BeTrue())
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), "SyncTarget %s turns Ready", target)
+		// By now every informer of both has listed.
+		for _, p := range []*process{c, s} {
+			Expect(p.forbidden()).To(BeEmpty(), "%s lacks a permission", p.name)
+		}
+	}, NodeTimeout(3*time.Minute))
+})
+
+var _ = Describe("The images", func() {
+	It("build with the Go of go.mod, as the numeric non-root user that runAsNonRoot needs", func() {
+		gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+		Expect(err).NotTo(HaveOccurred())
+		goVersion := regexp.MustCompile(`(?m)^go (\S+)$`).FindSubmatch(gomod)
+		Expect(goVersion).NotTo(BeNil())
+		for _, binary := range []string{"controller", "syncer"} {
+			dockerfile, err := os.ReadFile(filepath.Join(root, "cmd", binary, "Dockerfile"))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(string(dockerfile)).To(MatchRegexp(`(?m)^ARG GO_VERSION=%s$`, regexp.QuoteMeta(string(goVersion[1]))), binary)
+			Expect(string(dockerfile)).To(MatchRegexp(`(?m)^RUN CGO_ENABLED=0 .*go build .* \./cmd/%s$`, binary))
+			Expect(string(dockerfile)).To(MatchRegexp(`(?m)^USER [1-9][0-9]*:[0-9]+$`), binary)
+			Expect(string(dockerfile)).To(ContainSubstring(`ENTRYPOINT ["/%s"]`, binary))
+		}
+		dockerignore, err := os.ReadFile(filepath.Join(root, ".dockerignore"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(regexp.MustCompile(`(?m)^\S+$`).FindAllString(string(dockerignore), -1)).To(ContainElements("bin/", ".custody/", "test/"))
+	})
+})

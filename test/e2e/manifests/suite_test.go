@@ -1,0 +1,44 @@
+package manifests
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/custody-dev/custody/test/testbed"
+)
+
+var (
+	// bed is a hub and one member, m1, with no CRDs: the hub gets Custody's from config/.
+	bed *testbed.Bed
+	// root is the repository's root.
+	root string
+)
+
+func TestManifests(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(30 * time.Second)
+	// A spec's context has no deadline: without this, an Eventually given the context would
+	// wait for as long as the test binary lives.
+	EnforceDefaultTimeoutsWhenUsingContexts()
+	RunSpecs(t, "Manifests suite")
+}
+
+var _ = BeforeSuite(func(ctx context.Context) {
+	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	var err error
+	root, err = testbed.RepoRoot()
+	Expect(err).NotTo(HaveOccurred())
+	bed, err = testbed.Start(ctx, testbed.Options{
+		HubCRDs:    []string{},
+		MemberCRDs: []string{},
+		Members:    []testbed.MemberOptions{{Name: member}},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(bed.Stop)
+}, NodeTimeout(testbed.StartTimeout))
