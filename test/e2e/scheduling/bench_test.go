@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,6 +21,7 @@ import (
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers"
 	"github.com/custody-dev/custody/controllers/scheduler"
+	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/testbed"
 )
 
@@ -93,8 +93,7 @@ func seed(ctx context.Context, b *testing.B, hub client.Client, namespaces, targ
 		if err := hub.Create(ctx, t); err != nil {
 			b.Fatal(err)
 		}
-		meta.SetStatusCondition(&t.Status.Conditions, metav1.Condition{Type: workloadv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: workloadv1alpha1.ReasonHeartbeating})
-		if err := hub.Status().Update(ctx, t); err != nil {
+		if err := environment.Heartbeat(ctx, hub, t.Name, true); err != nil {
 			b.Fatal(err)
 		}
 	}

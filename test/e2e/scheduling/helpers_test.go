@@ -17,6 +17,7 @@ import (
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/test/environment"
 )
 
 // world gives one test its own names, so that tests share the hub without seeing each other:
@@ -42,14 +43,7 @@ func (w world) target(ctx context.Context, name, loc string, mutate ...func(*wor
 }
 
 func setReady(ctx context.Context, name string, ready bool) {
-	t := &workloadv1alpha1.SyncTarget{}
-	Expect(hub.Get(ctx, client.ObjectKey{Name: name}, t)).To(Succeed())
-	status, reason := metav1.ConditionTrue, workloadv1alpha1.ReasonHeartbeating
-	if !ready {
-		status, reason = metav1.ConditionFalse, workloadv1alpha1.ReasonUnreachable
-	}
-	meta.SetStatusCondition(&t.Status.Conditions, metav1.Condition{Type: workloadv1alpha1.ConditionReady, Status: status, Reason: reason})
-	Expect(hub.Status().Update(ctx, t)).To(Succeed())
+	Expect(environment.Heartbeat(ctx, hub, name, ready)).To(Succeed())
 }
 
 func updateTarget(ctx context.Context, name string, f func(*workloadv1alpha1.SyncTarget)) {

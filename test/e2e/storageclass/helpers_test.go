@@ -15,6 +15,7 @@ import (
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/test/environment"
 )
 
 // fixture is one test's Location and targets. Its targets carry the label test=<id>, so
@@ -82,15 +83,9 @@ func setIn(ctx context.Context, name string, in bool) {
 	updateTarget(ctx, name, false, func(t *workloadv1alpha1.SyncTarget) { t.Labels["in"] = yesNo(in) })
 }
 
-// setReady writes the target's Ready condition, as the health controller does.
+// setReady renews or lets lapse the target's heartbeat, as its syncer would.
 func setReady(ctx context.Context, name string, ready bool) {
-	updateTarget(ctx, name, true, func(t *workloadv1alpha1.SyncTarget) {
-		c := metav1.Condition{Type: workloadv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: workloadv1alpha1.ReasonHeartbeating}
-		if !ready {
-			c.Status, c.Reason = metav1.ConditionFalse, workloadv1alpha1.ReasonUnreachable
-		}
-		meta.SetStatusCondition(&t.Status.Conditions, c)
-	})
+	Expect(environment.Heartbeat(ctx, hub, name, ready)).To(Succeed())
 }
 
 // class is a network StorageClass of domain "east".

@@ -10,9 +10,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/custody-dev/custody/controllers"
+	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/testbed"
 )
 
@@ -31,24 +30,8 @@ func TestStorageClass(t *testing.T) {
 
 var _ = BeforeSuite(func(ctx context.Context) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	bed, err := testbed.Start(ctx, testbed.Options{})
+	env, err := environment.Start(ctx, environment.Options{})
 	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(bed.Stop)
-	hub = bed.Hub.Client
-
-	mgr, err := ctrl.NewManager(bed.Hub.Config, ctrl.Options{
-		Scheme:                 testbed.Scheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-	})
-	Expect(err).NotTo(HaveOccurred())
-	Expect(controllers.Setup(mgr, controllers.Options{})).To(Succeed())
-	mgrCtx, stop := context.WithCancel(context.Background())
-	stopped := make(chan struct{})
-	go func() {
-		defer GinkgoRecover()
-		defer close(stopped)
-		Expect(mgr.Start(mgrCtx)).To(Succeed())
-	}()
-	DeferCleanup(func() { stop(); <-stopped })
+	DeferCleanup(env.Stop)
+	hub = env.Hub.Client
 }, NodeTimeout(testbed.StartTimeout))
