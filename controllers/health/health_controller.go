@@ -35,6 +35,8 @@ type Reconciler struct {
 	// Grace is how long a Lease may go unrenewed before its target is Unreachable. Zero:
 	// three times the period the syncer announces in the Lease's leaseDurationSeconds.
 	Grace time.Duration
+
+	states *targetStates
 }
 
 // +kubebuilder:rbac:groups=workload.custody.dev,resources=synctargets,verbs=get;list;watch
@@ -44,6 +46,7 @@ type Reconciler struct {
 
 // SetupWithManager registers the reconciler with the hub's manager.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.states = newTargetStates()
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("custody-health")
 	}
@@ -65,6 +68,9 @@ func targetOf(_ context.Context, lease client.Object) []reconcile.Request {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	st := &workloadv1alpha1.SyncTarget{}
 	if err := r.Client.Get(ctx, req.NamespacedName, st); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.states.set(req.Name, "")
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	lease := &coordinationv1.Lease{}
@@ -78,6 +84,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.writeStatus(ctx, st, v); err != nil {
 		return ctrl.Result{}, err
 	}
+	state := v.reason
+	if v.status == metav1.ConditionTrue {
+		state = readyState
+	}
+	r.states.set(req.Name, state)
 	return ctrl.Result{RequeueAfter: v.recheck}, nil
 }
 

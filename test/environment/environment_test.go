@@ -1,0 +1,93 @@
+package environment
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStartsAndStopsCleanly runs the local environment's default shape with one Location: it
+// must bring every target Ready, write the kubeconfigs, expose the controller's metrics, and
+// leave no process behind when it stops.
+func TestStartsAndStopsCleanly(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	o := Default(1, 2)
+	o.MetricsAddr = freeAddr(t)
+	e, err := Start(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = e.Stop()
+		}
+	}()
+	if err := e.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range append(e.Members, e.Hub) {
+		if _, err := os.Stat(c.Kubeconfig); err != nil {
+			t.Errorf("kubeconfig of %s: %v", c.Name, err)
+		}
+	}
+
+	want := []string{
+		`custody_targets{state="Ready"} 2`,
+		"custody_volume_moves_started_total 0",
+		`controller_runtime_reconcile_total{controller="coordination"`,
+	}
+	var body string
+	for deadline := time.Now().Add(time.Minute); ; {
+		body = scrape(t, "http://"+o.MetricsAddr+"/metrics")
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				missing = w
+			}
+		}
+		if missing == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("metrics lack %q", missing)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	stopped = true
+	if err := e.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if left := e.Processes(); len(left) > 0 {
+		t.Fatalf("processes left after Stop: %v", left)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func scrape(t *testing.T, url string) string {
+	resp, err := http.Get(url)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
