@@ -37,15 +37,14 @@ func main() {
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
-	if err := run(dir, locations, members, wipe, heartbeat, metricsAddr); err != nil {
+	if err := run(dir, locations, members, wipe, heartbeat, metricsAddr, zapOpts); err != nil {
 		fmt.Fprintln(os.Stderr, "custody-dev:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, locations, members int, wipe bool, heartbeat time.Duration, metricsAddr string) error {
+func run(dir string, locations, members int, wipe bool, heartbeat time.Duration, metricsAddr string, zapOpts zap.Options) error {
 	if locations < 1 || members < 1 {
 		return fmt.Errorf("--locations and --members must be at least 1, got %d and %d", locations, members)
 	}
@@ -58,6 +57,16 @@ func run(dir string, locations, members int, wipe bool, heartbeat time.Duration,
 			return err
 		}
 	}
+	// The logs go to a file, so that the terminal shows what matters to a person.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	logFile, err := os.OpenFile(filepath.Join(dir, "custody.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts), zap.WriteTo(logFile)))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -92,9 +101,9 @@ func printUsage(env *environment.Environment, dir string, took time.Duration) {
 		return p
 	}
 	fmt.Printf("\nCustody is running: every target Ready after %s.\n\n", took.Round(100*time.Millisecond))
-	fmt.Printf("  hub:      export KUBECONFIG=%s\n", rel(env.Hub.Kubeconfig))
+	fmt.Printf("  hub:  export KUBECONFIG=%s\n", rel(env.Hub.Kubeconfig))
 	for _, m := range env.Members {
-		fmt.Printf("  %-9s %s\n", m.Name+":", rel(m.Kubeconfig))
+		fmt.Printf("  %s: %s\n", m.Name, rel(m.Kubeconfig))
 	}
 	fmt.Printf(`
 Try:
@@ -102,6 +111,7 @@ Try:
   PATH=$PWD/bin:$PATH kubectl custody targets
   PATH=$PWD/bin:$PATH kubectl custody volumes -A
 
-State is kept in %s for the next start (--wipe starts afresh). Ctrl-C stops everything.
-`, rel(dir))
+Logs go to %s. State is kept in %s for the next start (--wipe starts
+afresh). Ctrl-C stops everything.
+`, rel(filepath.Join(dir, "custody.log")), rel(dir))
 }
