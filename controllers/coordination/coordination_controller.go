@@ -90,7 +90,7 @@ func (r *Reconciler) claimsOnTarget(ctx context.Context, o client.Object) []reco
 
 func targetChanged(e event.UpdateEvent) bool {
 	o, n := e.ObjectOld.(*workloadv1alpha1.SyncTarget), e.ObjectNew.(*workloadv1alpha1.SyncTarget)
-	return o.Generation != n.Generation || ready(o) != ready(n) ||
+	return o.Generation != n.Generation || o.IsReady() != n.IsReady() ||
 		!equality.Semantic.DeepEqual(o.Status.StorageClasses, n.Status.StorageClasses)
 }
 

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -96,7 +95,7 @@ func (s *scope) observation(compatible coordination.CompatibleFunc) coordination
 	for i := range s.targets {
 		t := &s.targets[i]
 		o.Targets[workloadv1alpha1.ToSyncTargetKey(t.Name)] = coordination.Target{
-			Ready:   ready(t),
+			Ready:   t.IsReady(),
 			Domains: t.Spec.StorageDomains,
 			Class:   classFor(t, s.claim.Spec.StorageClassName),
 		}
@@ -142,10 +141,6 @@ func classFor(t *workloadv1alpha1.SyncTarget, name *string) *workloadv1alpha1.St
 		}
 	}
 	return nil
-}
-
-func ready(t *workloadv1alpha1.SyncTarget) bool {
-	return meta.IsStatusConditionTrue(t.Status.Conditions, workloadv1alpha1.ConditionReady)
 }
 
 func (s *scope) volumeName() string {

@@ -92,7 +92,7 @@ func (w *writes) add(a coordination.Action) {
 		})
 	case coordination.RemoveVolume:
 		w.onVolume(func(pv *corev1.PersistentVolume) {
-			metav1.SetMetaDataAnnotation(&pv.ObjectMeta, workloadv1alpha1.DeletionAnnotation(key), time.Now().UTC().Format(time.RFC3339))
+			metav1.SetMetaDataAnnotation(&pv.ObjectMeta, workloadv1alpha1.DeletionAnnotation(key), workloadv1alpha1.DeletionRequested(time.Now()))
 		})
 	case coordination.DeleteVolume:
 		w.order = append(w.order, func(ctx context.Context, c client.Client) error {

@@ -96,5 +96,5 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // available: Ready, not cordoned, not evicting.
 func available(t *workloadv1alpha1.SyncTarget) bool {
-	return scheduler.IsReady(t) && !t.Spec.Unschedulable && !t.Spec.Evict && t.DeletionTimestamp.IsZero()
+	return t.IsReady() && !t.Spec.Unschedulable && !t.Spec.Evict && t.DeletionTimestamp.IsZero()
 }

@@ -56,13 +56,9 @@ var userLabelsChanged = predicate.Funcs{
 }
 
 func userLabels(l map[string]string) map[string]string {
-	return maps.Collect(func(yield func(string, string) bool) {
-		for k, v := range l {
-			if !strings.HasPrefix(k, workloadv1alpha1.StateLabelPrefix) && !yield(k, v) {
-				return
-			}
-		}
-	})
+	l = maps.Clone(l)
+	maps.DeleteFunc(l, func(k, _ string) bool { return strings.HasPrefix(k, workloadv1alpha1.StateLabelPrefix) })
+	return l
 }
 
 func (r *Reconciler) allPlacements(ctx context.Context, _ client.Object) []reconcile.Request {

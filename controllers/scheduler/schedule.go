@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -192,9 +191,6 @@ func forTargets(objLabels, objAnnotations map[string]string, f func(key string))
 	}
 }
 
-// DeletionTimestamp is the value of a deletion annotation written at t.
-func DeletionTimestamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
 // Usable tells whether the Placement may use the target at all: a restricted target only
 // when named, and only the named targets when the Placement names any.
 func Usable(p *schedulingv1alpha1.Placement, t *workloadv1alpha1.SyncTarget) bool {
@@ -222,14 +218,4 @@ func LocationTargets(location string, locations []schedulingv1alpha1.Location, t
 		}
 	}
 	return out, true
-}
-
-// IsReady tells whether the target's Ready condition is True.
-func IsReady(t *workloadv1alpha1.SyncTarget) bool {
-	for _, c := range t.Status.Conditions {
-		if c.Type == workloadv1alpha1.ConditionReady {
-			return c.Status == metav1.ConditionTrue
-		}
-	}
-	return false
 }

@@ -107,7 +107,7 @@ func (r *Reconciler) choose(ctx context.Context, ns *corev1.Namespace) (Writes, 
 // for the ones it leaves, and stale deletion annotations cleared.
 func (r *Reconciler) write(ctx context.Context, ns *corev1.Namespace, w Writes) error {
 	patch := client.MergeFromWithOptions(ns.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	now := DeletionTimestamp(r.now())
+	now := workloadv1alpha1.DeletionRequested(r.now())
 	for _, k := range w.Add {
 		metav1.SetMetaDataLabel(&ns.ObjectMeta, workloadv1alpha1.StateLabel(k), string(workloadv1alpha1.ResourceStateSync))
 	}
@@ -170,6 +170,6 @@ func placementChanged(oldObj, newObj client.Object) bool {
 // targetChanged: heartbeats renew status all the time; only what the filter reads counts.
 func targetChanged(oldObj, newObj client.Object) bool {
 	o, n := oldObj.(*workloadv1alpha1.SyncTarget), newObj.(*workloadv1alpha1.SyncTarget)
-	return o.Generation != n.Generation || IsReady(o) != IsReady(n) || !n.DeletionTimestamp.IsZero() ||
+	return o.Generation != n.Generation || o.IsReady() != n.IsReady() || !n.DeletionTimestamp.IsZero() ||
 		!maps.Equal(o.Labels, n.Labels)
 }

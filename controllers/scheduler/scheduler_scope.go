@@ -128,7 +128,7 @@ func (s *scope) candidate(location string, t *workloadv1alpha1.SyncTarget) Candi
 		Usable: slices.ContainsFunc(s.placements, func(p *schedulingv1alpha1.Placement) bool {
 			return p.Status.SelectedLocation == location && Usable(p, t)
 		}),
-		Ready:         IsReady(t),
+		Ready:         t.IsReady(),
 		Unschedulable: t.Spec.Unschedulable,
 		Gone:          t.Spec.Evict || !t.DeletionTimestamp.IsZero(),
 		Priority:      t.Spec.Priority,

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -224,7 +224,7 @@ func (e *Environment) WaitReady(ctx context.Context) error {
 		}
 		ready := 0
 		for _, t := range list.Items {
-			if meta.IsStatusConditionTrue(t.Status.Conditions, workloadv1alpha1.ConditionReady) {
+			if t.IsReady() {
 				ready++
 			}
 		}
@@ -242,13 +242,7 @@ func (e *Environment) WaitReady(ctx context.Context) error {
 // Stop stops the syncers, the controller and the bed.
 func (e *Environment) Stop() error {
 	e.mu.Lock()
-	names := slices.Collect(func(yield func(string) bool) {
-		for n := range e.syncers {
-			if !yield(n) {
-				return
-			}
-		}
-	})
+	names := slices.Collect(maps.Keys(e.syncers))
 	e.mu.Unlock()
 	var errs []error
 	for _, n := range names {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // TestStartsAndStopsCleanly runs the local environment's default shape with one Location: it
@@ -43,22 +45,19 @@ func TestStartsAndStopsCleanly(t *testing.T) {
 		"custody_volume_moves_started_total 0",
 		`controller_runtime_reconcile_total{controller="coordination"`,
 	}
-	var body string
-	for deadline := time.Now().Add(time.Minute); ; {
-		body = scrape(t, "http://"+o.MetricsAddr+"/metrics")
-		missing := ""
+	missing := ""
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		body := scrape(t, "http://"+o.MetricsAddr+"/metrics")
+		missing = ""
 		for _, w := range want {
 			if !strings.Contains(body, w) {
 				missing = w
 			}
 		}
-		if missing == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("metrics lack %q", missing)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return missing == "", nil
+	})
+	if err != nil {
+		t.Fatalf("metrics lack %q: %v", missing, err)
 	}
 
 	stopped = true

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 const reaperChildEnv = "CUSTODY_TESTBED_REAPER_CHILD"
@@ -56,17 +58,15 @@ func TestReaperCleansUpAfterKill(t *testing.T) {
 	}
 	_ = child.Wait()
 
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		left := processesNaming(dir)
-		_, statErr := os.Stat(dir)
-		if len(left) == 0 && os.IsNotExist(statErr) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("30s after the kill: processes %v left, directory stat: %v", left, statErr)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var left []Process
+	var statErr error
+	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		left = processesNaming(dir)
+		_, statErr = os.Stat(dir)
+		return len(left) == 0 && os.IsNotExist(statErr), nil
+	})
+	if err != nil {
+		t.Fatalf("30s after the kill: processes %v left, directory stat: %v", left, statErr)
 	}
 }
 

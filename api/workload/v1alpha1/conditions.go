@@ -1,5 +1,12 @@
 package v1alpha1
 
+import "k8s.io/apimachinery/pkg/api/meta"
+
+// IsReady tells whether the target's Ready condition is True: its syncer heartbeats.
+func (t *SyncTarget) IsReady() bool {
+	return meta.IsStatusConditionTrue(t.Status.Conditions, ConditionReady)
+}
+
 // Condition types of a SyncTarget.
 const (
 	// ConditionReady is True while the member's syncer renews its heartbeat Lease.

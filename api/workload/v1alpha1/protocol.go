@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // The protocol on hub objects. For each target key <t>:
@@ -44,6 +45,9 @@ func FinalizersAnnotation(key string) string { return FinalizersAnnotationPrefix
 
 // DeletionAnnotation is the removal-requested annotation key for a target key.
 func DeletionAnnotation(key string) string { return DeletionAnnotationPrefix + key }
+
+// DeletionRequested is the value of a deletion annotation written at t.
+func DeletionRequested(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // SyncerFinalizer is the syncer's finalizer for a target key.
 func SyncerFinalizer(key string) string { return SyncerFinalizerPrefix + key }

@@ -131,17 +131,9 @@ func expectPlaced(ctx context.Context, ns string, on, leaving []string) {
 	GinkgoHelper()
 	Eventually(func(g Gomega) {
 		gotOn, gotLeaving := placedOn(ctx, ns)
-		g.Expect(gotOn).To(ConsistOf(toAny(on)...), "on")
-		g.Expect(gotLeaving).To(ConsistOf(toAny(leaving)...), "leaving")
+		g.Expect(gotOn).To(ConsistOf(on), "on")
+		g.Expect(gotLeaving).To(ConsistOf(leaving), "leaving")
 	}).WithContext(ctx).Should(Succeed())
-}
-
-func toAny(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
 }
 
 // expectCondition waits until the Placement's condition has the status and reason.

@@ -107,15 +107,7 @@ func holders(ctx context.Context, h string, members ...string) {
 	Eventually(func() []string {
 		v, _ := storage.Volume(h)
 		return v.Holders
-	}).WithContext(ctx).Should(ConsistOf(toAny(members)...))
-}
-
-func toAny(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
+	}).WithContext(ctx).Should(ConsistOf(members))
 }
 
 // member is the cluster of a target; in this environment target names are member names.
