@@ -24,12 +24,22 @@ type Options struct {
 	// HeartbeatGrace is how long a target may miss heartbeats before it is Unreachable;
 	// zero means three of the periods its syncer announces.
 	HeartbeatGrace time.Duration
+	// FenceDelay is how long an owner may be Unreachable before its owned volumes wait for a
+	// Fence of it instead of its acknowledgement; zero means three heartbeat graces.
+	FenceDelay time.Duration
 }
 
 // Setup registers every hub controller with the manager.
 func Setup(mgr ctrl.Manager, o Options) error {
 	if o.Resources == nil {
 		o.Resources = workload.DefaultResources
+	}
+	if o.FenceDelay == 0 {
+		grace := o.HeartbeatGrace
+		if grace == 0 {
+			grace = 3 * health.DefaultPeriod
+		}
+		o.FenceDelay = 3 * grace
 	}
 	c := mgr.GetClient()
 	if err := (&placement.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-placement")}).SetupWithManager(mgr); err != nil {
@@ -47,7 +57,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := (&storageclass.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-storageclass")}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	if err := (&coordination.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-coordination"), Compatible: classes.Compatible}).SetupWithManager(mgr); err != nil {
+	if err := (&coordination.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-coordination"), Compatible: classes.Compatible, FenceDelay: o.FenceDelay}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	return workload.SetupWithManager(mgr, o.Resources)

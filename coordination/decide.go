@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/fencing"
 )
 
 // Decide returns the next step for one volume.
@@ -207,9 +209,29 @@ func depart(o Observation, d *Decision, h string) {
 		hold(o, d, h)
 		return
 	}
+	if t := o.Targets[h]; d.Class == storagev1alpha1.Owned && fencing.Lost(t.UnreachableSince, o.Now, o.FenceDelay) {
+		ownerLost(o, d, h, t)
+		return
+	}
 	d.Phase, d.Reason = storagev1alpha1.Moving, storagev1alpha1.ReasonWaitingForDetach
 	d.Message = "waiting for " + h + " to let go of the volume"
 	leave(o, d, h)
+}
+
+// ownerLost: the owner h stopped answering long ago, so it cannot acknowledge the detach.
+// The volume moves only once a Fence cut h off the storage; coordination then acknowledges
+// the detach in h's place. Until then it waits, as it would for the acknowledgement.
+func ownerLost(o Observation, d *Decision, h string, t Target) {
+	d.Phase = storagev1alpha1.Moving
+	leave(o, d, h)
+	if t.Fence.Holds() {
+		d.Reason, d.Message = storagev1alpha1.ReasonOwnerFenced, h+" is fenced off storage domain "+d.Domain+"; the volume leaves it"
+		d.Actions = append(d.Actions, Action{Kind: ReleaseFenced, Target: h})
+		return
+	}
+	d.Reason = storagev1alpha1.ReasonWaitingForFence
+	d.Message = fmt.Sprintf("%s has been unreachable since %s; the volume moves once %s is fenced off storage domain %s or comes back",
+		h, t.UnreachableSince.UTC().Format(time.RFC3339), h, d.Domain)
 }
 
 // nextOwner picks the target that takes the volume after from: the first target of the

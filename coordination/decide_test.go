@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/fencing"
 )
 
 var (
@@ -23,7 +25,8 @@ func class(domain, params string) *workloadv1alpha1.StorageClassInfo {
 
 // obs builds an observation over targets a, b and c, all Ready in domain d with class fast.
 func obs(modes []corev1.PersistentVolumeAccessMode, claim map[string]Presence, pv map[string]Presence, rec Record) Observation {
-	o := Observation{Claim: Claim{AccessModes: modes, On: claim}, Record: rec, Targets: map[string]Target{}}
+	o := Observation{Claim: Claim{AccessModes: modes, On: claim}, Record: rec, Targets: map[string]Target{},
+		Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), FenceDelay: 30 * time.Second}
 	for _, k := range []string{"a", "b", "c"} {
 		o.Targets[k] = Target{Ready: true, Domains: []string{"d"}, Class: class("d", "gold")}
 	}
@@ -74,6 +77,12 @@ func decideCases() []decideCase {
 		o.Targets[k] = t
 		return o
 	}
+	lost := func(o Observation, k string, fence fencing.State) Observation {
+		t := o.Targets[k]
+		t.Ready, t.UnreachableSince, t.Fence = false, o.Now.Add(-time.Minute), fence
+		o.Targets[k] = t
+		return o
+	}
 	bound := func(owner string) Record {
 		return Record{Owner: owner, Phase: storagev1alpha1.Bound, OriginalReclaim: del}
 	}
@@ -109,6 +118,21 @@ func decideCases() []decideCase {
 		{name: "Bound → Moving: the old owner is asked to let go, the new one waits",
 			o: obs(rwo, map[string]Presence{"a": departing, "b": placed}, map[string]Presence{"a": pvSync}, bound("a")), wantPhase: storagev1alpha1.Moving, wantOwner: "a",
 			wantReason: storagev1alpha1.ReasonWaitingForDetach, wantActions: []Action{act(Unhold, "a"), act(RemoveVolume, "a")}},
+		{name: "Bound → Moving: a lost owner cannot let go; the volume waits for a Fence of it",
+			o: lost(obs(rwo, map[string]Presence{"a": departing, "b": placed}, map[string]Presence{"a": pvSync}, bound("a")), "a", fencing.Fencing), wantPhase: storagev1alpha1.Moving, wantOwner: "a",
+			wantReason: storagev1alpha1.ReasonWaitingForFence, wantActions: []Action{act(Unhold, "a"), act(RemoveVolume, "a")}},
+		{name: "Moving: an owner unreachable for less than the fence delay is waited for",
+			o: func() Observation {
+				o := lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Fenced)
+				o.FenceDelay = 2 * time.Minute
+				return o
+			}(), wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonWaitingForDetach, wantActions: []Action{}},
+		{name: "Moving: a failed Fence moves nothing",
+			o:         lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Failed),
+			wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonWaitingForFence, wantActions: []Action{}},
+		{name: "Moving: the lost owner is fenced; coordination acknowledges the detach in its place",
+			o:         lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Fenced),
+			wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonOwnerFenced, wantActions: []Action{act(ReleaseFenced, "a")}},
 		{name: "Moving waits while the old owner's PV label is still there",
 			o: obs(rwo, map[string]Presence{"b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), wantPhase: storagev1alpha1.Moving, wantOwner: "a"},
 		{name: "Moving → Bound after the acknowledgement: PV, hold, then claim",
@@ -207,11 +231,9 @@ func TestEveryTransitionIsCovered(t *testing.T) {
 	for _, tc := range decideCases() {
 		seen[fmt.Sprint(tc.o.Record.Phase, "→", Decide(tc.o).Phase)] = true
 	}
-	for from, tos := range Transitions {
-		for _, to := range tos {
-			if !seen[fmt.Sprint(from, "→", to)] {
-				t.Errorf("no table test covers %q → %q", from, to)
-			}
+	for _, tr := range Transitions {
+		if !seen[fmt.Sprint(tr.From, "→", tr.To)] {
+			t.Errorf("no table test covers %q → %q (%s)", tr.From, tr.To, tr.Name)
 		}
 	}
 }

@@ -12,7 +12,8 @@
 //
 //  1. an owned volume has at most one target in Sync or Upsync;
 //  2. no target gets Sync for an owned volume until the previous owner acknowledged the detach
-//     (its state labels are gone);
+//     (its state labels are gone) or, once it was lost past the fence delay, a Fence cut it
+//     off the storage (package fencing), on whose strength coordination clears its labels;
 //  3. storage is released only after the hub claim is deleted and every other target is
 //     clear, and never when the hub PV says Retain;
 //  4. every downstream copy is Retain while the volume lives (the syncer keeps synced PVs

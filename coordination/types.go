@@ -1,10 +1,13 @@
 package coordination
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/fencing"
 )
 
 // Presence is an object's standing on one target, as its state label and annotations say.
@@ -47,7 +50,11 @@ type Volume struct {
 
 // Target is what coordination knows of one SyncTarget.
 type Target struct {
-	Ready   bool
+	Ready bool
+	// UnreachableSince is when the target stopped answering; zero while it answers.
+	UnreachableSince time.Time
+	// Fence is where a Fence of the target in the volume's storage domain stands.
+	Fence   fencing.State
 	Domains []string
 	// Class is the claim's StorageClass as the target reports it; nil when it has none.
 	Class *workloadv1alpha1.StorageClassInfo
@@ -72,6 +79,10 @@ type Observation struct {
 	Record  Record
 	// Compatible checks owned moves; nil allows every move to a target with the class.
 	Compatible CompatibleFunc
+	// Now is the time of the observation, and FenceDelay how long an owner must be
+	// Unreachable before it is lost and waits for a Fence of it.
+	Now        time.Time
+	FenceDelay time.Duration
 }
 
 // ActionKind names one write of the coordinator.
@@ -102,6 +113,10 @@ const (
 	DeleteVolume ActionKind = "DeleteVolume"
 	// Finish drops the coordinator's finalizer from the deleted claim.
 	Finish ActionKind = "Finish"
+	// ReleaseFenced drops the target's state labels, removal requests and syncer finalizers
+	// from the claim and the PV: a Fence cut the target off the storage, so coordination
+	// acknowledges the detach in its place.
+	ReleaseFenced ActionKind = "ReleaseFenced"
 )
 
 // Action is one write, on the object its kind names.

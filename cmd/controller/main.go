@@ -1,5 +1,6 @@
 // Command controller runs Custody's hub controllers against the hub API server: placement,
-// location, scheduler and workload.
+// location, scheduler, health, storageclass, coordination, and one workload controller per
+// synced resource type.
 package main
 
 import (
@@ -24,7 +25,7 @@ type options struct {
 	leaderElect                                        bool
 	qps                                                float64
 	burst                                              int
-	heartbeatGrace                                     time.Duration
+	heartbeatGrace, fenceDelay                         time.Duration
 }
 
 func main() {
@@ -38,6 +39,7 @@ func main() {
 	flag.Float64Var(&o.qps, "kube-api-qps", 50, "Requests per second to the hub API server.")
 	flag.IntVar(&o.burst, "kube-api-burst", 100, "Burst of requests to the hub API server.")
 	flag.DurationVar(&o.heartbeatGrace, "heartbeat-grace", 0, "How long a target may miss heartbeats before it is Unreachable; 0 means three of the periods its syncer announces.")
+	flag.DurationVar(&o.fenceDelay, "fence-delay", 0, "How long a volume's owner may be Unreachable before the volume waits for a Fence of it; 0 means three heartbeat graces.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -70,7 +72,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	if err := controllers.Setup(mgr, controllers.Options{Resources: kinds, HeartbeatGrace: o.heartbeatGrace}); err != nil {
+	if err := controllers.Setup(mgr, controllers.Options{Resources: kinds, HeartbeatGrace: o.heartbeatGrace, FenceDelay: o.fenceDelay}); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

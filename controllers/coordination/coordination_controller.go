@@ -3,11 +3,12 @@ package coordination
 import (
 	"context"
 	"fmt"
-	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -21,11 +22,16 @@ import (
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/internal/protection"
+	"github.com/custody-dev/custody/controllers/internal/status"
 	"github.com/custody-dev/custody/coordination"
 )
 
 // concurrency is how many claims take a step at once; each claim's steps stay in order.
 const concurrency = 4
+
+// fieldOwner owns the VolumeOwnership's status.
+const fieldOwner = "custody-coordination"
 
 // claimRefIndex indexes hub PVs by the namespace/name of the claim they name.
 const claimRefIndex = "spec.claimRef"
@@ -36,6 +42,9 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// Compatible refuses owned moves between StorageClasses that differ; nil allows them.
 	Compatible coordination.CompatibleFunc
+	// FenceDelay is how long an owner must be Unreachable before its volumes wait for a
+	// Fence of it instead of its acknowledgement.
+	FenceDelay time.Duration
 
 	metrics *volumeMetrics
 }
@@ -97,7 +106,7 @@ func targetChanged(e event.UpdateEvent) bool {
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups=storage.custody.dev,resources=volumeownerships,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups=storage.custody.dev,resources=volumeownerships/status,verbs=get;update
+// +kubebuilder:rbac:groups=storage.custody.dev,resources=volumeownerships/status,verbs=get;patch
 
 // Reconcile takes one step of the claim's volume.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -109,7 +118,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !coordinated(claim) {
-		return ctrl.Result{}, r.unprotect(ctx, claim)
+		// A deleted claim that was never placed: let go of the hub's protection.
+		return ctrl.Result{}, protection.Release(ctx, r.Client, claim)
 	}
 	if claim.DeletionTimestamp.IsZero() && controllerutil.AddFinalizer(claim, storagev1alpha1.VolumeFinalizer) {
 		return ctrl.Result{}, r.Client.Update(ctx, claim)
@@ -118,35 +128,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	d := coordination.Decide(s.observation(r.Compatible))
+	d := coordination.Decide(s.observation(r.Compatible, time.Now(), r.FenceDelay))
 	if err := r.record(ctx, s, d); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, r.apply(ctx, s, d)
-}
-
-// unprotect lets a deleted claim that was never placed go: the pvc-protection finalizer the
-// hub's admission added waits for a controller the hub does not run.
-func (r *Reconciler) unprotect(ctx context.Context, claim *corev1.PersistentVolumeClaim) error {
-	if claim.DeletionTimestamp.IsZero() || !controllerutil.ContainsFinalizer(claim, pvcProtection) {
-		return nil
-	}
-	patch := client.MergeFromWithOptions(claim.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(claim, pvcProtection)
-	return client.IgnoreNotFound(r.Client.Patch(ctx, claim, patch))
+	return ctrl.Result{}, r.carryOut(ctx, s, d)
 }
 
 // coordinated: the claim is placed on a target, or the coordinator still holds it.
 func coordinated(claim *corev1.PersistentVolumeClaim) bool {
-	if controllerutil.ContainsFinalizer(claim, storagev1alpha1.VolumeFinalizer) {
-		return true
-	}
-	for k := range claim.Labels {
-		if strings.HasPrefix(k, workloadv1alpha1.StateLabelPrefix) {
-			return true
-		}
-	}
-	return false
+	return controllerutil.ContainsFinalizer(claim, storagev1alpha1.VolumeFinalizer) || len(workloadv1alpha1.Targets(claim)) > 0
 }
 
 // record writes the decision on the VolumeOwnership before anything acts on it.
@@ -160,26 +151,27 @@ func (r *Reconciler) record(ctx context.Context, s *scope, d coordination.Decisi
 			return err
 		}
 	}
-	before := vo.DeepCopy()
-	changed := apply(&vo.Status, d, s.volumeName(), s.storageClassName(), nowTime())
-	if equality.Semantic.DeepEqual(before.Status, vo.Status) {
+	before := vo.Status.DeepCopy()
+	changed := recordDecision(&vo.Status, d, s.volumeName(), s.storageClassName(), nowTime())
+	if equality.Semantic.DeepEqual(*before, vo.Status) {
 		return nil
 	}
-	if err := r.Client.Status().Update(ctx, vo); err != nil {
+	applied := &storagev1alpha1.VolumeOwnership{ObjectMeta: metav1.ObjectMeta{Namespace: vo.Namespace, Name: vo.Name}, Status: vo.Status}
+	if err := status.Apply(ctx, r.Client, applied, fieldOwner); err != nil {
 		return err
 	}
 	if changed {
 		r.Recorder.Eventf(s.claim, vo, corev1.EventTypeNormal, d.Reason, "Coordinate", "%s: %s", d.Phase, d.Message)
-		ctrl.LoggerFrom(ctx).Info("Volume changed phase", "from", before.Status.Phase, "to", d.Phase, "owner", d.Owner, "reason", d.Reason)
-		r.metrics.transition(before.Status, vo.Status)
+		ctrl.LoggerFrom(ctx).Info("Volume changed phase", "from", before.Phase, "to", d.Phase, "owner", d.Owner, "reason", d.Reason)
+		r.metrics.transition(*before, vo.Status)
 	}
-	r.metrics.observe(client.ObjectKeyFromObject(s.claim), vo.Status)
+	r.metrics.count(client.ObjectKeyFromObject(s.claim), vo.Status)
 	return nil
 }
 
-// apply carries out the decision's actions: on the PV and the claim, each patched once, in
-// the order the actions first name them.
-func (r *Reconciler) apply(ctx context.Context, s *scope, d coordination.Decision) error {
+// carryOut takes the decision's actions: on the PV and the claim, each patched once, in the
+// order the actions first name them.
+func (r *Reconciler) carryOut(ctx context.Context, s *scope, d coordination.Decision) error {
 	w := newWrites(s)
 	for _, a := range d.Actions {
 		w.add(a)

@@ -2,14 +2,12 @@ package coordination
 
 import (
 	"context"
-	"slices"
-	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
@@ -24,6 +22,7 @@ type scope struct {
 	targets   []workloadv1alpha1.SyncTarget
 }
 
+// observe reads what one step of the claim's volume depends on.
 func (r *Reconciler) observe(ctx context.Context, claim *corev1.PersistentVolumeClaim) (*scope, error) {
 	s := &scope{claim: claim, ownership: &storagev1alpha1.VolumeOwnership{
 		ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: claim.Name},
@@ -64,8 +63,8 @@ func (r *Reconciler) volumeOf(ctx context.Context, claim *corev1.PersistentVolum
 	return nil, nil
 }
 
-// observation translates the objects into what package coordination reads.
-func (s *scope) observation(compatible coordination.CompatibleFunc) coordination.Observation {
+// observation translates the objects into what package coordination reads, at now.
+func (s *scope) observation(compatible coordination.CompatibleFunc, now time.Time, fenceDelay time.Duration) coordination.Observation {
 	o := coordination.Observation{
 		Claim: coordination.Claim{
 			AccessModes:   s.claim.Spec.AccessModes,
@@ -81,6 +80,8 @@ func (s *scope) observation(compatible coordination.CompatibleFunc) coordination
 			OriginalReclaim: s.ownership.Status.Reclaim.Original,
 		},
 		Compatible: compatible,
+		Now:        now,
+		FenceDelay: fenceDelay,
 	}
 	if pv := s.volume; pv != nil {
 		ref := pv.Spec.ClaimRef
@@ -95,41 +96,22 @@ func (s *scope) observation(compatible coordination.CompatibleFunc) coordination
 	for i := range s.targets {
 		t := &s.targets[i]
 		o.Targets[workloadv1alpha1.ToSyncTargetKey(t.Name)] = coordination.Target{
-			Ready:   t.IsReady(),
-			Domains: t.Spec.StorageDomains,
-			Class:   classFor(t, s.claim.Spec.StorageClassName),
+			Ready:            t.IsReady(),
+			UnreachableSince: t.UnreachableSince(),
+			Domains:          t.Spec.StorageDomains,
+			Class:            classFor(t, s.claim.Spec.StorageClassName),
 		}
 	}
 	return o
 }
 
-// presences reads an object's standing on each target from its labels, annotations and
-// finalizers.
+// presences is an object's standing on each target, as coordination reads it.
 func presences(o client.Object) map[string]coordination.Presence {
 	out := map[string]coordination.Presence{}
-	for k, v := range o.GetLabels() {
-		key, ok := strings.CutPrefix(k, workloadv1alpha1.StateLabelPrefix)
-		if !ok {
-			continue
-		}
-		_, leaving := o.GetAnnotations()[workloadv1alpha1.DeletionAnnotation(key)]
-		out[key] = coordination.Presence{
-			State:      workloadv1alpha1.ResourceState(v),
-			Leaving:    leaving,
-			Held:       slices.Contains(holds(o, key), storagev1alpha1.HoldFinalizer),
-			Downstream: controllerutil.ContainsFinalizer(o, workloadv1alpha1.SyncerFinalizer(key)),
-		}
+	for key, p := range workloadv1alpha1.Presences(o) {
+		out[key] = coordination.Presence{State: p.State, Leaving: p.Leaving, Held: p.HeldBy(storagev1alpha1.HoldFinalizer), Downstream: p.Downstream}
 	}
 	return out
-}
-
-// holds lists the coordination finalizers an object carries for a target.
-func holds(o client.Object, key string) []string {
-	v := o.GetAnnotations()[workloadv1alpha1.FinalizersAnnotation(key)]
-	if v == "" {
-		return nil
-	}
-	return strings.Split(v, ",")
 }
 
 // classFor is the target's StorageClass of the claim: the named one, or its default.

@@ -3,7 +3,6 @@ package coordination
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -12,17 +11,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/internal/protection"
 	"github.com/custody-dev/custody/coordination"
-)
-
-// The finalizers a hub API server's StorageObjectInUseProtection admission adds. The hub runs
-// no pods and no protection controllers, so coordination removes them when it is done.
-const (
-	pvcProtection = "kubernetes.io/pvc-protection"
-	pvProtection  = "kubernetes.io/pv-protection"
 )
 
 // writes gathers a decision's actions into at most one patch of the claim, one of the PV and
@@ -66,15 +58,14 @@ func (w *writes) add(a coordination.Action) {
 	switch a.Kind {
 	case coordination.SyncClaim:
 		w.onClaim(func(c *corev1.PersistentVolumeClaim) {
-			metav1.SetMetaDataLabel(&c.ObjectMeta, workloadv1alpha1.StateLabel(key), string(workloadv1alpha1.ResourceStateSync))
+			workloadv1alpha1.SetState(c, key, workloadv1alpha1.ResourceStateSync)
 		})
 	case coordination.DropClaim:
-		w.onClaim(func(c *corev1.PersistentVolumeClaim) {
-			delete(c.Labels, workloadv1alpha1.StateLabel(key))
-			delete(c.Annotations, workloadv1alpha1.DeletionAnnotation(key))
-		})
+		w.onClaim(func(c *corev1.PersistentVolumeClaim) { workloadv1alpha1.Release(c, key) })
 	case coordination.Hold, coordination.Unhold:
-		w.onClaim(func(c *corev1.PersistentVolumeClaim) { setHold(c, key, a.Kind == coordination.Hold) })
+		w.onClaim(func(c *corev1.PersistentVolumeClaim) {
+			workloadv1alpha1.SetHold(c, key, storagev1alpha1.HoldFinalizer, a.Kind == coordination.Hold)
+		})
 	case coordination.SetReleasePolicy:
 		w.onClaim(func(c *corev1.PersistentVolumeClaim) {
 			metav1.SetMetaDataAnnotation(&c.ObjectMeta, storagev1alpha1.ReleasePolicyAnnotation, string(a.Policy))
@@ -87,71 +78,44 @@ func (w *writes) add(a coordination.Action) {
 		})
 	case coordination.SyncVolume:
 		w.onVolume(func(pv *corev1.PersistentVolume) {
-			metav1.SetMetaDataLabel(&pv.ObjectMeta, workloadv1alpha1.StateLabel(key), string(workloadv1alpha1.ResourceStateSync))
-			delete(pv.Annotations, workloadv1alpha1.DeletionAnnotation(key))
+			workloadv1alpha1.SetState(pv, key, workloadv1alpha1.ResourceStateSync)
+			workloadv1alpha1.CancelRemoval(pv, key)
 		})
 	case coordination.RemoveVolume:
-		w.onVolume(func(pv *corev1.PersistentVolume) {
-			metav1.SetMetaDataAnnotation(&pv.ObjectMeta, workloadv1alpha1.DeletionAnnotation(key), workloadv1alpha1.DeletionRequested(time.Now()))
-		})
+		w.onVolume(func(pv *corev1.PersistentVolume) { workloadv1alpha1.RequestRemoval(pv, key, time.Now()) })
+	case coordination.ReleaseFenced:
+		// The fenced target's syncer cannot acknowledge; its copies stay Retain in its member,
+		// and its syncer removes them when it returns.
+		release := func(o client.Object) {
+			workloadv1alpha1.Release(o, key)
+			workloadv1alpha1.SetHold(o, key, storagev1alpha1.HoldFinalizer, false)
+			controllerutil.RemoveFinalizer(o, workloadv1alpha1.SyncerFinalizer(key))
+		}
+		w.onClaim(func(c *corev1.PersistentVolumeClaim) { release(c) })
+		if w.pv != nil {
+			w.onVolume(func(pv *corev1.PersistentVolume) { release(pv) })
+		}
 	case coordination.DeleteVolume:
-		w.order = append(w.order, func(ctx context.Context, c client.Client) error {
-			if w.pv.DeletionTimestamp.IsZero() {
-				if err := c.Delete(ctx, w.pv, client.Preconditions{UID: &w.pv.UID}); err != nil {
-					return client.IgnoreNotFound(err)
-				}
-			}
-			return unprotect(ctx, c, w.pv, pvProtection)
-		})
+		w.order = append(w.order, func(ctx context.Context, c client.Client) error { return protection.Delete(ctx, c, w.pv) })
 	case coordination.Finish:
 		w.onClaim(func(c *corev1.PersistentVolumeClaim) {
 			controllerutil.RemoveFinalizer(c, storagev1alpha1.VolumeFinalizer)
-			controllerutil.RemoveFinalizer(c, pvcProtection)
+			controllerutil.RemoveFinalizer(c, protection.PVCFinalizer)
 		})
 	}
-}
-
-// unprotect drops the protection finalizer a hub API server put on an object being deleted:
-// it waits for a controller the hub does not run. It reads the object afresh, since the
-// deletion just changed it.
-func unprotect(ctx context.Context, c client.Client, obj client.Object, finalizer string) error {
-	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	if !controllerutil.ContainsFinalizer(obj, finalizer) {
-		return nil
-	}
-	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(obj, finalizer)
-	return client.IgnoreNotFound(c.Patch(ctx, obj, patch))
 }
 
 // ensureDomain keeps the claim's storage domain annotation, which the scheduler reads to
 // move the namespace only to targets that reach the volume.
 func (w *writes) ensureDomain(d coordination.Decision) {
 	if w.pv == nil || d.Domain == "" || !w.claim.DeletionTimestamp.IsZero() ||
-		w.claim.Annotations[schedulingv1alpha1.VolumeDomainAnnotation] == d.Domain {
+		w.claim.Annotations[storagev1alpha1.DomainAnnotation] == d.Domain {
 		return
 	}
 	w.kinds = append(w.kinds, "Domain("+d.Domain+")")
 	w.onClaim(func(c *corev1.PersistentVolumeClaim) {
-		metav1.SetMetaDataAnnotation(&c.ObjectMeta, schedulingv1alpha1.VolumeDomainAnnotation, d.Domain)
+		metav1.SetMetaDataAnnotation(&c.ObjectMeta, storagev1alpha1.DomainAnnotation, d.Domain)
 	})
 }
 
 func (w *writes) describe() string { return strings.Join(w.kinds, ", ") }
-
-// setHold adds the coordinator's hold to, or removes it from, the claim's coordination
-// finalizers for the target.
-func setHold(c *corev1.PersistentVolumeClaim, key string, held bool) {
-	ann := workloadv1alpha1.FinalizersAnnotation(key)
-	list := slices.DeleteFunc(holds(c, key), func(f string) bool { return f == storagev1alpha1.HoldFinalizer })
-	if held {
-		list = append(list, storagev1alpha1.HoldFinalizer)
-	}
-	if len(list) == 0 {
-		delete(c.Annotations, ann)
-		return
-	}
-	metav1.SetMetaDataAnnotation(&c.ObjectMeta, ann, strings.Join(list, ","))
-}

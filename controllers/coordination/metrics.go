@@ -61,7 +61,8 @@ func newVolumeMetrics() *volumeMetrics {
 	return &volumeMetrics{claims: map[types.NamespacedName]bucket{}, counts: map[bucket]int{}}
 }
 
-func (m *volumeMetrics) observe(key types.NamespacedName, st storagev1alpha1.VolumeOwnershipStatus) {
+// count puts the claim in the bucket of its class and phase.
+func (m *volumeMetrics) count(key types.NamespacedName, st storagev1alpha1.VolumeOwnershipStatus) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.move(key, bucket{string(st.Class), string(st.Phase)}, true)

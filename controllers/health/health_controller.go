@@ -22,10 +22,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/internal/status"
 )
 
 // DefaultPeriod is the renewal period assumed for a Lease that announces none.
 const DefaultPeriod = 10 * time.Second
+
+// fieldOwner owns the status fields this controller writes.
+const fieldOwner = "custody-health"
 
 // Reconciler sets each SyncTarget's Ready condition from its heartbeat Lease.
 type Reconciler struct {
@@ -137,27 +141,26 @@ func (r *Reconciler) grace(lease *coordinationv1.Lease) time.Duration {
 	return 3 * DefaultPeriod
 }
 
-// writeStatus patches the key, the last heartbeat and Ready when they changed, and emits an
-// event when Ready changed. The patch carries the resourceVersion: conditions are one list,
-// and another writer's condition must not be lost.
+// writeStatus applies the key, the last heartbeat and Ready when they changed, and emits an
+// event when Ready changed. The syncer writes other fields of the same status under a field
+// manager of its own.
 func (r *Reconciler) writeStatus(ctx context.Context, st *workloadv1alpha1.SyncTarget, v verdict) error {
-	orig := st.DeepCopy()
-	if st.Status.Key == "" {
-		st.Status.Key = workloadv1alpha1.ToSyncTargetKey(st.Name)
-	}
-	st.Status.LastHeartbeatTime = v.lastHeartbeat
-	before := meta.FindStatusCondition(orig.Status.Conditions, workloadv1alpha1.ConditionReady)
-	meta.SetStatusCondition(&st.Status.Conditions, metav1.Condition{
+	cond := metav1.Condition{
 		Type: workloadv1alpha1.ConditionReady, Status: v.status, Reason: v.reason, Message: v.message,
 		ObservedGeneration: st.Generation,
-	})
-	if equality.Semantic.DeepEqual(orig.Status, st.Status) {
+	}
+	key := workloadv1alpha1.ToSyncTargetKey(st.Name)
+	if st.Status.Key == key && equality.Semantic.DeepEqual(st.Status.LastHeartbeatTime, v.lastHeartbeat) &&
+		!status.Changed(st.Status.Conditions, cond) {
 		return nil
 	}
-	if err := r.Client.Status().Patch(ctx, st, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	applied := &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: st.Name}}
+	applied.Status.Key, applied.Status.LastHeartbeatTime = key, v.lastHeartbeat
+	applied.Status.Conditions = []metav1.Condition{status.Condition(st.Status.Conditions, cond)}
+	if err := status.Apply(ctx, r.Client, applied, fieldOwner); err != nil {
 		return err
 	}
-	if before == nil || before.Status != v.status || before.Reason != v.reason {
+	if before := meta.FindStatusCondition(st.Status.Conditions, cond.Type); before == nil || before.Status != v.status || before.Reason != v.reason {
 		eventType := corev1.EventTypeNormal
 		if v.status != metav1.ConditionTrue {
 			eventType = corev1.EventTypeWarning

@@ -3,7 +3,7 @@
 // the SelectorValid condition whether the instance selector parses.
 //
 // It shares the Location's status with the storageclass controller, which keeps the
-// StorageClassesCompatible condition. Each writer sets only its own condition on the list it
-// read, and patches with that read's resourceVersion as a precondition, so that neither can
-// overwrite a condition the other wrote in between.
+// StorageClassesCompatible condition. Each applies only the fields it owns, under a field
+// manager of its own (package controllers/internal/status), so neither can drop or
+// overwrite what the other wrote.
 package location

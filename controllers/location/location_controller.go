@@ -5,19 +5,21 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
-	"github.com/custody-dev/custody/controllers/scheduler"
+	"github.com/custody-dev/custody/controllers/internal/enqueue"
+	"github.com/custody-dev/custody/controllers/internal/status"
 )
+
+// fieldOwner owns the status fields this controller writes.
+const fieldOwner = "custody-location"
 
 // Reconciler keeps each Location's status.
 type Reconciler struct {
@@ -26,29 +28,13 @@ type Reconciler struct {
 }
 
 // SetupWithManager registers the controller; every Location is reconciled when a SyncTarget
-// changes.
+// changes, as one whose labels change can leave one Location and join another.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	all := enqueue.All(r.Client, func() client.ObjectList { return &schedulingv1alpha1.LocationList{} }, nil)
 	return ctrl.NewControllerManagedBy(mgr).Named("location").
 		For(&schedulingv1alpha1.Location{}).
-		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(AllLocations(r.Client))).
+		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(all)).
 		Complete(r)
-}
-
-// AllLocations maps any object to a request for every Location: a SyncTarget whose labels
-// change can leave one Location and join another.
-func AllLocations(c client.Reader) handler.MapFunc {
-	return func(ctx context.Context, _ client.Object) []reconcile.Request {
-		list := &schedulingv1alpha1.LocationList{}
-		if err := c.List(ctx, list); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "Listing Locations")
-			return nil
-		}
-		out := make([]reconcile.Request, 0, len(list.Items))
-		for _, l := range list.Items {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&l)})
-		}
-		return out
-	}
 }
 
 // +kubebuilder:rbac:groups=scheduling.custody.dev,resources=locations,verbs=get;list;watch
@@ -60,41 +46,48 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, loc); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	before := loc.DeepCopy()
-	cond := metav1.Condition{Type: schedulingv1alpha1.ConditionSelectorValid, ObservedGeneration: loc.Generation}
-	if _, err := metav1.LabelSelectorAsSelector(&loc.Spec.InstanceSelector); err != nil {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, schedulingv1alpha1.ReasonInvalidSelector, err.Error()
-	} else {
-		targets := &workloadv1alpha1.SyncTargetList{}
-		if err := r.Client.List(ctx, targets); err != nil {
-			return ctrl.Result{}, err
-		}
-		members, _ := scheduler.LocationTargets(loc.Name, []schedulingv1alpha1.Location{*loc}, targets.Items)
-		loc.Status.Instances, loc.Status.AvailableInstances = int32(len(members)), 0
-		for i := range members {
-			if available(&members[i]) {
-				loc.Status.AvailableInstances++
-			}
-		}
-		cond.Status, cond.Reason = metav1.ConditionTrue, schedulingv1alpha1.ReasonSelectorValid
-		cond.Message = fmt.Sprintf("%d targets, %d available", loc.Status.Instances, loc.Status.AvailableInstances)
+	targets := &workloadv1alpha1.SyncTargetList{}
+	if err := r.Client.List(ctx, targets); err != nil {
+		return ctrl.Result{}, err
 	}
-	old := meta.FindStatusCondition(before.Status.Conditions, cond.Type)
-	meta.SetStatusCondition(&loc.Status.Conditions, cond)
-	if cond.Status == metav1.ConditionFalse && (old == nil || old.Status != cond.Status) {
-		r.Recorder.Eventf(loc, nil, corev1.EventTypeWarning, cond.Reason, "Reconcile", "The instance selector does not parse: %s", cond.Message)
-	}
-	loc.Status.ObservedGeneration = loc.Generation
-	if equality.Semantic.DeepEqual(before.Status, loc.Status) {
+	want := observe(loc, targets.Items)
+	cur := loc.Status
+	cond := want.Conditions[0]
+	if cur.Instances == want.Instances && cur.AvailableInstances == want.AvailableInstances &&
+		cur.ObservedGeneration == want.ObservedGeneration && !status.Changed(cur.Conditions, cond) {
 		return ctrl.Result{}, nil
 	}
-	// The storageclass controller writes a condition of its own to the same list, and a merge
-	// patch replaces the whole list: the resourceVersion precondition makes a write that raced
-	// the other writer fail with a conflict and retry on a fresh read, instead of dropping it.
-	return ctrl.Result{}, r.Client.Status().Patch(ctx, loc, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	want.Conditions[0] = status.Condition(cur.Conditions, cond)
+	if err := status.Apply(ctx, r.Client, &schedulingv1alpha1.Location{ObjectMeta: metav1.ObjectMeta{Name: loc.Name}, Status: want}, fieldOwner); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if old := meta.FindStatusCondition(cur.Conditions, cond.Type); cond.Status == metav1.ConditionFalse && (old == nil || old.Status != cond.Status) {
+		r.Recorder.Eventf(loc, nil, corev1.EventTypeWarning, cond.Reason, "Reconcile", "The instance selector does not parse: %s", cond.Message)
+	}
+	return ctrl.Result{}, nil
 }
 
-// available: Ready, not cordoned, not evicting.
-func available(t *workloadv1alpha1.SyncTarget) bool {
-	return t.IsReady() && !t.Spec.Unschedulable && !t.Spec.Evict && t.DeletionTimestamp.IsZero()
+// observe is the part of the Location's status this controller owns: the counts of its
+// targets and the SelectorValid condition. While the selector does not parse, the counts
+// stay as they were.
+func observe(loc *schedulingv1alpha1.Location, all []workloadv1alpha1.SyncTarget) schedulingv1alpha1.LocationStatus {
+	st := schedulingv1alpha1.LocationStatus{ObservedGeneration: loc.Generation}
+	cond := metav1.Condition{Type: schedulingv1alpha1.ConditionSelectorValid, ObservedGeneration: loc.Generation}
+	members, err := loc.Targets(all)
+	if err != nil {
+		st.Instances, st.AvailableInstances = loc.Status.Instances, loc.Status.AvailableInstances
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, schedulingv1alpha1.ReasonInvalidSelector, err.Error()
+		st.Conditions = []metav1.Condition{cond}
+		return st
+	}
+	st.Instances = int32(len(members))
+	for i := range members {
+		if members[i].Available() {
+			st.AvailableInstances++
+		}
+	}
+	cond.Status, cond.Reason = metav1.ConditionTrue, schedulingv1alpha1.ReasonSelectorValid
+	cond.Message = fmt.Sprintf("%d targets, %d available", st.Instances, st.AvailableInstances)
+	st.Conditions = []metav1.Condition{cond}
+	return st
 }

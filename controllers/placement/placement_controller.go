@@ -22,11 +22,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/internal/enqueue"
+	"github.com/custody-dev/custody/controllers/internal/status"
 )
+
+// fieldOwner owns the Placement's status.
+const fieldOwner = "custody-placement"
 
 // Reconciler selects a Location for each Placement and binds its namespaces.
 type Reconciler struct {
@@ -37,7 +41,7 @@ type Reconciler struct {
 // SetupWithManager registers the controller. Placements are reconciled when they change,
 // and all of them when a Location, a SyncTarget or a namespace's labels change.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	all := handler.EnqueueRequestsFromMapFunc(r.allPlacements)
+	all := handler.EnqueueRequestsFromMapFunc(enqueue.All(r.Client, func() client.ObjectList { return &schedulingv1alpha1.PlacementList{} }, nil))
 	return ctrl.NewControllerManagedBy(mgr).Named("placement").
 		For(&schedulingv1alpha1.Placement{}).
 		Watches(&schedulingv1alpha1.Location{}, all).
@@ -57,21 +61,8 @@ var userLabelsChanged = predicate.Funcs{
 
 func userLabels(l map[string]string) map[string]string {
 	l = maps.Clone(l)
-	maps.DeleteFunc(l, func(k, _ string) bool { return strings.HasPrefix(k, workloadv1alpha1.StateLabelPrefix) })
+	maps.DeleteFunc(l, func(k, _ string) bool { return workloadv1alpha1.IsStateLabel(k) })
 	return l
-}
-
-func (r *Reconciler) allPlacements(ctx context.Context, _ client.Object) []reconcile.Request {
-	list := &schedulingv1alpha1.PlacementList{}
-	if err := r.Client.List(ctx, list); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Listing Placements")
-		return nil
-	}
-	out := make([]reconcile.Request, 0, len(list.Items))
-	for _, p := range list.Items {
-		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&p)})
-	}
-	return out
 }
 
 // +kubebuilder:rbac:groups=scheduling.custody.dev,resources=placements,verbs=get;list;watch;update;patch
@@ -210,7 +201,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, before, p *schedulingv1alp
 	if equality.Semantic.DeepEqual(before.Status, p.Status) {
 		return nil
 	}
-	return r.Client.Status().Patch(ctx, p, client.MergeFrom(before))
+	return status.Apply(ctx, r.Client, &schedulingv1alpha1.Placement{ObjectMeta: metav1.ObjectMeta{Name: p.Name}, Status: p.Status}, fieldOwner)
 }
 
 // boundPlacements returns the Placements a namespace's annotation lists.

@@ -11,7 +11,6 @@ import (
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
-	"github.com/custody-dev/custody/controllers/scheduler"
 )
 
 // observed is what the controller read for one Placement.
@@ -152,10 +151,10 @@ func targetsCondition(p *schedulingv1alpha1.Placement, location string, o observ
 		return condition(schedulingv1alpha1.ConditionTargetsAvailable, false, schedulingv1alpha1.ReasonNoMatchingLocation, "no Location is selected")
 	}
 	members, restricted := 0, []string{}
-	targets, _ := scheduler.LocationTargets(location, o.locations, o.targets)
+	targets, _ := schedulingv1alpha1.LocationTargets(location, o.locations, o.targets)
 	for _, t := range targets {
 		members++
-		if scheduler.Usable(p, &t) {
+		if p.MayUse(&t) {
 			return condition(schedulingv1alpha1.ConditionTargetsAvailable, true, schedulingv1alpha1.ReasonTargetsAvailable,
 				fmt.Sprintf("Location %q has targets this Placement may use", location))
 		}

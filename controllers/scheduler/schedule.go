@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
@@ -137,11 +136,11 @@ func (w Writes) Empty() bool { return len(w.Add)+len(w.Remove)+len(w.Clear) == 0
 
 // Plan turns the chosen target keys of a namespace into writes. A key whose removal is under
 // way is not given back before the removal is done.
-func Plan(nsLabels, nsAnnotations map[string]string, desired []string) Writes {
+func Plan(ns metav1.Object, desired []string) Writes {
 	var w Writes
-	current := OnTargets(nsLabels, nsAnnotations)
+	current := workloadv1alpha1.ActiveTargets(ns)
 	for _, k := range desired {
-		if !slices.Contains(current, k) && !Leaving(nsLabels, nsAnnotations, k) {
+		if p, on := workloadv1alpha1.PresenceOn(ns, k); !slices.Contains(current, k) && !(on && p.Leaving) {
 			w.Add = append(w.Add, k)
 		}
 	}
@@ -150,72 +149,7 @@ func Plan(nsLabels, nsAnnotations map[string]string, desired []string) Writes {
 			w.Remove = append(w.Remove, k)
 		}
 	}
-	for a := range nsAnnotations {
-		key, ok := strings.CutPrefix(a, workloadv1alpha1.DeletionAnnotationPrefix)
-		if _, labelled := nsLabels[workloadv1alpha1.StateLabel(key)]; ok && !labelled {
-			w.Clear = append(w.Clear, key)
-		}
-	}
+	w.Clear = workloadv1alpha1.StaleRemovals(ns)
 	sort.Strings(w.Add)
-	sort.Strings(w.Clear)
 	return w
-}
-
-// Leaving tells whether an object is on the target with that key and its removal from it
-// was requested.
-func Leaving(objLabels, objAnnotations map[string]string, key string) bool {
-	_, labelled := objLabels[workloadv1alpha1.StateLabel(key)]
-	_, requested := objAnnotations[workloadv1alpha1.DeletionAnnotation(key)]
-	return labelled && requested
-}
-
-// OnTargets returns the keys of the targets an object is on and not leaving: a state label
-// and no deletion annotation.
-func OnTargets(objLabels, objAnnotations map[string]string) []string {
-	var keys []string
-	forTargets(objLabels, objAnnotations, func(key string) { keys = append(keys, key) })
-	sort.Strings(keys)
-	return keys
-}
-
-// forTargets calls f with the key of each target an object is on and not leaving.
-func forTargets(objLabels, objAnnotations map[string]string, f func(key string)) {
-	for k := range objLabels {
-		key, ok := strings.CutPrefix(k, workloadv1alpha1.StateLabelPrefix)
-		if !ok {
-			continue
-		}
-		if _, leaving := objAnnotations[workloadv1alpha1.DeletionAnnotationPrefix+key]; !leaving {
-			f(key)
-		}
-	}
-}
-
-// Usable tells whether the Placement may use the target at all: a restricted target only
-// when named, and only the named targets when the Placement names any.
-func Usable(p *schedulingv1alpha1.Placement, t *workloadv1alpha1.SyncTarget) bool {
-	if len(p.Spec.TargetNames) > 0 {
-		return slices.Contains(p.Spec.TargetNames, t.Name)
-	}
-	return !t.Spec.Restricted
-}
-
-// LocationTargets returns the SyncTargets the Location's instance selector matches. ok is
-// false when the Location does not exist or its selector does not parse.
-func LocationTargets(location string, locations []schedulingv1alpha1.Location, targets []workloadv1alpha1.SyncTarget) (_ []workloadv1alpha1.SyncTarget, ok bool) {
-	i := slices.IndexFunc(locations, func(l schedulingv1alpha1.Location) bool { return l.Name == location })
-	if i < 0 {
-		return nil, false
-	}
-	sel, err := metav1.LabelSelectorAsSelector(&locations[i].Spec.InstanceSelector)
-	if err != nil {
-		return nil, false
-	}
-	var out []workloadv1alpha1.SyncTarget
-	for _, t := range targets {
-		if sel.Matches(labels.Set(t.Labels)) {
-			out = append(out, t)
-		}
-	}
-	return out, true
 }

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
@@ -76,29 +78,9 @@ func TestPlan(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Plan(tt.labels, tt.ann, tt.desired); !reflect.DeepEqual(got, tt.want) {
+			if got := Plan(&metav1.ObjectMeta{Labels: tt.labels, Annotations: tt.ann}, tt.desired); !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("Plan = %+v, want %+v", got, tt.want)
 			}
 		})
-	}
-}
-
-func TestUsable(t *testing.T) {
-	restricted := &workloadv1alpha1.SyncTarget{Spec: workloadv1alpha1.SyncTargetSpec{Restricted: true}}
-	restricted.Name = "r"
-	open := &workloadv1alpha1.SyncTarget{}
-	open.Name = "o"
-	anyTarget := &schedulingv1alpha1.Placement{}
-	namesR := &schedulingv1alpha1.Placement{Spec: schedulingv1alpha1.PlacementSpec{TargetNames: []string{"r"}}}
-	for _, tt := range []struct {
-		p    *schedulingv1alpha1.Placement
-		t    *workloadv1alpha1.SyncTarget
-		want bool
-	}{
-		{anyTarget, open, true}, {anyTarget, restricted, false}, {namesR, restricted, true}, {namesR, open, false},
-	} {
-		if got := Usable(tt.p, tt.t); got != tt.want {
-			t.Errorf("Usable(names %v, %s) = %v, want %v", tt.p.Spec.TargetNames, tt.t.Name, got, tt.want)
-		}
 	}
 }

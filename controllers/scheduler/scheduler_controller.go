@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -98,7 +97,7 @@ func (r *Reconciler) choose(ctx context.Context, ns *corev1.Namespace) (Writes, 
 		return Writes{}, nil, err
 	}
 	desired, results := s.desiredTargets()
-	w := Plan(ns.Labels, ns.Annotations, desired)
+	w := Plan(ns, desired)
 	r.assumed.add(ns.Name, w.Add)
 	return w, results, nil
 }
@@ -107,15 +106,15 @@ func (r *Reconciler) choose(ctx context.Context, ns *corev1.Namespace) (Writes, 
 // for the ones it leaves, and stale deletion annotations cleared.
 func (r *Reconciler) write(ctx context.Context, ns *corev1.Namespace, w Writes) error {
 	patch := client.MergeFromWithOptions(ns.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	now := workloadv1alpha1.DeletionRequested(r.now())
+	now := r.now()
 	for _, k := range w.Add {
-		metav1.SetMetaDataLabel(&ns.ObjectMeta, workloadv1alpha1.StateLabel(k), string(workloadv1alpha1.ResourceStateSync))
+		workloadv1alpha1.SetState(ns, k, workloadv1alpha1.ResourceStateSync)
 	}
 	for _, k := range w.Remove {
-		metav1.SetMetaDataAnnotation(&ns.ObjectMeta, workloadv1alpha1.DeletionAnnotation(k), now)
+		workloadv1alpha1.RequestRemoval(ns, k, now)
 	}
 	for _, k := range w.Clear {
-		delete(ns.Annotations, workloadv1alpha1.DeletionAnnotation(k))
+		workloadv1alpha1.CancelRemoval(ns, k)
 	}
 	if err := r.Client.Patch(ctx, ns, patch); err != nil {
 		return err
@@ -149,7 +148,7 @@ func (r *Reconciler) placedNamespaces(ctx context.Context, _ client.Object) []re
 	}
 	var out []reconcile.Request
 	for _, ns := range list.Items {
-		if ns.Annotations[schedulingv1alpha1.PlacementAnnotation] != "" || len(OnTargets(ns.Labels, ns.Annotations)) > 0 {
+		if ns.Annotations[schedulingv1alpha1.PlacementAnnotation] != "" || len(workloadv1alpha1.ActiveTargets(&ns)) > 0 {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: ns.Name}})
 		}
 	}
@@ -163,7 +162,7 @@ func namespaceOf(_ context.Context, o client.Object) []reconcile.Request {
 // placementChanged: only the selected Location and readiness move namespaces.
 func placementChanged(oldObj, newObj client.Object) bool {
 	o, n := oldObj.(*schedulingv1alpha1.Placement), newObj.(*schedulingv1alpha1.Placement)
-	return o.Status.SelectedLocation != n.Status.SelectedLocation || usable(o) != usable(n) ||
+	return o.Status.SelectedLocation != n.Status.SelectedLocation || o.InEffect() != n.InEffect() ||
 		!slices.Equal(o.Spec.TargetNames, n.Spec.TargetNames)
 }
 

@@ -9,10 +9,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
 
@@ -36,7 +36,7 @@ func (r *Reconciler) observe(ctx context.Context, ns *corev1.Namespace) (*scope,
 			} else if err != nil {
 				return nil, err
 			}
-			if usable(p) {
+			if p.InEffect() {
 				s.placements = append(s.placements, p)
 			}
 		}
@@ -57,7 +57,7 @@ func (r *Reconciler) observe(ctx context.Context, ns *corev1.Namespace) (*scope,
 	s.locations, s.targets = locations.Items, targets.Items
 	s.loads = r.assumed.loads(namespaces.Items, ns.Name)
 	for _, c := range claims.Items {
-		if d := c.Annotations[schedulingv1alpha1.VolumeDomainAnnotation]; d != "" && !slices.Contains(s.volumeDomains, d) {
+		if d := c.Annotations[storagev1alpha1.DomainAnnotation]; d != "" && !slices.Contains(s.volumeDomains, d) {
 			s.volumeDomains = append(s.volumeDomains, d)
 		}
 	}
@@ -65,21 +65,15 @@ func (r *Reconciler) observe(ctx context.Context, ns *corev1.Namespace) (*scope,
 	return s, nil
 }
 
-// usable: a Placement moves namespaces while it has a Location and is Ready.
-func usable(p *schedulingv1alpha1.Placement) bool {
-	return p.DeletionTimestamp.IsZero() && p.Status.SelectedLocation != "" &&
-		meta.IsStatusConditionTrue(p.Status.Conditions, schedulingv1alpha1.ConditionReady)
-}
-
 // desiredTargets chooses one target per Location of the namespace's Placements. The targets
 // of a Location that cannot be read (deleted, or its selector does not parse) stay as they are.
 func (s *scope) desiredTargets() ([]string, []Result) {
-	current := OnTargets(s.ns.Labels, s.ns.Annotations)
+	current := workloadv1alpha1.ActiveTargets(s.ns)
 	var keys []string
 	var results []Result
 	keepUnclaimed := false
 	for _, loc := range s.locationNames() {
-		targets, ok := LocationTargets(loc, s.locations, s.targets)
+		targets, ok := schedulingv1alpha1.LocationTargets(loc, s.locations, s.targets)
 		if !ok {
 			keepUnclaimed = true
 			continue
@@ -122,19 +116,20 @@ func (s *scope) locationNames() []string {
 
 func (s *scope) candidate(location string, t *workloadv1alpha1.SyncTarget) Candidate {
 	key := workloadv1alpha1.ToSyncTargetKey(t.Name)
+	presence, on := workloadv1alpha1.PresenceOn(s.ns, key)
 	return Candidate{
 		Name: t.Name,
 		Key:  key,
 		Usable: slices.ContainsFunc(s.placements, func(p *schedulingv1alpha1.Placement) bool {
-			return p.Status.SelectedLocation == location && Usable(p, t)
+			return p.Status.SelectedLocation == location && p.MayUse(t)
 		}),
 		Ready:         t.IsReady(),
 		Unschedulable: t.Spec.Unschedulable,
-		Gone:          t.Spec.Evict || !t.DeletionTimestamp.IsZero(),
+		Gone:          t.Departing(),
 		Priority:      t.Spec.Priority,
 		Domains:       t.Spec.StorageDomains,
 		Load:          s.loads[key],
-		Leaving:       Leaving(s.ns.Labels, s.ns.Annotations, key),
+		Leaving:       on && presence.Leaving,
 	}
 }
 
@@ -173,7 +168,7 @@ func (a *assumedPlacements) loads(namespaces []corev1.Namespace, exclude string)
 	for i := range namespaces {
 		ns := &namespaces[i]
 		if assumed, ok := a.m[ns.Name]; ok {
-			shown := OnTargets(ns.Labels, ns.Annotations)
+			shown := workloadv1alpha1.ActiveTargets(ns)
 			missing := slices.DeleteFunc(slices.Clone(assumed), func(k string) bool { return slices.Contains(shown, k) })
 			if len(missing) == 0 {
 				delete(a.m, ns.Name)
@@ -184,7 +179,9 @@ func (a *assumedPlacements) loads(namespaces []corev1.Namespace, exclude string)
 			}
 		}
 		if ns.Name != exclude {
-			forTargets(ns.Labels, ns.Annotations, func(k string) { loads[k]++ })
+			for _, k := range workloadv1alpha1.ActiveTargets(ns) {
+				loads[k]++
+			}
 		}
 	}
 	return loads

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -16,8 +17,12 @@ import (
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
-	"github.com/custody-dev/custody/controllers/location"
+	"github.com/custody-dev/custody/controllers/internal/enqueue"
+	"github.com/custody-dev/custody/controllers/internal/status"
 )
+
+// fieldOwner owns the condition this controller writes.
+const fieldOwner = "custody-storageclass"
 
 // Reconciler keeps each Location's StorageClassesCompatible condition.
 type Reconciler struct {
@@ -30,7 +35,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("storageclass").
 		For(&schedulingv1alpha1.Location{}, builder.WithPredicates(predicate.Or[client.Object](
 			predicate.GenerationChangedPredicate{}, conditionChanged))).
-		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(location.AllLocations(r.Client)),
+		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(
+			enqueue.All(r.Client, func() client.ObjectList { return &schedulingv1alpha1.LocationList{} }, nil)),
 			builder.WithPredicates(reportChanged)).
 		Complete(r)
 }
@@ -66,17 +72,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.List(ctx, targets); err != nil {
 		return ctrl.Result{}, err
 	}
-	before := loc.DeepCopy()
 	cond := condition(loc, targets.Items)
-	if !meta.SetStatusCondition(&loc.Status.Conditions, cond) {
+	if !status.Changed(loc.Status.Conditions, cond) {
 		return ctrl.Result{}, nil
 	}
-	// The location controller writes to the same conditions list: see its package.
-	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-	if err := r.Client.Status().Patch(ctx, loc, patch); err != nil {
+	// The location controller writes other fields of the same status: see its package.
+	applied := &schedulingv1alpha1.Location{ObjectMeta: metav1.ObjectMeta{Name: loc.Name}}
+	applied.Status.Conditions = []metav1.Condition{status.Condition(loc.Status.Conditions, cond)}
+	if err := status.Apply(ctx, r.Client, applied, fieldOwner); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if e, ok := eventFor(meta.FindStatusCondition(before.Status.Conditions, cond.Type), cond); ok {
+	if e, ok := eventFor(meta.FindStatusCondition(loc.Status.Conditions, cond.Type), cond); ok {
 		r.Recorder.Eventf(loc, nil, e.eventType, cond.Reason, "Compare", "%s", e.note)
 	}
 	return ctrl.Result{}, nil

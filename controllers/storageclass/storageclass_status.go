@@ -11,7 +11,6 @@ import (
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
-	"github.com/custody-dev/custody/controllers/scheduler"
 	classes "github.com/custody-dev/custody/storageclass"
 )
 
@@ -25,8 +24,8 @@ const recoveredPrefix = "Volumes may move again: "
 // condition is the Location's StorageClassesCompatible condition, given every SyncTarget.
 func condition(loc *schedulingv1alpha1.Location, all []workloadv1alpha1.SyncTarget) metav1.Condition {
 	c := metav1.Condition{Type: schedulingv1alpha1.ConditionStorageClassesCompatible, ObservedGeneration: loc.Generation}
-	members, ok := scheduler.LocationTargets(loc.Name, []schedulingv1alpha1.Location{*loc}, all)
-	if !ok {
+	members, err := loc.Targets(all)
+	if err != nil {
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, schedulingv1alpha1.ReasonInvalidSelector, "the instance selector does not parse"
 		return c
 	}

@@ -1,68 +1,63 @@
 package workload
 
 import (
-	"maps"
-	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
 
 // Change is what an object's metadata needs to follow its namespace.
 type Change struct {
-	Labels      map[string]string
-	Annotations map[string]string
-	// DropAnnotations are deletion annotations left from an earlier removal from a target the
-	// object returns to.
-	DropAnnotations []string
+	// Place are the targets the object goes to, with its first state there.
+	Place map[string]workloadv1alpha1.ResourceState
+	// Leave are the targets the object leaves, with the time their removal was requested.
+	Leave map[string]time.Time
+	// Return are the targets whose removal request, left from an earlier removal, goes
+	// because the object returns there.
+	Return []string
 }
 
 // Empty tells whether the object already follows its namespace.
 func (c Change) Empty() bool {
-	return len(c.Labels)+len(c.Annotations)+len(c.DropAnnotations) == 0
+	return len(c.Place)+len(c.Leave)+len(c.Return) == 0
 }
 
-// Propagate computes the change that makes an object follow its namespace: a state label for
-// every target the namespace is on (Sync, or "" when coordination decides), and the
-// namespace's deletion annotation for every target the namespace leaves.
-func Propagate(nsLabels, nsAnnotations, objLabels, objAnnotations map[string]string, coordinated bool) Change {
-	c := Change{Labels: map[string]string{}, Annotations: map[string]string{}}
-	initial := string(workloadv1alpha1.ResourceStateSync)
+// Propagate computes the change that makes an object follow its namespace: a state for
+// every target the namespace is on (Sync, or Pending when coordination decides), and the
+// namespace's removal request for every target the namespace leaves.
+func Propagate(ns, obj metav1.Object, coordinated bool) Change {
+	c := Change{Place: map[string]workloadv1alpha1.ResourceState{}, Leave: map[string]time.Time{}}
+	initial := workloadv1alpha1.ResourceStateSync
 	if coordinated {
-		initial = string(workloadv1alpha1.ResourceStatePending)
+		initial = workloadv1alpha1.ResourceStatePending
 	}
-	for k := range nsLabels {
-		key, ok := strings.CutPrefix(k, workloadv1alpha1.StateLabelPrefix)
-		if !ok {
-			continue
-		}
-		deletion := workloadv1alpha1.DeletionAnnotation(key)
-		nsLeaving, objLeaving := nsAnnotations[deletion], objAnnotations[deletion]
-		_, objOn := objLabels[k]
+	for key, nsOn := range workloadv1alpha1.Presences(ns) {
+		objOn, placed := workloadv1alpha1.PresenceOn(obj, key)
+		objLeaving, _ := workloadv1alpha1.RemovalRequested(obj, key)
 		switch {
-		case nsLeaving != "" && objOn && objLeaving == "":
-			c.Annotations[deletion] = nsLeaving
-		case nsLeaving == "" && !objOn:
-			c.Labels[k] = initial
-			if objLeaving != "" {
-				c.DropAnnotations = append(c.DropAnnotations, deletion)
+		case nsOn.Leaving && placed && !objOn.Leaving:
+			c.Leave[key] = nsOn.LeavingSince
+		case !nsOn.Leaving && !placed:
+			c.Place[key] = initial
+			if objLeaving {
+				c.Return = append(c.Return, key)
 			}
 		}
 	}
 	return c
 }
 
-// Apply writes the change into an object's labels and annotations, which may be nil.
-func (c Change) Apply(objLabels, objAnnotations map[string]string) (map[string]string, map[string]string) {
-	if len(c.Labels) > 0 && objLabels == nil {
-		objLabels = map[string]string{}
+// Apply writes the change into the object's metadata.
+func (c Change) Apply(obj metav1.Object) {
+	for key, s := range c.Place {
+		workloadv1alpha1.SetState(obj, key, s)
 	}
-	if len(c.Annotations) > 0 && objAnnotations == nil {
-		objAnnotations = map[string]string{}
+	for key, t := range c.Leave {
+		workloadv1alpha1.RequestRemoval(obj, key, t)
 	}
-	maps.Copy(objLabels, c.Labels)
-	maps.Copy(objAnnotations, c.Annotations)
-	for _, a := range c.DropAnnotations {
-		delete(objAnnotations, a)
+	for _, key := range c.Return {
+		workloadv1alpha1.CancelRemoval(obj, key)
 	}
-	return objLabels, objAnnotations
 }

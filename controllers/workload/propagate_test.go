@@ -2,7 +2,11 @@ package workload
 
 import (
 	"reflect"
+	"slices"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
@@ -16,39 +20,53 @@ func TestPropagate(t *testing.T) {
 		}
 		return out
 	}
+	const at, earlier = "2026-01-02T03:04:05Z", "2026-01-01T00:00:00Z"
+	when, _ := time.Parse(time.RFC3339, at)
+	sync, pending := workloadv1alpha1.ResourceStateSync, workloadv1alpha1.ResourceStatePending
+	type places = map[string]workloadv1alpha1.ResourceState
+	type leaves = map[string]time.Time
 	tests := []struct {
-		name                     string
-		nsL, nsA, objL, objA     map[string]string
-		coordinated              bool
-		wantLabels, wantAnnotate map[string]string
-		wantDrop                 []string
+		name                 string
+		nsL, nsA, objL, objA map[string]string
+		coordinated          bool
+		want                 Change
 	}{
-		{name: "namespace placed: object synced", nsL: m(state("a"), "Sync"), wantLabels: m(state("a"), "Sync")},
-		{name: "claims wait for coordination", nsL: m(state("a"), "Sync"), coordinated: true, wantLabels: m(state("a"), "")},
+		{name: "namespace placed: object synced", nsL: m(state("a"), "Sync"), want: Change{Place: places{"a": sync}}},
+		{name: "claims wait for coordination", nsL: m(state("a"), "Sync"), coordinated: true, want: Change{Place: places{"a": pending}}},
 		{name: "already labelled: coordination's value kept", nsL: m(state("a"), "Sync"), objL: m(state("a"), "Upsync"), coordinated: true},
-		{name: "namespace leaving: object leaves", nsL: m(state("a"), "Sync"), nsA: m(del("a"), "T"), objL: m(state("a"), "Sync"), wantAnnotate: m(del("a"), "T")},
-		{name: "object already leaving", nsL: m(state("a"), "Sync"), nsA: m(del("a"), "T"), objL: m(state("a"), "Sync"), objA: m(del("a"), "S")},
-		{name: "namespace leaving, object never there", nsL: m(state("a"), "Sync"), nsA: m(del("a"), "T")},
-		{name: "returning object loses the stale annotation", nsL: m(state("a"), "Sync"), objA: m(del("a"), "S"), wantLabels: m(state("a"), "Sync"), wantDrop: []string{del("a")}},
+		{name: "namespace leaving: object leaves", nsL: m(state("a"), "Sync"), nsA: m(del("a"), at), objL: m(state("a"), "Sync"), want: Change{Leave: leaves{"a": when}}},
+		{name: "namespace leaving with no time: object leaves with none", nsL: m(state("a"), "Sync"), nsA: m(del("a"), "soon"), objL: m(state("a"), "Sync"), want: Change{Leave: leaves{"a": {}}}},
+		{name: "object already leaving", nsL: m(state("a"), "Sync"), nsA: m(del("a"), at), objL: m(state("a"), "Sync"), objA: m(del("a"), earlier)},
+		{name: "namespace leaving, object never there", nsL: m(state("a"), "Sync"), nsA: m(del("a"), at)},
+		{name: "returning object loses the stale annotation", nsL: m(state("a"), "Sync"), objA: m(del("a"), earlier), want: Change{Place: places{"a": sync}, Return: []string{"a"}}},
 		{name: "other labels ignored", nsL: m("app", "x")},
-		{name: "two targets", nsL: m(state("a"), "Sync", state("b"), "Sync"), objL: m(state("a"), "Sync"), wantLabels: m(state("b"), "Sync")},
+		{name: "two targets", nsL: m(state("a"), "Sync", state("b"), "Sync"), objL: m(state("a"), "Sync"), want: Change{Place: places{"b": sync}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Propagate(tt.nsL, tt.nsA, tt.objL, tt.objA, tt.coordinated)
-			if tt.wantLabels == nil {
-				tt.wantLabels = map[string]string{}
+			ns := &metav1.ObjectMeta{Labels: tt.nsL, Annotations: tt.nsA}
+			obj := &metav1.ObjectMeta{Labels: tt.objL, Annotations: tt.objA}
+			got := Propagate(ns, obj, tt.coordinated)
+			if tt.want.Place == nil {
+				tt.want.Place = places{}
 			}
-			if tt.wantAnnotate == nil {
-				tt.wantAnnotate = map[string]string{}
+			if tt.want.Leave == nil {
+				tt.want.Leave = leaves{}
 			}
-			want := Change{Labels: tt.wantLabels, Annotations: tt.wantAnnotate, DropAnnotations: tt.wantDrop}
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("Propagate = %+v, want %+v", got, want)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("Propagate = %+v, want %+v", got, tt.want)
 			}
-			labels, annotations := got.Apply(tt.objL, tt.objA)
-			if again := Propagate(tt.nsL, tt.nsA, labels, annotations, tt.coordinated); !again.Empty() {
+			got.Apply(obj)
+			if again := Propagate(ns, obj, tt.coordinated); !again.Empty() {
 				t.Fatalf("not idempotent: after applying, still %+v", again)
+			}
+			for key := range got.Leave {
+				if leaving, _ := workloadv1alpha1.RemovalRequested(obj, key); !leaving {
+					t.Fatalf("after applying, the object does not leave %s", key)
+				}
+			}
+			if slices.ContainsFunc(got.Return, func(key string) bool { l, _ := workloadv1alpha1.RemovalRequested(obj, key); return l }) {
+				t.Fatalf("after applying, a returning object still leaves: %v", obj.Annotations)
 			}
 		})
 	}

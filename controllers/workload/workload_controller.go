@@ -13,7 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/custody-dev/custody/controllers/internal/enqueue"
 )
 
 // DefaultResources are the namespaced types synced unless configured otherwise.
@@ -53,7 +54,7 @@ func SetupWithManager(mgr ctrl.Manager, kinds []schema.GroupVersionKind) error {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("workload-"+strings.ToLower(r.Kind.Kind)).
 		WatchesMetadata(r.newObject(), &handler.EnqueueRequestForObject{}).
-		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.objectsIn),
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(enqueue.All(r.Client, r.newList, enqueue.InNamespaceOf)),
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Complete(r)
 }
@@ -64,18 +65,10 @@ func (r *Reconciler) newObject() *metav1.PartialObjectMetadata {
 	return o
 }
 
-func (r *Reconciler) objectsIn(ctx context.Context, ns client.Object) []reconcile.Request {
+func (r *Reconciler) newList() client.ObjectList {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(r.Kind.GroupVersion().WithKind(r.Kind.Kind + "List"))
-	if err := r.Client.List(ctx, list, client.InNamespace(ns.GetName())); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Listing objects of a namespace", "kind", r.Kind.Kind)
-		return nil
-	}
-	out := make([]reconcile.Request, 0, len(list.Items))
-	for _, o := range list.Items {
-		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&o)})
-	}
-	return out
+	return list
 }
 
 // +kubebuilder:rbac:groups="",resources=configmaps;secrets;services;serviceaccounts;persistentvolumeclaims,verbs=get;list;watch;patch
@@ -94,15 +87,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: req.Namespace}, ns); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	change := Propagate(ns.Labels, ns.Annotations, obj.Labels, obj.Annotations, r.Kind == claimKind)
+	change := Propagate(ns, obj, r.Kind == claimKind)
 	if change.Empty() {
 		return ctrl.Result{}, nil
 	}
 	patch := client.MergeFromWithOptions(obj.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	obj.Labels, obj.Annotations = change.Apply(obj.Labels, obj.Annotations)
+	change.Apply(obj)
 	if err := r.Client.Patch(ctx, obj, patch); err != nil {
 		return ctrl.Result{}, err
 	}
-	ctrl.LoggerFrom(ctx).Info("Followed namespace placement", "labels", change.Labels, "annotations", change.Annotations)
+	ctrl.LoggerFrom(ctx).Info("Followed namespace placement", "placed", change.Place, "leaving", change.Leave, "returning", change.Return)
 	return ctrl.Result{}, nil
 }

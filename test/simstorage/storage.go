@@ -105,13 +105,6 @@ func (s *Storage) Volume(handle string) (Volume, bool) { return s.ledger.volume(
 // Volumes returns every volume the domain ever provisioned, sorted by handle.
 func (s *Storage) Volumes() []Volume { return s.ledger.list() }
 
-// Violations returns every breach of an invariant seen so far, oldest first.
-func (s *Storage) Violations() []Violation {
-	s.ledger.mu.Lock()
-	defer s.ledger.mu.Unlock()
-	return append([]Violation(nil), s.ledger.violations...)
-}
-
 // CheckSingleOwner fails if an owned volume was ever held by two members at once.
 func (s *Storage) CheckSingleOwner() error { return s.ledger.check(DoubleHold) }
 

@@ -215,6 +215,3 @@ func (c *Cluster) stop() error {
 	errs = append(errs, c.log.Close())
 	return errors.Join(errs...)
 }
-
-// LogPath is the file that receives the output of the cluster's processes.
-func (c *Cluster) LogPath() string { return c.log.Name() }

@@ -6,9 +6,6 @@ const (
 	PlacementAnnotation = "scheduling.custody.dev/placement"
 	// PlacementFinalizer holds a Placement until its namespaces are unbound.
 	PlacementFinalizer = "scheduling.custody.dev/placement"
-	// VolumeDomainAnnotation on a hub PVC names the storage domain its volume lives in; the
-	// scheduler places the PVC's namespace only on targets that reach that domain.
-	VolumeDomainAnnotation = "storage.custody.dev/domain"
 )
 
 // Condition types.

@@ -1,19 +1,13 @@
 package v1alpha1
 
-// Annotations and finalizers the coordinator keeps on hub objects.
+// Condition types of a VolumeOwnership. Their reasons are the reasons below, the same as the
+// record's own reason.
 const (
-	// VolumeFinalizer holds a hub claim until the coordinator has released its volume.
-	VolumeFinalizer = "storage.custody.dev/volume"
-	// HoldFinalizer is the coordination finalizer the coordinator lists in a claim's
-	// finalizers.workload.custody.dev/<key> annotation while the claim must not leave <key>.
-	HoldFinalizer = "storage.custody.dev/hold"
-	// ReleasePolicyAnnotation on a deleted hub claim is the reclaim policy its last target
-	// applies to its copy of the volume just before it lets the claim go. Without it, and
-	// on every claim that still lives, a syncer makes the copy Retain first.
-	ReleasePolicyAnnotation = "storage.custody.dev/release-policy"
-	// DomainAnnotation on a member's StorageClass names the storage domain the class's
-	// volumes live in; a class without it provisions internal volumes.
-	DomainAnnotation = "storage.custody.dev/domain"
+	// ConditionReady is True while the volume is usable where its namespace runs: bound on
+	// its owner (and sharers), nothing in the way.
+	ConditionReady = "Ready"
+	// ConditionProgressing is True while provisioning, a move or a deletion is under way.
+	ConditionProgressing = "Progressing"
 )
 
 // Reasons recorded on a VolumeOwnership and in its events.
@@ -30,6 +24,12 @@ const (
 	ReasonInUse = "InUse"
 	// ReasonWaitingForDetach: the old owner must let go of the volume before it moves.
 	ReasonWaitingForDetach = "WaitingForDetach"
+	// ReasonWaitingForFence: the owner has been Unreachable past the fence delay and cannot
+	// acknowledge the detach; the volume moves once a Fence cuts the owner off the storage.
+	ReasonWaitingForFence = "WaitingForFence"
+	// ReasonOwnerFenced: a Fence cut the lost owner off the storage; coordination
+	// acknowledges the detach in its place and the volume moves.
+	ReasonOwnerFenced = "OwnerFenced"
 	// ReasonNoTarget: the volume let go of its old owner and no target can take it yet.
 	ReasonNoTarget = "NoTarget"
 	// ReasonMoved: the volume was given to a new owner.

@@ -101,6 +101,12 @@ type VolumeOwnershipStatus struct {
 	// Message says it for a person.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// Conditions: Ready (the volume is usable where its namespace runs) and Progressing
+	// (provisioning, a move or a deletion is under way).
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 	// Transitions are the phase changes so far, the oldest first; the oldest are dropped
 	// past 32.
 	// +optional
@@ -115,6 +121,7 @@ type VolumeOwnershipStatus struct {
 // +kubebuilder:resource:shortName=vo
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Class",type=string,JSONPath=`.status.class`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Owner",type=string,JSONPath=`.status.owner`
 // +kubebuilder:printcolumn:name="Sharers",type=string,JSONPath=`.status.sharers`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`

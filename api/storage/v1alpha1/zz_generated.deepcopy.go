@@ -21,6 +21,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -126,6 +127,13 @@ func (in *VolumeOwnershipStatus) DeepCopyInto(out *VolumeOwnershipStatus) {
 		*out = (*in).DeepCopy()
 	}
 	out.Reclaim = in.Reclaim
+	if in.Conditions != nil {
+		in, out := &in.Conditions, &out.Conditions
+		*out = make([]v1.Condition, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
+	}
 	if in.Transitions != nil {
 		in, out := &in.Transitions, &out.Transitions
 		*out = make([]Transition, len(*in))

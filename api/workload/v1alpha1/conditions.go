@@ -1,10 +1,36 @@
 package v1alpha1
 
-import "k8s.io/apimachinery/pkg/api/meta"
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // IsReady tells whether the target's Ready condition is True: its syncer heartbeats.
 func (t *SyncTarget) IsReady() bool {
 	return meta.IsStatusConditionTrue(t.Status.Conditions, ConditionReady)
+}
+
+// UnreachableSince is when the target's heartbeat stopped: the time its Ready condition
+// turned False as Unreachable. It is zero while the target is Ready, and for a target that
+// never heartbeat.
+func (t *SyncTarget) UnreachableSince() time.Time {
+	c := meta.FindStatusCondition(t.Status.Conditions, ConditionReady)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonUnreachable {
+		return time.Time{}
+	}
+	return c.LastTransitionTime.Time
+}
+
+// Departing tells whether every namespace leaves the target: it evicts, or is being deleted.
+func (t *SyncTarget) Departing() bool {
+	return t.Spec.Evict || !t.DeletionTimestamp.IsZero()
+}
+
+// Available tells whether the target may take work: Ready, not cordoned, not departing.
+func (t *SyncTarget) Available() bool {
+	return t.IsReady() && !t.Spec.Unschedulable && !t.Departing()
 }
 
 // Condition types of a SyncTarget.

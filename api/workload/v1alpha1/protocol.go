@@ -4,8 +4,11 @@ import (
 	"crypto/sha256"
 	"math/big"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The protocol on hub objects. For each target key <t>:
@@ -18,11 +21,21 @@ import (
 //	deletion.internal.workload.custody.dev/<t>  annotation  RFC 3339 time removal was requested
 //	workload.custody.dev/syncer-<t>             finalizer   the syncer's hold until the
 //	                                                        downstream copy is gone
+//
+// Every component reads and writes these keys through the functions of this file only, so
+// that each value has one meaning everywhere:
+//
+//   - a state label with a value other than "", Sync or Upsync reads as "" (placed, synced by
+//     no one) until coordination writes a state it knows;
+//   - a deletion annotation means removal was requested whatever its value; a value that is
+//     not an RFC 3339 time gives the request no time;
+//   - the finalizers annotation is a comma-separated list; blanks around names and empty
+//     names are dropped, and an empty list holds nothing.
 const (
-	StateLabelPrefix           = "state.workload.custody.dev/"
-	FinalizersAnnotationPrefix = "finalizers.workload.custody.dev/"
-	DeletionAnnotationPrefix   = "deletion.internal.workload.custody.dev/"
-	SyncerFinalizerPrefix      = "workload.custody.dev/syncer-"
+	stateLabelPrefix           = "state.workload.custody.dev/"
+	finalizersAnnotationPrefix = "finalizers.workload.custody.dev/"
+	deletionAnnotationPrefix   = "deletion.internal.workload.custody.dev/"
+	syncerFinalizerPrefix      = "workload.custody.dev/syncer-"
 )
 
 // ResourceState is the value of a state label.
@@ -37,20 +50,215 @@ const (
 	ResourceStateUpsync ResourceState = "Upsync"
 )
 
+// parseState gives a state label's value its meaning: an unknown value is Pending.
+func parseState(v string) ResourceState {
+	switch s := ResourceState(v); s {
+	case ResourceStateSync, ResourceStateUpsync:
+		return s
+	}
+	return ResourceStatePending
+}
+
 // StateLabel is the state label key for a target key.
-func StateLabel(key string) string { return StateLabelPrefix + key }
+func StateLabel(key string) string { return stateLabelPrefix + key }
 
 // FinalizersAnnotation is the coordination finalizers annotation key for a target key.
-func FinalizersAnnotation(key string) string { return FinalizersAnnotationPrefix + key }
+func FinalizersAnnotation(key string) string { return finalizersAnnotationPrefix + key }
 
 // DeletionAnnotation is the removal-requested annotation key for a target key.
-func DeletionAnnotation(key string) string { return DeletionAnnotationPrefix + key }
-
-// DeletionRequested is the value of a deletion annotation written at t.
-func DeletionRequested(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+func DeletionAnnotation(key string) string { return deletionAnnotationPrefix + key }
 
 // SyncerFinalizer is the syncer's finalizer for a target key.
-func SyncerFinalizer(key string) string { return SyncerFinalizerPrefix + key }
+func SyncerFinalizer(key string) string { return syncerFinalizerPrefix + key }
+
+// IsStateLabel tells whether a label key is a state label of some target.
+func IsStateLabel(k string) bool { return strings.HasPrefix(k, stateLabelPrefix) }
+
+// IsProtocolKey tells whether a label or annotation key belongs to the per-target protocol:
+// it speaks to the syncers and coordination on the hub and means nothing in a member.
+func IsProtocolKey(k string) bool {
+	for _, p := range []string{stateLabelPrefix, finalizersAnnotationPrefix, deletionAnnotationPrefix, PVNameAnnotationPrefix} {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Presence is an object's standing on one target, as the protocol says it. An object has a
+// Presence for a target only while it carries the target's state label.
+// +kubebuilder:object:generate=false
+type Presence struct {
+	State ResourceState
+	// Leaving: the object's removal from the target was requested.
+	Leaving bool
+	// LeavingSince is when the removal was requested; zero when the annotation gives no time.
+	LeavingSince time.Time
+	// Finalizers are the coordination finalizers holding back the removal.
+	Finalizers []string
+	// Downstream: the target's syncer finalizer is on the object: its syncer made (or is
+	// making) the copy in the member.
+	Downstream bool
+}
+
+// Synced tells whether the target's syncer works on the object (Sync or Upsync).
+func (p Presence) Synced() bool { return p.State != ResourceStatePending }
+
+// Held tells whether any coordination finalizer holds back the removal.
+func (p Presence) Held() bool { return len(p.Finalizers) > 0 }
+
+// HeldBy tells whether the named coordination finalizer holds back the removal.
+func (p Presence) HeldBy(finalizer string) bool { return slices.Contains(p.Finalizers, finalizer) }
+
+// PresenceOn reads the object's standing on one target; ok is false when the object carries
+// no state label for it.
+func PresenceOn(obj metav1.Object, key string) (_ Presence, ok bool) {
+	v, ok := obj.GetLabels()[StateLabel(key)]
+	if !ok {
+		return Presence{}, false
+	}
+	p := Presence{State: parseState(v), Finalizers: finalizers(obj, key)}
+	p.Leaving, p.LeavingSince = RemovalRequested(obj, key)
+	p.Downstream = slices.Contains(obj.GetFinalizers(), SyncerFinalizer(key))
+	return p, true
+}
+
+// Presences reads the object's standing on every target it carries a state label for.
+func Presences(obj metav1.Object) map[string]Presence {
+	out := map[string]Presence{}
+	for _, key := range Targets(obj) {
+		out[key], _ = PresenceOn(obj, key)
+	}
+	return out
+}
+
+// Targets returns the keys of every target the object carries a state label for, sorted.
+func Targets(obj metav1.Object) []string {
+	var keys []string
+	for k := range obj.GetLabels() {
+		if key, ok := strings.CutPrefix(k, stateLabelPrefix); ok {
+			keys = append(keys, key)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// ActiveTargets returns the keys of the targets the object is on and not leaving, sorted.
+func ActiveTargets(obj metav1.Object) []string {
+	return slices.DeleteFunc(Targets(obj), func(key string) bool {
+		leaving, _ := RemovalRequested(obj, key)
+		return leaving
+	})
+}
+
+// StaleRemovals returns the keys whose deletion annotation outlived the state label: the
+// removal is done, and the annotation should go. Sorted.
+func StaleRemovals(obj metav1.Object) []string {
+	var keys []string
+	for a := range obj.GetAnnotations() {
+		if key, ok := strings.CutPrefix(a, deletionAnnotationPrefix); ok {
+			if _, labelled := obj.GetLabels()[StateLabel(key)]; !labelled {
+				keys = append(keys, key)
+			}
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// RemovalRequested tells whether the object's removal from the target was requested, and
+// when; the time is zero when the annotation does not give one.
+func RemovalRequested(obj metav1.Object, key string) (bool, time.Time) {
+	v, ok := obj.GetAnnotations()[DeletionAnnotation(key)]
+	if !ok {
+		return false, time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return true, time.Time{}
+	}
+	return true, t
+}
+
+// StatusReporter returns the key of the target that reports the hub object's status: the
+// smallest key among those in Sync, "" when none is. An object synced to several targets
+// has one status on the hub, and two reporters would overwrite each other without end.
+func StatusReporter(obj metav1.Object) string {
+	for _, key := range Targets(obj) {
+		if parseState(obj.GetLabels()[StateLabel(key)]) == ResourceStateSync {
+			return key
+		}
+	}
+	return ""
+}
+
+func finalizers(obj metav1.Object, key string) []string {
+	var out []string
+	for _, f := range strings.Split(obj.GetAnnotations()[FinalizersAnnotation(key)], ",") {
+		if f = strings.TrimSpace(f); f != "" && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// SetState sets the object's state label for the target.
+func SetState(obj metav1.Object, key string, s ResourceState) {
+	setEntry(obj.GetLabels, obj.SetLabels, StateLabel(key), string(s))
+}
+
+// Release drops the object's state label and deletion annotation for the target: the object
+// left it.
+func Release(obj metav1.Object, key string) {
+	deleteEntry(obj.GetLabels, obj.SetLabels, StateLabel(key))
+	CancelRemoval(obj, key)
+}
+
+// RequestRemoval requests the object's removal from the target, at t.
+func RequestRemoval(obj metav1.Object, key string, t time.Time) {
+	setEntry(obj.GetAnnotations, obj.SetAnnotations, DeletionAnnotation(key), t.UTC().Format(time.RFC3339))
+}
+
+// CancelRemoval drops the request of the object's removal from the target.
+func CancelRemoval(obj metav1.Object, key string) {
+	deleteEntry(obj.GetAnnotations, obj.SetAnnotations, DeletionAnnotation(key))
+}
+
+// SetHold adds the coordination finalizer for the target to the object, or removes it; the
+// annotation goes with the last finalizer. It tells whether anything changed.
+func SetHold(obj metav1.Object, key, finalizer string, held bool) bool {
+	list := finalizers(obj, key)
+	if slices.Contains(list, finalizer) == held {
+		return false
+	}
+	list = slices.DeleteFunc(list, func(f string) bool { return f == finalizer })
+	if held {
+		list = append(list, finalizer)
+	}
+	if len(list) == 0 {
+		deleteEntry(obj.GetAnnotations, obj.SetAnnotations, FinalizersAnnotation(key))
+	} else {
+		setEntry(obj.GetAnnotations, obj.SetAnnotations, FinalizersAnnotation(key), strings.Join(list, ","))
+	}
+	return true
+}
+
+func setEntry(get func() map[string]string, set func(map[string]string), k, v string) {
+	m := get()
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[k] = v
+	set(m)
+}
+
+func deleteEntry(get func() map[string]string, set func(map[string]string), k string) {
+	if m := get(); m != nil {
+		delete(m, k)
+		set(m)
+	}
+}
 
 // maxKeyLength keeps SyncerFinalizer's name part ("syncer-<key>") within 63 characters.
 const maxKeyLength = 56

@@ -11,7 +11,6 @@ import (
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
-	"github.com/custody-dev/custody/controllers/scheduler"
 )
 
 func (o *options) targetsCommand() *cobra.Command {
@@ -59,7 +58,7 @@ func targetTable(targets []workloadv1alpha1.SyncTarget, locations []schedulingv1
 	// A Location whose selector is invalid selects no target.
 	in := map[string][]string{}
 	for _, l := range locations {
-		members, _ := scheduler.LocationTargets(l.Name, locations, targets)
+		members, _ := schedulingv1alpha1.LocationTargets(l.Name, locations, targets)
 		for _, m := range members {
 			in[m.Name] = append(in[m.Name], l.Name)
 		}

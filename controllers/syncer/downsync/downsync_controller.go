@@ -18,11 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/internal/enqueue"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
-
-// FieldManager owns every field the syncer applies in a member.
-const FieldManager = "custody-syncer"
 
 // Reconciler syncs the hub objects of one kind down to a member. Requests name hub objects.
 type Reconciler struct {
@@ -68,8 +66,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 		b = b.WatchesRawSource(source.Kind(hub.GetCache(), client.Object(transform.Empty(transform.PVGVK)), handler.EnqueueRequestsFromMapFunc(claimOf)))
 	}
 	if transform.HasPodTemplate(gk) {
+		// The SyncTarget's placement goes into the pod templates of every object of the kind.
+		everyObject := enqueue.All(r.Hub, func() client.ObjectList { return transform.EmptyList(r.GVK) }, nil)
 		b = b.WatchesRawSource(source.Kind(hub.GetCache(), client.Object(&workloadv1alpha1.SyncTarget{}),
-			handler.EnqueueRequestsFromMapFunc(r.everyObject), predicate.GenerationChangedPredicate{}))
+			handler.EnqueueRequestsFromMapFunc(everyObject), predicate.GenerationChangedPredicate{}))
 	}
 	return b.Complete(r)
 }
@@ -95,20 +95,6 @@ func claimOf(_ context.Context, obj client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: key}}
-}
-
-// everyObject maps a change of the SyncTarget's spec to every hub object of the kind.
-func (r *Reconciler) everyObject(ctx context.Context, _ client.Object) []reconcile.Request {
-	list := transform.EmptyList(r.GVK)
-	if err := r.Hub.List(ctx, list); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Listing hub objects to apply the target's placement", "kind", r.GVK.Kind)
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for i := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-	}
-	return reqs
 }
 
 // Reconcile brings the downstream copy of one hub object in line with it.

@@ -6,12 +6,12 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/internal/status"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
@@ -143,17 +143,19 @@ func (r *Reconciler) ensureStatus(ctx context.Context, up, down *unstructured.Un
 	if gk := r.GVK.GroupKind(); gk == transform.NamespaceKind || gk == transform.PVKind || !r.Target.ReportsStatus(up) {
 		return nil
 	}
-	status, found := down.Object["status"]
-	if !found || equality.Semantic.DeepEqual(up.Object["status"], status) {
+	downStatus, found := down.Object["status"]
+	if !found || equality.Semantic.DeepEqual(up.Object["status"], downStatus) {
 		return nil
 	}
-	orig := up.DeepCopy()
-	up.Object["status"] = runtime.DeepCopyJSONValue(status)
-	return r.Hub.Status().Patch(ctx, up, client.MergeFrom(orig))
+	report := transform.Empty(r.GVK)
+	report.SetNamespace(up.GetNamespace())
+	report.SetName(up.GetName())
+	report.Object["status"] = downStatus
+	return status.Apply(ctx, r.Hub, report, transform.FieldManager)
 }
 
 // apply writes a desired downstream object with server-side apply.
 func (r *Reconciler) apply(ctx context.Context, desired *unstructured.Unstructured) error {
 	DownstreamWrites.WithLabelValues(r.Target.Key, desired.GetKind(), "apply").Inc()
-	return r.Member.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired), client.FieldOwner(FieldManager), client.ForceOwnership)
+	return r.Member.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired), client.FieldOwner(transform.FieldManager), client.ForceOwnership)
 }

@@ -118,12 +118,7 @@ func (r *Reconciler) deleteDownstream(ctx context.Context, down *unstructured.Un
 func (r *Reconciler) release(ctx context.Context, up *unstructured.Unstructured) error {
 	orig := up.DeepCopy()
 	controllerutil.RemoveFinalizer(up, r.Target.Finalizer())
-	labels := up.GetLabels()
-	delete(labels, r.Target.StateLabel())
-	up.SetLabels(labels)
-	annotations := up.GetAnnotations()
-	delete(annotations, workloadv1alpha1.DeletionAnnotation(r.Target.Key))
-	up.SetAnnotations(annotations)
+	workloadv1alpha1.Release(up, r.Target.Key)
 	if err := r.Hub.Patch(ctx, up, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return client.IgnoreNotFound(err)
 	}

@@ -27,6 +27,8 @@ import (
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/internal/status"
+	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
 // Annotations that mark a member's default StorageClass.
@@ -165,10 +167,11 @@ func (r *Reconciler) ensureStatus(ctx context.Context, classes []storagev1.Stora
 	if equality.Semantic.DeepEqual(st.Status.StorageClasses, infos) && equality.Semantic.DeepEqual(st.Status.SyncedResources, r.SyncedResources) {
 		return nil
 	}
-	orig := st.DeepCopy()
-	st.Status.StorageClasses = infos
-	st.Status.SyncedResources = r.SyncedResources
-	if err := r.Hub.Status().Patch(ctx, st, client.MergeFrom(orig)); err != nil {
+	report := &workloadv1alpha1.SyncTarget{
+		ObjectMeta: metav1.ObjectMeta{Name: st.Name},
+		Status:     workloadv1alpha1.SyncTargetStatus{StorageClasses: infos, SyncedResources: r.SyncedResources},
+	}
+	if err := status.Apply(ctx, r.Hub, report, transform.FieldManager); err != nil {
 		return err
 	}
 	ctrl.LoggerFrom(ctx).Info("Reported the member's storage classes", "storageClasses", len(infos), "syncedResources", len(r.SyncedResources))

@@ -2,7 +2,6 @@ package transform
 
 import (
 	"maps"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -40,29 +39,12 @@ var binderAnnotations = sets.New(
 // from another cluster would carry a wrong one.
 var clusterLabels = sets.New(corev1.LabelMetadataName)
 
-// protocolPrefixes start the hub's per-target labels and annotations: they speak to syncers
-// and coordination on the hub and mean nothing in a member.
-var protocolPrefixes = []string{
-	workloadv1alpha1.StateLabelPrefix,
-	workloadv1alpha1.FinalizersAnnotationPrefix,
-	workloadv1alpha1.DeletionAnnotationPrefix,
-	workloadv1alpha1.PVNameAnnotationPrefix,
-}
-
 // syncerKeys are the syncer's own downstream labels and annotations.
 var syncerKeys = sets.New(TargetLabel, HubLabel, HubNamespaceAnnotation, HubNameAnnotation, AppliedAnnotation)
 
 // crosses tells whether a label or annotation is copied between the hub and a member.
 func crosses(key string) bool {
-	if binderAnnotations.Has(key) || clusterLabels.Has(key) || syncerKeys.Has(key) {
-		return false
-	}
-	for _, p := range protocolPrefixes {
-		if strings.HasPrefix(key, p) {
-			return false
-		}
-	}
-	return true
+	return !binderAnnotations.Has(key) && !clusterLabels.Has(key) && !syncerKeys.Has(key) && !workloadv1alpha1.IsProtocolKey(key)
 }
 
 // crossing returns the entries of m that cross, merged with extra; nil when empty.

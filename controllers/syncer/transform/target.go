@@ -3,7 +3,6 @@ package transform
 import (
 	"crypto/sha256"
 	"math/big"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -32,6 +31,11 @@ const (
 
 // namePrefix starts every name the syncer makes up downstream.
 const namePrefix = "custody-"
+
+// FieldManager owns every field the syncer applies: its downstream objects in the member,
+// and the status it reports on the hub. Every syncer uses the same one, so that a target
+// that becomes the status reporter of a hub object takes over the fields of the last one.
+const FieldManager = "custody-syncer"
 
 // Target is what the syncer of one target knows about itself: its key and the identity of
 // its hub. Everything it names downstream derives from these two and the hub object.
@@ -102,32 +106,25 @@ func (t Target) Finalizer() string { return workloadv1alpha1.SyncerFinalizer(t.K
 
 // State is the object's state for this target, and whether it is placed on it at all.
 func (t Target) State(obj metav1.Object) (workloadv1alpha1.ResourceState, bool) {
-	v, ok := obj.GetLabels()[t.StateLabel()]
-	return workloadv1alpha1.ResourceState(v), ok
+	p, ok := workloadv1alpha1.PresenceOn(obj, t.Key)
+	return p.State, ok
 }
 
-// ReportsStatus tells whether this target reports the hub object's status. An object synced
-// to several targets has one status on the hub, so one of them reports it, the same for
-// every syncer: the target with the smallest key among those in Sync. Two reporters would
-// overwrite each other without end.
+// ReportsStatus tells whether this target reports the hub object's status: the protocol
+// names one reporter among the targets in Sync, the same for every syncer.
 func (t Target) ReportsStatus(obj metav1.Object) bool {
-	reporter := ""
-	for k, v := range obj.GetLabels() {
-		key, ok := strings.CutPrefix(k, workloadv1alpha1.StateLabelPrefix)
-		if ok && v == string(workloadv1alpha1.ResourceStateSync) && (reporter == "" || key < reporter) {
-			reporter = key
-		}
-	}
-	return reporter == t.Key
+	return workloadv1alpha1.StatusReporter(obj) == t.Key
 }
 
 // RemovalRequested tells whether the hub asks for the object to leave this target: it is
-// being deleted, or the deletion annotation for the target is set.
+// being deleted, or its removal from the target was requested.
 func (t Target) RemovalRequested(obj metav1.Object) bool {
-	return obj.GetDeletionTimestamp() != nil || obj.GetAnnotations()[workloadv1alpha1.DeletionAnnotation(t.Key)] != ""
+	requested, _ := workloadv1alpha1.RemovalRequested(obj, t.Key)
+	return obj.GetDeletionTimestamp() != nil || requested
 }
 
 // Held tells whether coordination finalizers for this target hold back the removal.
 func (t Target) Held(obj metav1.Object) bool {
-	return strings.TrimSpace(obj.GetAnnotations()[workloadv1alpha1.FinalizersAnnotation(t.Key)]) != ""
+	p, _ := workloadv1alpha1.PresenceOn(obj, t.Key)
+	return p.Held()
 }

@@ -91,6 +91,22 @@ func TestProtocolReading(t *testing.T) {
 	if !target.RemovalRequested(gone) {
 		t.Fatal("a deleted object does not request removal")
 	}
+	odd := &metav1.ObjectMeta{
+		Labels: map[string]string{"state.workload.custody.dev/m1": "Unknown"},
+		Annotations: map[string]string{
+			"deletion.internal.workload.custody.dev/m1": "",
+			"finalizers.workload.custody.dev/m1":        " , ",
+		},
+	}
+	if s, ok := target.State(odd); !ok || s != workloadv1alpha1.ResourceStatePending {
+		t.Fatalf("an unknown state read as %q %v, want Pending", s, ok)
+	}
+	if !target.RemovalRequested(odd) {
+		t.Fatal("an empty deletion annotation does not request removal")
+	}
+	if target.Held(odd) {
+		t.Fatal("a finalizers annotation naming no finalizer holds the removal")
+	}
 }
 
 func TestReportsStatus(t *testing.T) {

@@ -16,7 +16,7 @@ func (t Target) UpsyncPV(pv *corev1.PersistentVolume, claim metav1.Object) *core
 	out := &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        workloadv1alpha1.UpsyncedPVName(claim.GetUID()),
-			Labels:      crossing(pv.Labels, map[string]string{t.StateLabel(): string(workloadv1alpha1.ResourceStateUpsync)}),
+			Labels:      crossing(pv.Labels, nil),
 			Annotations: crossing(pv.Annotations, map[string]string{workloadv1alpha1.PVNameAnnotation(t.Key): pv.Name}),
 		},
 		Spec:   *pv.Spec.DeepCopy(),
@@ -26,5 +26,6 @@ func (t Target) UpsyncPV(pv *corev1.PersistentVolume, claim metav1.Object) *core
 		APIVersion: "v1", Kind: "PersistentVolumeClaim",
 		Namespace: claim.GetNamespace(), Name: claim.GetName(),
 	}
+	workloadv1alpha1.SetState(out, t.Key, workloadv1alpha1.ResourceStateUpsync)
 	return out
 }

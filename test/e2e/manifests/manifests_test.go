@@ -102,7 +102,7 @@ var _ = Describe("config/", Ordered, func() {
 				"watch synctargets.workload.custody.dev",
 				"patch synctargets.workload.custody.dev/status",
 				"create volumeownerships.storage.custody.dev -n team-a",
-				"update volumeownerships.storage.custody.dev/status -n team-a",
+				"patch volumeownerships.storage.custody.dev/status -n team-a",
 				"update persistentvolumeclaims -n team-a",
 				"delete persistentvolumes",
 				"patch namespaces",

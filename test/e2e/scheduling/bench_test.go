@@ -20,7 +20,6 @@ import (
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers"
-	"github.com/custody-dev/custody/controllers/scheduler"
 	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/testbed"
 )
@@ -131,7 +130,7 @@ func waitPlaced(ctx context.Context, b *testing.B, hub client.Client, namespaces
 		}
 		loads, placed := map[string]int{}, 0
 		for _, ns := range list.Items {
-			if on := scheduler.OnTargets(ns.Labels, ns.Annotations); len(on) == 1 {
+			if on := workloadv1alpha1.ActiveTargets(&ns); len(on) == 1 {
 				loads[on[0]]++
 				placed++
 			}

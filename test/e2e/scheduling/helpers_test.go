@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -109,12 +108,8 @@ func placedOn(ctx context.Context, ns string) (on, leaving []string) {
 }
 
 func stateOf(o client.Object) (on, leaving []string) {
-	for k := range o.GetLabels() {
-		key, ok := strings.CutPrefix(k, workloadv1alpha1.StateLabelPrefix)
-		if !ok {
-			continue
-		}
-		if _, l := o.GetAnnotations()[workloadv1alpha1.DeletionAnnotation(key)]; l {
+	for key, p := range workloadv1alpha1.Presences(o) {
+		if p.Leaving {
 			leaving = append(leaving, key)
 		} else {
 			on = append(on, key)

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
 
@@ -214,7 +215,7 @@ var _ = Describe("Scheduler", func() {
 		Expect(hub.Create(ctx, ns)).To(Succeed())
 		Expect(hub.Create(ctx, &corev1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "data",
-				Annotations: map[string]string{schedulingv1alpha1.VolumeDomainAnnotation: "west"}},
+				Annotations: map[string]string{storagev1alpha1.DomainAnnotation: "west"}},
 			Spec: corev1.PersistentVolumeClaimSpec{
 				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},

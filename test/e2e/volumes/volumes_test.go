@@ -40,7 +40,7 @@ var _ = Describe("Provisioning", func() {
 		Expect(c.Spec.VolumeName).To(Equal(st.VolumeName))
 		Expect(c.Labels).To(HaveKeyWithValue(workloadv1alpha1.StateLabel(owner), "Sync"))
 		Expect(c.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel(other(owner))))
-		Expect(c.Annotations).To(HaveKeyWithValue(schedulingv1alpha1.VolumeDomainAnnotation, domain))
+		Expect(c.Annotations).To(HaveKeyWithValue(storagev1alpha1.DomainAnnotation, domain))
 		Expect(c.Annotations).To(HaveKeyWithValue(workloadv1alpha1.FinalizersAnnotation(owner), storagev1alpha1.HoldFinalizer))
 		pv := hubPV(ctx, st.VolumeName)
 		Expect(pv.Labels).To(Equal(map[string]string{workloadv1alpha1.StateLabel(owner): "Sync"}))

@@ -1,0 +1,19 @@
+package v1alpha1
+
+// Annotations and finalizers the coordinator keeps on hub objects.
+const (
+	// VolumeFinalizer holds a hub claim until the coordinator has released its volume.
+	VolumeFinalizer = "storage.custody.dev/volume"
+	// HoldFinalizer is the coordination finalizer the coordinator lists in a claim's
+	// finalizers.workload.custody.dev/<key> annotation while the claim must not leave <key>.
+	HoldFinalizer = "storage.custody.dev/hold"
+	// ReleasePolicyAnnotation on a deleted hub claim is the reclaim policy its last target
+	// applies to its copy of the volume just before it lets the claim go. Without it, and
+	// on every claim that still lives, a syncer makes the copy Retain first.
+	ReleasePolicyAnnotation = "storage.custody.dev/release-policy"
+	// DomainAnnotation names a storage domain. On a member's StorageClass it is the domain
+	// the class's volumes live in (a class without it provisions internal volumes); on a hub
+	// claim, coordination writes the domain of its volume there, and the scheduler places the
+	// claim's namespace only on targets that reach it.
+	DomainAnnotation = "storage.custody.dev/domain"
+)

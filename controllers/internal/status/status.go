@@ -1,0 +1,62 @@
+package status
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+)
+
+// Apply writes the status of obj as the field manager owner: the fields set in obj.status
+// become owner's, and the fields owner set before and obj leaves out are removed. Only the
+// name and namespace of obj's metadata are sent. obj may be typed or unstructured.
+func Apply(ctx context.Context, c client.Client, obj client.Object, owner string) error {
+	content, err := contentOf(obj)
+	if err != nil {
+		return err
+	}
+	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
+	if err != nil {
+		return err
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetGroupVersionKind(gvk)
+	u.SetName(obj.GetName())
+	u.SetNamespace(obj.GetNamespace())
+	if st, ok := content["status"]; ok {
+		u.Object["status"] = st
+	} else {
+		u.Object["status"] = map[string]any{}
+	}
+	return c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(owner), client.ForceOwnership)
+}
+
+func contentOf(obj client.Object) (map[string]any, error) {
+	if u, ok := obj.(runtime.Unstructured); ok {
+		return u.UnstructuredContent(), nil
+	}
+	return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+}
+
+// Condition returns c as it goes into a list that holds current: with the transition time
+// of the current condition of its type while the status stays, else now.
+func Condition(current []metav1.Condition, c metav1.Condition) metav1.Condition {
+	list := []metav1.Condition{}
+	if old := meta.FindStatusCondition(current, c.Type); old != nil {
+		list = append(list, *old)
+	}
+	meta.SetStatusCondition(&list, c)
+	return *meta.FindStatusCondition(list, c.Type)
+}
+
+// Changed tells whether the condition differs from the current one of its type in
+// anything but its transition time.
+func Changed(current []metav1.Condition, c metav1.Condition) bool {
+	old := meta.FindStatusCondition(current, c.Type)
+	return old == nil || old.Status != c.Status || old.Reason != c.Reason || old.Message != c.Message ||
+		old.ObservedGeneration != c.ObservedGeneration
+}

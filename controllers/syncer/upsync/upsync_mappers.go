@@ -1,0 +1,50 @@
+package upsync
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/syncer/transform"
+)
+
+// claimOf maps a hub PV to the hub claim its claimRef names.
+func claimOf(_ context.Context, obj client.Object) []reconcile.Request {
+	if key, ok := transform.ClaimOf(obj.(*unstructured.Unstructured)); ok {
+		return []reconcile.Request{{NamespacedName: key}}
+	}
+	return nil
+}
+
+// fromDownstreamClaim maps a downstream claim the syncer created to its hub claim.
+func (r *Reconciler) fromDownstreamClaim(_ context.Context, obj client.Object) []reconcile.Request {
+	if key, ok := r.Target.Upstream(obj, false); ok {
+		return []reconcile.Request{{NamespacedName: key}}
+	}
+	return nil
+}
+
+// fromMemberPV maps a member PV to the hub claim of the downstream claim it is bound to, and
+// to the hub claims of the hub PVs upsynced from it, which must follow it when it goes.
+func (r *Reconciler) fromMemberPV(ctx context.Context, obj client.Object) []reconcile.Request {
+	var reqs []reconcile.Request
+	if key, ok := transform.ClaimOf(obj.(*unstructured.Unstructured)); ok {
+		claim := transform.Empty(transform.PVCGVK)
+		if err := r.Member.Get(ctx, key, claim); err == nil {
+			reqs = append(reqs, r.fromDownstreamClaim(ctx, claim)...)
+		}
+	}
+	hubPVs := transform.EmptyList(transform.PVGVK)
+	if err := r.Hub.List(ctx, hubPVs); err != nil {
+		return reqs
+	}
+	for i := range hubPVs.Items {
+		if hubPVs.Items[i].GetAnnotations()[workloadv1alpha1.PVNameAnnotation(r.Target.Key)] == obj.GetName() {
+			reqs = append(reqs, claimOf(ctx, &hubPVs.Items[i])...)
+		}
+	}
+	return reqs
+}
