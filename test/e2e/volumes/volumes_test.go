@@ -35,6 +35,8 @@ var _ = Describe("Provisioning", func() {
 			phases = append(phases, t.Phase)
 		}
 		Expect(phases).To(ContainElements(storagev1alpha1.Provisioning, storagev1alpha1.Upsyncing, storagev1alpha1.Bound))
+		Expect(meta.IsStatusConditionTrue(st.Conditions, storagev1alpha1.ConditionReady)).To(BeTrue(), "Ready: %v", st.Conditions)
+		Expect(meta.IsStatusConditionFalse(st.Conditions, storagev1alpha1.ConditionProgressing)).To(BeTrue(), "Progressing: %v", st.Conditions)
 
 		Expect(hub.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
 		Expect(c.Spec.VolumeName).To(Equal(st.VolumeName))
