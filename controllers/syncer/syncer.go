@@ -142,6 +142,10 @@ func setup(mgr ctrl.Manager, hub cluster.Cluster, o Options, target transform.Ta
 		MaxConcurrentReconciles: workers,
 		RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](minRetryDelay, maxRetryDelay),
 	}
+	clients := transform.Clients{
+		Hub: hub.GetClient(), HubReader: hub.GetAPIReader(),
+		Member: mgr.GetClient(), MemberReader: mgr.GetAPIReader(),
+	}
 	var contents []schema.GroupVersionKind
 	for _, k := range kinds {
 		if k.namespaced {
@@ -150,19 +154,14 @@ func setup(mgr ctrl.Manager, hub cluster.Cluster, o Options, target transform.Ta
 	}
 	for _, k := range kinds {
 		r := &downsync.Reconciler{
-			Hub: hub.GetClient(), HubReader: hub.GetAPIReader(),
-			Member: mgr.GetClient(), MemberReader: mgr.GetAPIReader(),
-			Target: target, SyncTargetName: o.SyncTargetName, GVK: k.gvk, Contents: contents,
+			Clients: clients, Target: target, SyncTargetName: o.SyncTargetName, GVK: k.gvk, Contents: contents,
 		}
 		if err := r.SetupWithManager(mgr, hub, opts); err != nil {
 			return fmt.Errorf("setting up the downsync of %s: %w", k.name, err)
 		}
 	}
 	if has(kinds, transform.PVKind) && has(kinds, transform.PVCKind) {
-		r := &upsync.Reconciler{
-			Hub: hub.GetClient(), HubReader: hub.GetAPIReader(),
-			Member: mgr.GetClient(), MemberReader: mgr.GetAPIReader(), Target: target,
-		}
+		r := &upsync.Reconciler{Clients: clients, Target: target}
 		if err := r.SetupWithManager(mgr, hub, opts); err != nil {
 			return fmt.Errorf("setting up the upsync of PVs: %w", err)
 		}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -141,4 +142,22 @@ func columns(names []string, wideNames ...string) []metav1.TableColumnDefinition
 // row is one table row of obj; the object gives the NAMESPACE column its value.
 func row(obj runtime.Object, cells ...any) metav1.TableRow {
 	return metav1.TableRow{Cells: cells, Object: runtime.RawExtension{Object: obj}}
+}
+
+// list runs a listing command: it checks the output format, connects to the hub, reads the
+// listing with read and prints it.
+func (o *options) list(ctx context.Context, out *outputFlags, read func(context.Context, *hub) (listing, error)) error {
+	p, err := out.printer()
+	if err != nil {
+		return err
+	}
+	h, err := o.hub()
+	if err != nil {
+		return err
+	}
+	l, err := read(ctx, h)
+	if err != nil {
+		return err
+	}
+	return out.write(o.streams, p, l)
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -26,23 +27,17 @@ Cordoned when the target is unschedulable and Evicting when it evicts its namesp
   kubectl custody targets -o wide`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := out.printer()
-			if err != nil {
-				return err
-			}
-			h, err := o.hub()
-			if err != nil {
-				return err
-			}
-			targets := &workloadv1alpha1.SyncTargetList{}
-			if err := h.List(cmd.Context(), targets); err != nil {
-				return err
-			}
-			locations := &schedulingv1alpha1.LocationList{}
-			if err := h.List(cmd.Context(), locations); err != nil {
-				return err
-			}
-			return out.write(o.streams, p, listing{list: targets, table: targetTable(targets.Items, locations.Items, time.Now())})
+			return o.list(cmd.Context(), out, func(ctx context.Context, h *hub) (listing, error) {
+				targets := &workloadv1alpha1.SyncTargetList{}
+				if err := h.List(ctx, targets); err != nil {
+					return listing{}, err
+				}
+				locations := &schedulingv1alpha1.LocationList{}
+				if err := h.List(ctx, locations); err != nil {
+					return listing{}, err
+				}
+				return listing{list: targets, table: targetTable(targets.Items, locations.Items, time.Now())}, nil
+			})
 		},
 	}
 	out = addOutputFlags(cmd)

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,24 +28,17 @@ copies. -o wide adds the storage class, storage domain, hub PV and the reason of
   kubectl custody volumes -A -o wide`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := out.printer()
-			if err != nil {
-				return err
-			}
-			h, err := o.hub()
-			if err != nil {
-				return err
-			}
-			ns := h.namespace
-			if all {
-				ns = ""
-			}
-			list := &storagev1alpha1.VolumeOwnershipList{}
-			if err := h.List(cmd.Context(), list, client.InNamespace(ns)); err != nil {
-				return err
-			}
-			table := volumeTable(list.Items, time.Now())
-			return out.write(o.streams, p, listing{list: list, table: table, namespace: ns, allNamespaces: all})
+			return o.list(cmd.Context(), out, func(ctx context.Context, h *hub) (listing, error) {
+				ns := h.namespace
+				if all {
+					ns = ""
+				}
+				list := &storagev1alpha1.VolumeOwnershipList{}
+				if err := h.List(ctx, list, client.InNamespace(ns)); err != nil {
+					return listing{}, err
+				}
+				return listing{list: list, table: volumeTable(list.Items, time.Now()), namespace: ns, allNamespaces: all}, nil
+			})
 		},
 	}
 	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "List the volumes of every namespace.")

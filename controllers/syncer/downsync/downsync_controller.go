@@ -24,16 +24,7 @@ import (
 
 // Reconciler syncs the hub objects of one kind down to a member. Requests name hub objects.
 type Reconciler struct {
-	// Hub reads the hub through the syncer's cache, which holds only the objects labelled
-	// Sync or Upsync for the target, and writes to the hub.
-	Hub client.Client
-	// HubReader reads the hub directly, for objects the cache does not hold.
-	HubReader client.Reader
-	// Member reads the member through the syncer's cache, which holds the objects the syncer
-	// created and every PV, and writes to the member.
-	Member client.Client
-	// MemberReader reads the member directly, for objects the cache does not hold.
-	MemberReader client.Reader
+	transform.Clients
 	// Target is the target key and the hub's identity.
 	Target transform.Target
 	// SyncTargetName names the SyncTarget whose node selector and tolerations go into pod

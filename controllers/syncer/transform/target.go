@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
@@ -127,4 +128,18 @@ func (t Target) RemovalRequested(obj metav1.Object) bool {
 func (t Target) Held(obj metav1.Object) bool {
 	p, _ := workloadv1alpha1.PresenceOn(obj, t.Key)
 	return p.Held()
+}
+
+// Clients are how a syncer's controllers reach the hub and the member.
+type Clients struct {
+	// Hub reads the hub through the syncer's cache, which holds only the objects labelled
+	// Sync or Upsync for the target, and writes to the hub.
+	Hub client.Client
+	// HubReader reads the hub directly, for objects the cache does not hold.
+	HubReader client.Reader
+	// Member reads the member through the syncer's cache, which holds the objects the syncer
+	// created and every PV, and writes to the member.
+	Member client.Client
+	// MemberReader reads the member directly, for objects the cache does not hold.
+	MemberReader client.Reader
 }

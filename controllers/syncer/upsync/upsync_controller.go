@@ -16,16 +16,7 @@ import (
 // Reconciler upsyncs the PVs a member provisions for the claims synced to it. Requests name
 // hub claims.
 type Reconciler struct {
-	// Hub reads the hub through the syncer's cache (objects labelled Sync or Upsync for the
-	// target) and writes to the hub.
-	Hub client.Client
-	// HubReader reads the hub directly, for PVs the cache does not hold.
-	HubReader client.Reader
-	// Member reads the member through the syncer's cache, which holds the claims the syncer
-	// created and every PV.
-	Member client.Client
-	// MemberReader reads the member directly.
-	MemberReader client.Reader
+	transform.Clients
 	// Target is the target key and the hub's identity.
 	Target transform.Target
 }
