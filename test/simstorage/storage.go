@@ -80,10 +80,15 @@ func (s *Storage) Attach(ctx context.Context, member string, cfg *rest.Config) e
 // Wait blocks until every driver started by Attach has stopped.
 func (s *Storage) Wait() { s.wg.Wait() }
 
+// defaultClassAnnotation marks a cluster's default StorageClass.
+const defaultClassAnnotation = "storageclass.kubernetes.io/is-default-class"
+
 func (s *Storage) ensureClass(ctx context.Context, r client.Reader, w client.Writer) error {
 	class := &storagev1.StorageClass{
 		ObjectMeta: metav1.ObjectMeta{Name: s.name,
-			Annotations: map[string]string{storagev1alpha1.DomainAnnotation: s.name}},
+			// As in most clusters, the member's one class is its default: claims that name no
+			// class get it.
+			Annotations: map[string]string{storagev1alpha1.DomainAnnotation: s.name, defaultClassAnnotation: "true"}},
 		Provisioner:          s.Provisioner(),
 		ReclaimPolicy:        ptr.To(corev1.PersistentVolumeReclaimDelete),
 		VolumeBindingMode:    ptr.To(storagev1.VolumeBindingImmediate),

@@ -55,6 +55,30 @@ var _ = Describe("Provisioning", func() {
 	})
 })
 
+var _ = Describe("Claims that name no storage class", func() {
+	It("provision with the members' default class and move like any other", func(ctx SpecContext) {
+		ns := app(ctx, "loc")
+		c := claimObject(ns, "plain", corev1.ReadWriteOnce)
+		c.Spec.StorageClassName = nil
+		Expect(hub.Create(ctx, c)).To(Succeed())
+		vo := bound(ctx, ns, "plain")
+		owner := vo.Status.Owner
+		Expect(vo.Status.Class).To(Equal(storagev1alpha1.Owned))
+		Expect(vo.Status.Domain).To(Equal(domain))
+		h := handle(ctx, vo.Status.VolumeName)
+		holders(ctx, h, owner)
+
+		setCordon(ctx, owner, true)
+		DeferCleanup(setCordon, context.Background(), owner, false)
+		moved := waitFor(ctx, ns, "plain", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
+			g.Expect(st.Owner).To(Equal(other(owner)))
+			g.Expect(st.Phase).To(Equal(storagev1alpha1.Bound))
+		})
+		Expect(handle(ctx, moved.Status.VolumeName)).To(Equal(h))
+		holders(ctx, h, other(owner))
+	})
+})
+
 var _ = Describe("Shared volumes", func() {
 	It("gives a ReadWriteMany volume to two members at once, pre-bound", func(ctx SpecContext) {
 		ns := app(ctx, "loc", "other")
