@@ -40,7 +40,7 @@ var _ = Describe("Health", func() {
 			g.Expect(st.Status.StorageClasses).To(ContainElement(workloadv1alpha1.StorageClassInfo{
 				Name: "shared", Provisioner: bed.Storage("shared").Provisioner(), Parameters: map[string]string{"domain": "shared"},
 				ReclaimPolicy: corev1.PersistentVolumeReclaimDelete, VolumeBindingMode: string(storagev1.VolumeBindingImmediate),
-				AllowVolumeExpansion: true, Domain: "shared",
+				AllowVolumeExpansion: true, Default: true, Domain: "shared",
 			}))
 		}).WithContext(ctx).Should(Succeed())
 		Expect(st.Status.Key).To(Equal("m1"))
