@@ -140,7 +140,7 @@ func Plan(ns metav1.Object, desired []string) Writes {
 	var w Writes
 	current := workloadv1alpha1.ActiveTargets(ns)
 	for _, k := range desired {
-		if p, on := workloadv1alpha1.PresenceOn(ns, k); !slices.Contains(current, k) && !(on && p.Leaving) {
+		if _, on := workloadv1alpha1.PresenceOn(ns, k); !on {
 			w.Add = append(w.Add, k)
 		}
 	}

@@ -116,7 +116,7 @@ func (s *scope) locationNames() []string {
 
 func (s *scope) candidate(location string, t *workloadv1alpha1.SyncTarget) Candidate {
 	key := workloadv1alpha1.ToSyncTargetKey(t.Name)
-	presence, on := workloadv1alpha1.PresenceOn(s.ns, key)
+	presence, _ := workloadv1alpha1.PresenceOn(s.ns, key)
 	return Candidate{
 		Name: t.Name,
 		Key:  key,
@@ -129,7 +129,7 @@ func (s *scope) candidate(location string, t *workloadv1alpha1.SyncTarget) Candi
 		Priority:      t.Spec.Priority,
 		Domains:       t.Spec.StorageDomains,
 		Load:          s.loads[key],
-		Leaving:       on && presence.Leaving,
+		Leaving:       presence.Leaving,
 	}
 }
 

@@ -34,10 +34,10 @@ func Propagate(ns, obj metav1.Object, coordinated bool) Change {
 		initial = workloadv1alpha1.ResourceStatePending
 	}
 	for key, nsOn := range workloadv1alpha1.Presences(ns) {
-		objOn, placed := workloadv1alpha1.PresenceOn(obj, key)
+		_, placed := workloadv1alpha1.PresenceOn(obj, key)
 		objLeaving, _ := workloadv1alpha1.RemovalRequested(obj, key)
 		switch {
-		case nsOn.Leaving && placed && !objOn.Leaving:
+		case nsOn.Leaving && placed && !objLeaving:
 			c.Leave[key] = nsOn.LeavingSince
 		case !nsOn.Leaving && !placed:
 			c.Place[key] = initial

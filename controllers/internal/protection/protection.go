@@ -25,18 +25,13 @@ func finalizerOf(obj client.Object) string {
 	return PVFinalizer
 }
 
-// Delete deletes the object, exactly the one of its UID, unless it is already being
-// deleted, then lets go of its protection finalizer.
+// Delete deletes the object, exactly the one of its UID; once it is being deleted, it lets
+// go of its protection finalizer. The deletion's own event brings the caller back to the
+// object, so each call does one of the two writes.
 func Delete(ctx context.Context, c client.Client, obj client.Object) error {
 	if obj.GetDeletionTimestamp().IsZero() {
 		uid := obj.GetUID()
-		if err := c.Delete(ctx, obj, client.Preconditions{UID: &uid}); err != nil {
-			return client.IgnoreNotFound(err)
-		}
-		// The deletion changed the object; read it again for the patch below.
-		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-			return client.IgnoreNotFound(err)
-		}
+		return client.IgnoreNotFound(c.Delete(ctx, obj, client.Preconditions{UID: &uid}))
 	}
 	return Release(ctx, c, obj)
 }

@@ -54,7 +54,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 		}
 	}
 	if gk == transform.PVCKind {
-		b = b.WatchesRawSource(source.Kind(hub.GetCache(), client.Object(transform.Empty(transform.PVGVK)), handler.EnqueueRequestsFromMapFunc(claimOf)))
+		b = b.WatchesRawSource(source.Kind(hub.GetCache(), client.Object(transform.Empty(transform.PVGVK)), handler.EnqueueRequestsFromMapFunc(transform.ClaimOfVolume)))
 	}
 	if transform.HasPodTemplate(gk) {
 		// The SyncTarget's placement goes into the pod templates of every object of the kind.
@@ -77,15 +77,6 @@ func (r *Reconciler) fromDownstream(_ context.Context, obj client.Object) []reco
 // namespaceOf maps a hub object to its namespace.
 func namespaceOf(_ context.Context, obj client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: obj.GetNamespace()}}}
-}
-
-// claimOf maps a hub PV to the claim it is bound to, whose downstream volumeName it decides.
-func claimOf(_ context.Context, obj client.Object) []reconcile.Request {
-	key, ok := transform.ClaimOf(obj.(*unstructured.Unstructured))
-	if !ok {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: key}}
 }
 
 // Reconcile brings the downstream copy of one hub object in line with it.

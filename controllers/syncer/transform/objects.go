@@ -1,10 +1,14 @@
 package transform
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // The kinds the syncer reads by name.
@@ -32,4 +36,12 @@ func EmptyList(gvk schema.GroupVersionKind) *unstructured.UnstructuredList {
 func ClaimOf(pv *unstructured.Unstructured) (key types.NamespacedName, ok bool) {
 	ref, _, _ := unstructured.NestedStringMap(pv.Object, "spec", "claimRef")
 	return types.NamespacedName{Namespace: ref["namespace"], Name: ref["name"]}, ref["name"] != ""
+}
+
+// ClaimOfVolume maps a PV to a request for the claim its claimRef points at.
+func ClaimOfVolume(_ context.Context, obj client.Object) []reconcile.Request {
+	if key, ok := ClaimOf(obj.(*unstructured.Unstructured)); ok {
+		return []reconcile.Request{{NamespacedName: key}}
+	}
+	return nil
 }

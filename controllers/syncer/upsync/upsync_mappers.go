@@ -11,14 +11,6 @@ import (
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
-// claimOf maps a hub PV to the hub claim its claimRef names.
-func claimOf(_ context.Context, obj client.Object) []reconcile.Request {
-	if key, ok := transform.ClaimOf(obj.(*unstructured.Unstructured)); ok {
-		return []reconcile.Request{{NamespacedName: key}}
-	}
-	return nil
-}
-
 // fromDownstreamClaim maps a downstream claim the syncer created to its hub claim.
 func (r *Reconciler) fromDownstreamClaim(_ context.Context, obj client.Object) []reconcile.Request {
 	if key, ok := r.Target.Upstream(obj, false); ok {
@@ -43,7 +35,7 @@ func (r *Reconciler) fromMemberPV(ctx context.Context, obj client.Object) []reco
 	}
 	for i := range hubPVs.Items {
 		if hubPVs.Items[i].GetAnnotations()[workloadv1alpha1.PVNameAnnotation(r.Target.Key)] == obj.GetName() {
-			reqs = append(reqs, claimOf(ctx, &hubPVs.Items[i])...)
+			reqs = append(reqs, transform.ClaimOfVolume(ctx, &hubPVs.Items[i])...)
 		}
 	}
 	return reqs
