@@ -38,8 +38,10 @@ const claimRefIndex = "spec.claimRef"
 
 // Reconciler drives the volume of each hub claim through its phases.
 type Reconciler struct {
-	Client   client.Client
-	Recorder events.EventRecorder
+	Client client.Client
+	// APIReader reads past the cache, for what must not be stale.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
 	// Compatible refuses owned moves between StorageClasses that differ; nil allows them.
 	Compatible coordination.CompatibleFunc
 	// FenceDelay is how long an owner must be Unreachable before its volumes wait for a

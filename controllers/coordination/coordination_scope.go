@@ -43,10 +43,17 @@ func (r *Reconciler) observe(ctx context.Context, claim *corev1.PersistentVolume
 }
 
 // volumeOf finds the claim's hub PV: the one it is bound to, else the one that names it.
+// For a deleted claim the PV is read from the API server: its reclaim policy decides whether
+// the storage is released, and an admin's Retain written just before the claim was deleted
+// must count even when the cache has not shown it yet.
 func (r *Reconciler) volumeOf(ctx context.Context, claim *corev1.PersistentVolumeClaim) (*corev1.PersistentVolume, error) {
 	if name := claim.Spec.VolumeName; name != "" {
+		var reader client.Reader = r.Client
+		if !claim.DeletionTimestamp.IsZero() {
+			reader = r.APIReader
+		}
 		pv := &corev1.PersistentVolume{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, pv); err != nil {
+		if err := reader.Get(ctx, client.ObjectKey{Name: name}, pv); err != nil {
 			return nil, client.IgnoreNotFound(err)
 		}
 		return pv, nil
