@@ -3,6 +3,7 @@ package simstorage
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -20,8 +22,9 @@ const (
 	annProvisionedBy      = "pv.kubernetes.io/provisioned-by"
 )
 
-// driver is the domain's CSI driver in one member: it provisions PVs for claims and reports
-// PVs to the ledger, releasing the backing volume of a released PV with reclaimPolicy Delete.
+// driver is the domain's CSI driver in one member: it provisions PVs for claims, attaches and
+// detaches their volumes, and releases the backing volume of a released PV with
+// reclaimPolicy Delete.
 type driver struct {
 	storage *Storage
 	member  string
@@ -110,13 +113,20 @@ func (s *Storage) newPV(pvc *corev1.PersistentVolumeClaim, class *storagev1.Stor
 	}
 }
 
-// observe reports a PV of this driver to the ledger and releases the backing volume of a
-// released PV whose reclaimPolicy is Delete, then deletes the PV, as a CSI provisioner does.
+// attachRetry paces a refused attach, as the external attacher retries a failed
+// ControllerPublishVolume.
+const attachRetry = 500 * time.Millisecond
+
+// observe plays the external attacher and provisioner for a PV of this driver. A Bound PV
+// gets the attacher's finalizer and then the volume attached to the member; a PV that is no
+// longer Bound has the volume detached and then loses the finalizer, so the PV cannot leave
+// the member's API server before the storage let go of it. A released PV whose
+// reclaimPolicy is Delete then has its backing volume deleted, and is deleted.
 func (d *driver) observe(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	pv := &corev1.PersistentVolume{}
 	if err := d.client.Get(ctx, req.NamespacedName, pv); err != nil {
 		if apierrors.IsNotFound(err) {
-			d.storage.ledger.observe(d.member, req.Name, "", false)
+			d.storage.ledger.see(d.member, req.Name, "")
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
@@ -124,20 +134,60 @@ func (d *driver) observe(ctx context.Context, req reconcile.Request) (reconcile.
 		return reconcile.Result{}, nil
 	}
 	handle := pv.Spec.CSI.VolumeHandle
-	d.storage.ledger.observe(d.member, pv.Name, handle, pv.Status.Phase == corev1.VolumeBound)
+	d.storage.ledger.see(d.member, pv.Name, handle)
+	if pv.Status.Phase == corev1.VolumeBound {
+		return d.attach(ctx, pv, handle)
+	}
+	d.storage.ledger.detach(d.member, pv.Name, handle)
+	if err := d.setFinalizer(ctx, pv, false); err != nil {
+		return reconcile.Result{}, err
+	}
 	if pv.Status.Phase != corev1.VolumeReleased || pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimDelete {
 		return reconcile.Result{}, nil
 	}
-	// A PV already being deleted is released too, as CSI provisioners that honour the
-	// reclaim policy do.
-	if d.storage.ledger.release(d.member, pv, handle) {
+	return reconcile.Result{}, d.release(ctx, pv, handle)
+}
+
+// attach attaches the volume of a Bound PV, after the PV carries the attacher's finalizer.
+func (d *driver) attach(ctx context.Context, pv *corev1.PersistentVolume, handle string) (reconcile.Result, error) {
+	if !controllerutil.ContainsFinalizer(pv, d.storage.attacherFinalizer()) {
+		return reconcile.Result{}, d.setFinalizer(ctx, pv, true)
+	}
+	if err := d.storage.ledger.attach(d.member, pv.Name, handle); err != nil {
+		ctrl.LoggerFrom(ctx).Info("Attach refused", "pv", pv.Name, "handle", handle, "reason", err.Error())
+		return reconcile.Result{RequeueAfter: attachRetry}, nil
+	}
+	return reconcile.Result{}, nil
+}
+
+// release deletes the backing volume of a released PV with reclaimPolicy Delete, then the
+// PV, as a CSI provisioner that honours the reclaim policy does, also for a PV already being
+// deleted.
+func (d *driver) release(ctx context.Context, pv *corev1.PersistentVolume, handle string) error {
+	released, refs, err := d.storage.ledger.release(d.member, pv, handle)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Info("Release refused", "pv", pv.Name, "handle", handle, "reason", err.Error())
+		return err
+	}
+	if released {
+		d.storage.ledger.referenced(handle, d.member, pv.Name, d.storage.stillReferenced(ctx, handle, refs))
 		ctrl.LoggerFrom(ctx).Info("Released volume", "pv", pv.Name, "handle", handle)
 	}
 	if pv.DeletionTimestamp != nil {
-		return reconcile.Result{}, nil
+		return nil
 	}
 	if err := d.client.Delete(ctx, pv); err != nil && !apierrors.IsNotFound(err) {
-		return reconcile.Result{}, err
+		return err
 	}
-	return reconcile.Result{}, nil
+	return nil
+}
+
+// setFinalizer adds or removes the attacher's finalizer on the PV.
+func (d *driver) setFinalizer(ctx context.Context, pv *corev1.PersistentVolume, add bool) error {
+	orig := pv.DeepCopy()
+	if add && !controllerutil.AddFinalizer(pv, d.storage.attacherFinalizer()) ||
+		!add && !controllerutil.RemoveFinalizer(pv, d.storage.attacherFinalizer()) {
+		return nil
+	}
+	return client.IgnoreNotFound(d.client.Patch(ctx, pv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
 }

@@ -18,11 +18,15 @@ import (
 type ViolationKind string
 
 const (
-	// DoubleHold: an owned (ReadWriteOnce or ReadWriteOncePod) volume was held by two members
-	// at once.
-	DoubleHold ViolationKind = "DoubleHold"
-	// ReleasedWhileReferenced: the backing volume was deleted while a PV in some member still
-	// referenced it.
+	// AttachRefused: a member asked to attach an owned (ReadWriteOnce or ReadWriteOncePod)
+	// volume that another member had attached. The storage refused, so no data was harmed,
+	// but two members had the volume bound at once.
+	AttachRefused ViolationKind = "AttachRefused"
+	// ReleaseRefused: a member asked to delete a backing volume that another member had
+	// attached. The storage refused.
+	ReleaseRefused ViolationKind = "ReleaseRefused"
+	// ReleasedWhileReferenced: the backing volume was deleted while a PV in another member
+	// still referenced it.
 	ReleasedWhileReferenced ViolationKind = "ReleasedWhileReferenced"
 	// ReleasedTwice: a PV asked for the deletion of a volume that was already deleted.
 	ReleasedTwice ViolationKind = "ReleasedTwice"
@@ -48,7 +52,7 @@ type Volume struct {
 	AccessModes []corev1.PersistentVolumeAccessMode
 	// ProvisionedIn is the member whose PVC asked for the volume.
 	ProvisionedIn string
-	// Holders are the members where a PV with the handle is Bound now.
+	// Holders are the members the storage has the volume attached to now.
 	Holders []string
 	// Deleted is when the backing volume was deleted; zero while it exists.
 	Deleted time.Time
@@ -66,23 +70,29 @@ func (v *Volume) Owned() bool {
 // pvRef names one PV object in one member.
 type pvRef struct{ member, pv string }
 
-// ledger is the storage's memory: volumes, who holds them, and what went wrong.
+// ledger is the storage's memory: volumes, where they are attached, and what went wrong.
+// Attaching, detaching and releasing are steps the storage takes under its lock, so what it
+// records is what it allowed or refused, in the order it did.
 type ledger struct {
 	mu         sync.Mutex
 	volumes    map[string]*volumeState
-	pvs        map[pvRef]string // the handle each PV refers to
+	pvs        map[pvRef]string // the handle each PV the drivers saw refers to
 	released   map[types.UID]bool
 	violations []Violation
 }
 
 type volumeState struct {
 	Volume
-	holders map[string]string // member → bound PV
+	attached map[string]string // member → the PV through which it attached the volume
+	refused  map[string]bool   // members whose attach is refused now, recorded once
 }
 
 func newLedger() *ledger {
 	return &ledger{volumes: map[string]*volumeState{}, pvs: map[pvRef]string{}, released: map[types.UID]bool{}}
 }
+
+// errRefused is the storage's answer to an attach or a release it does not allow.
+var errRefused = errors.New("refused by the storage")
 
 // create records a new backing volume, or returns false if the handle exists.
 func (l *ledger) create(v Volume) bool {
@@ -91,64 +101,120 @@ func (l *ledger) create(v Volume) bool {
 	if _, ok := l.volumes[v.Handle]; ok {
 		return false
 	}
-	l.volumes[v.Handle] = &volumeState{Volume: v, holders: map[string]string{}}
+	l.volumes[v.Handle] = &volumeState{Volume: v, attached: map[string]string{}, refused: map[string]bool{}}
 	return true
 }
 
-// observe records what a member's PV says: its handle and whether it is bound. bound=false
-// with handle "" means the PV is gone.
-func (l *ledger) observe(member, pv, handle string, bound bool) {
+// see records that a member's PV refers to handle; handle "" means the PV is gone. A PV that
+// is gone or now names another handle also lets go of the attachment made through it.
+func (l *ledger) see(member, pv, handle string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ref := pvRef{member, pv}
-	if old, ok := l.pvs[ref]; ok && (old != handle || !bound) {
-		if v := l.volumes[old]; v != nil && v.holders[member] == pv {
-			delete(v.holders, member)
-		}
+	if old, ok := l.pvs[ref]; ok && old != handle {
+		l.detachLocked(member, pv, old)
 	}
 	if handle == "" {
 		delete(l.pvs, ref)
 		return
 	}
 	l.pvs[ref] = handle
-	v := l.volumes[handle]
-	if v == nil || !bound {
-		return
-	}
-	v.holders[member] = pv
-	if v.Owned() && len(v.holders) > 1 {
-		l.violate(DoubleHold, handle, sortedKeys(v.holders), "an owned volume is bound in more than one member")
-	}
 }
 
-// release deletes the backing volume for the released PV pv of member, after checking that
-// no other PV refers to it. It returns false when this PV was already handled: the driver
-// sees a released PV again until its deletion shows, and that is one release, not two.
-func (l *ledger) release(member string, pv *corev1.PersistentVolume, handle string) bool {
+// attach attaches the volume to member through its PV pv. An owned volume attached to
+// another member is refused, and the refusal recorded once until the member attaches or
+// lets go.
+func (l *ledger) attach(member, pv, handle string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	v := l.volumes[handle]
+	switch {
+	case v == nil:
+		return fmt.Errorf("volume %s: %w: no such volume", handle, errRefused)
+	case !v.Deleted.IsZero():
+		return fmt.Errorf("volume %s: %w: deleted at %s", handle, errRefused, v.Deleted.Format(time.RFC3339))
+	}
+	if _, ok := v.attached[member]; ok {
+		v.attached[member] = pv
+		return nil
+	}
+	if others := sortedKeys(v.attached); v.Owned() && len(others) > 0 {
+		if !v.refused[member] {
+			v.refused[member] = true
+			l.violate(AttachRefused, handle, append(others, member), fmt.Sprintf("%s asked to attach an owned volume attached to %v", member, others))
+		}
+		return fmt.Errorf("volume %s: %w: attached to %v", handle, errRefused, others)
+	}
+	delete(v.refused, member)
+	v.attached[member] = pv
+	return nil
+}
+
+// detach lets go of the volume's attachment to member, if its PV pv made it.
+func (l *ledger) detach(member, pv, handle string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.detachLocked(member, pv, handle)
+}
+
+func (l *ledger) detachLocked(member, pv, handle string) {
+	v := l.volumes[handle]
+	if v == nil {
+		return
+	}
+	if v.attached[member] == pv {
+		delete(v.attached, member)
+	}
+	delete(v.refused, member)
+}
+
+// release deletes the backing volume for the released PV pv of member. It refuses while
+// another member has the volume attached. It returns whether it deleted the volume now, and
+// the other PVs that the drivers last saw referring to it, for referenced to confirm: a PV
+// released twice is one release, as the driver sees a released PV again until its deletion
+// shows.
+func (l *ledger) release(member string, pv *corev1.PersistentVolume, handle string) (bool, []pvRef, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	v := l.volumes[handle]
 	if v == nil || l.released[pv.UID] {
-		return false
+		return false, nil, nil
+	}
+	if !v.Deleted.IsZero() {
+		l.released[pv.UID] = true
+		v.Releases++
+		l.violate(ReleasedTwice, handle, []string{member}, fmt.Sprintf("PV %s released a volume deleted at %s", pv.Name, v.Deleted.Format(time.RFC3339)))
+		return true, nil, nil
+	}
+	if others := sortedKeys(v.attached); len(others) > 0 {
+		if !v.refused[member] {
+			v.refused[member] = true
+			l.violate(ReleaseRefused, handle, others, fmt.Sprintf("released through %s/%s while attached to %v", member, pv.Name, others))
+		}
+		return false, nil, fmt.Errorf("volume %s: %w: attached to %v", handle, errRefused, others)
+	}
+	var refs []pvRef
+	for ref, h := range l.pvs {
+		if h == handle && ref != (pvRef{member, pv.Name}) {
+			refs = append(refs, ref)
+		}
 	}
 	l.released[pv.UID] = true
 	v.Releases++
-	if !v.Deleted.IsZero() {
-		l.violate(ReleasedTwice, handle, []string{member}, fmt.Sprintf("PV %s released a volume deleted at %s", pv.Name, v.Deleted.Format(time.RFC3339)))
-		return true
-	}
-	var others []string
-	for ref, h := range l.pvs {
-		if h == handle && ref != (pvRef{member, pv.Name}) {
-			others = append(others, ref.member+"/"+ref.pv)
-		}
-	}
-	if len(others) > 0 {
-		sort.Strings(others)
-		l.violate(ReleasedWhileReferenced, handle, others, fmt.Sprintf("released through %s/%s while still referenced", member, pv.Name))
-	}
 	v.Deleted = time.Now()
-	return true
+	return true, refs, nil
+}
+
+// referenced records that the volume was released through member's PV while the PVs others
+// (member/name) still referred to it.
+func (l *ledger) referenced(handle, member, pv string, others []string) {
+	if len(others) == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	sort.Strings(others)
+	l.violate(ReleasedWhileReferenced, handle, others, fmt.Sprintf("released through %s/%s while still referenced", member, pv))
 }
 
 // violate records a violation; the caller holds the lock.
@@ -180,7 +246,7 @@ func (l *ledger) list() []Volume {
 func (v *volumeState) snapshot() Volume {
 	s := v.Volume
 	s.AccessModes = slices.Clone(v.AccessModes)
-	s.Holders = sortedKeys(v.holders)
+	s.Holders = sortedKeys(v.attached)
 	return s
 }
 

@@ -26,11 +26,14 @@ type Storage struct {
 	name   string
 	ledger *ledger
 	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	readers map[string]client.Reader // each attached member's API server, uncached
 }
 
 // New returns the storage domain called name, with nothing attached yet.
 func New(name string) *Storage {
-	return &Storage{name: name, ledger: newLedger()}
+	return &Storage{name: name, ledger: newLedger(), readers: map[string]client.Reader{}}
 }
 
 // Name is the storage domain's name, also the name of the StorageClass it installs.
@@ -38,6 +41,10 @@ func (s *Storage) Name() string { return s.name }
 
 // Provisioner is the CSI driver name that the domain's StorageClasses name.
 func (s *Storage) Provisioner() string { return s.name + ".storage.sim.custody.dev" }
+
+// attacherFinalizer is the finalizer the driver keeps on a PV while its volume is attached,
+// named as the external attacher names it.
+func (s *Storage) attacherFinalizer() string { return "external-attacher/" + s.Provisioner() }
 
 // Attach makes the member reach the domain: it installs a StorageClass named after the domain
 // (reclaimPolicy Delete, Immediate binding, annotated with its storage domain) and runs the domain's driver against the member
@@ -60,6 +67,9 @@ func (s *Storage) Attach(ctx context.Context, member string, cfg *rest.Config) e
 	if err := s.ensureClass(ctx, mgr.GetAPIReader(), mgr.GetClient()); err != nil {
 		return fmt.Errorf("installing StorageClass %s in %s: %w", s.name, member, err)
 	}
+	s.mu.Lock()
+	s.readers[member] = mgr.GetAPIReader()
+	s.mu.Unlock()
 	d := &driver{storage: s, member: member, client: mgr.GetClient()}
 	if err := d.setup(mgr); err != nil {
 		return err
@@ -75,6 +85,26 @@ func (s *Storage) Attach(ctx context.Context, member string, cfg *rest.Config) e
 		return fmt.Errorf("simulated storage %s: cache of %s did not sync", s.name, member)
 	}
 	return nil
+}
+
+// stillReferenced returns, of the PVs refs, those that their member's API server still shows
+// referring to handle, as member/name. A PV that cannot be read counts as referring to it.
+func (s *Storage) stillReferenced(ctx context.Context, handle string, refs []pvRef) []string {
+	var out []string
+	for _, ref := range refs {
+		s.mu.Lock()
+		r := s.readers[ref.member]
+		s.mu.Unlock()
+		pv := &corev1.PersistentVolume{}
+		if r != nil {
+			if err := r.Get(ctx, client.ObjectKey{Name: ref.pv}, pv); apierrors.IsNotFound(err) ||
+				err == nil && (pv.Spec.CSI == nil || pv.Spec.CSI.VolumeHandle != handle) {
+				continue
+			}
+		}
+		out = append(out, ref.member+"/"+ref.pv)
+	}
+	return out
 }
 
 // Wait blocks until every driver started by Attach has stopped.
@@ -110,11 +140,12 @@ func (s *Storage) Volume(handle string) (Volume, bool) { return s.ledger.volume(
 // Volumes returns every volume the domain ever provisioned, sorted by handle.
 func (s *Storage) Volumes() []Volume { return s.ledger.list() }
 
-// CheckSingleOwner fails if an owned volume was ever held by two members at once.
-func (s *Storage) CheckSingleOwner() error { return s.ledger.check(DoubleHold) }
+// CheckSingleOwner fails if a member ever asked to attach an owned volume that another
+// member had attached.
+func (s *Storage) CheckSingleOwner() error { return s.ledger.check(AttachRefused) }
 
-// CheckReleases fails if backing storage was ever deleted while a PV still referenced it, or
-// deleted twice.
+// CheckReleases fails if a member ever asked to delete backing storage that another member
+// had attached, or the storage was deleted while a PV still referenced it, or deleted twice.
 func (s *Storage) CheckReleases() error {
-	return s.ledger.check(ReleasedWhileReferenced, ReleasedTwice)
+	return s.ledger.check(ReleaseRefused, ReleasedWhileReferenced, ReleasedTwice)
 }
