@@ -154,11 +154,10 @@ func share(o Observation, d *Decision) {
 			leave(o, d, k)
 		}
 	}
-	if !slices.Contains(users, d.Owner) {
-		d.Owner = ""
-		if len(users) > 0 {
-			d.Owner = users[0]
-		}
+	// With no user left, the owner stays the last one, as an owned volume's does while it has
+	// nowhere to go: a kept hub PV names it.
+	if len(users) > 0 && !slices.Contains(users, d.Owner) {
+		d.Owner = users[0]
 	}
 	d.Sharers = slices.DeleteFunc(users, func(k string) bool { return k == d.Owner })
 }
@@ -269,7 +268,8 @@ func compatible(o Observation, from, to *workloadv1alpha1.StorageClassInfo) (boo
 
 // deleting: the claim was deleted. Every target but one owner leaves first; then the owner
 // takes the hub PV's own reclaim policy and lets the claim go, which releases the storage
-// (or keeps it, for Retain); then the PV leaves the owner and the hub PV goes.
+// (or keeps it, for Retain); then the PV leaves the owner, and the hub PV goes, or, when the
+// storage was kept, stays Released.
 func deleting(o Observation, d *Decision) {
 	d.Phase = storagev1alpha1.Deleting
 	held := holders(o)
@@ -310,16 +310,17 @@ func deleting(o Observation, d *Decision) {
 		leave(o, d, owner)
 		return
 	}
+	// The record keeps naming the target that held the volume last, which a kept hub PV
+	// tells an admin.
+	d.Owner = o.Record.Owner
 	d.Reason, d.Message = storagev1alpha1.ReasonReleased, "no target holds the volume"
 	if o.Record.Phase != storagev1alpha1.Deleting && o.Record.Phase != storagev1alpha1.Released {
 		return // record Deleting before anything ends
 	}
-	if o.Volume != nil && o.Claim.ReleasePolicy == "" {
-		// The claim went while no target held the volume, so none could release it: the hub PV
-		// stays, as a released PV with Retain does, and keeps the storage for an admin.
-		d.Phase, d.Reason = storagev1alpha1.Released, storagev1alpha1.ReasonRetainedWithoutOwner
-		d.Message = "the claim was deleted while no target held the volume; PV " + o.Volume.Name + " keeps the storage"
-		d.Actions = append(d.Actions, Action{Kind: Finish})
+	// A kept hub PV that an admin deletes goes by itself: it has no finalizer left.
+	kept := o.Claim.ReleasePolicy == "" || o.Claim.ReleasePolicy == corev1.PersistentVolumeReclaimRetain
+	if o.Volume != nil && kept && (o.Volume.Released || !o.Volume.Deleting) {
+		keepVolume(o, d)
 		return
 	}
 	if o.Volume != nil {
@@ -328,6 +329,23 @@ func deleting(o Observation, d *Decision) {
 		return
 	}
 	d.Phase = storagev1alpha1.Released
+	d.Actions = append(d.Actions, Action{Kind: Finish})
+}
+
+// keepVolume: the storage was kept, by the owner's reclaim policy Retain or because the claim
+// went while no target held the volume. The hub PV stays, Released, as a Retain PV does in a
+// cluster, and says where the storage is; the claim finishes once it is.
+func keepVolume(o Observation, d *Decision) {
+	d.Phase, d.Reason = storagev1alpha1.Released, storagev1alpha1.ReasonRetained
+	d.Message = fmt.Sprintf("%s let the claim go with reclaim policy Retain; PV %s keeps the storage", d.Owner, o.Volume.Name)
+	if o.Claim.ReleasePolicy == "" {
+		d.Reason = storagev1alpha1.ReasonRetainedWithoutOwner
+		d.Message = "the claim was deleted while no target held the volume; PV " + o.Volume.Name + " keeps the storage"
+	}
+	if !o.Volume.Released {
+		d.Actions = append(d.Actions, Action{Kind: RetainVolume, Target: d.Owner})
+		return
+	}
 	d.Actions = append(d.Actions, Action{Kind: Finish})
 }
 

@@ -158,6 +158,9 @@ func decideCases() []decideCase {
 		{name: "Bound: a sharer leaves",
 			o: obs(rwx, map[string]Presence{"a": synced, "b": departing}, map[string]Presence{"a": pvSync, "b": pvSync}, bound("a")), wantPhase: storagev1alpha1.Bound, wantOwner: "a",
 			wantActions: []Action{act(Unhold, "b"), act(RemoveVolume, "b")}},
+		{name: "Bound: the last sharer leaves; the owner stays the last one",
+			o: obs(rwx, map[string]Presence{"a": departing}, map[string]Presence{"a": pvSync}, bound("a")), wantPhase: storagev1alpha1.Bound, wantOwner: "a",
+			wantActions: []Action{act(Unhold, "a"), act(RemoveVolume, "a")}},
 		{name: "a never-synced target the claim leaves is dropped",
 			o: obs(rwo, map[string]Presence{"a": synced, "b": leaving}, map[string]Presence{"a": pvSync}, bound("a")), wantPhase: storagev1alpha1.Bound, wantOwner: "a",
 			wantActions: []Action{act(DropClaim, "b")}},
@@ -184,12 +187,38 @@ func decideCases() []decideCase {
 				o := withDeleting(obs(rwo, map[string]Presence{}, map[string]Presence{}, Record{Owner: "a", Phase: storagev1alpha1.Deleting}))
 				o.Claim.ReleasePolicy = del
 				return o
-			}(), wantPhase: storagev1alpha1.Deleting, wantActions: []Action{act(DeleteVolume, "")}},
+			}(), wantPhase: storagev1alpha1.Deleting, wantOwner: "a", wantActions: []Action{act(DeleteVolume, "")}},
+		{name: "Deleting → Released: the owner let go with Retain; the hub PV stays, Released, naming it",
+			o: func() Observation {
+				o := withDeleting(obs(rwo, map[string]Presence{}, map[string]Presence{}, Record{Owner: "a", Phase: storagev1alpha1.Deleting}))
+				o.Claim.ReleasePolicy, o.Volume.ReclaimPolicy = retain, retain
+				return o
+			}(), wantPhase: storagev1alpha1.Released, wantOwner: "a", wantReason: storagev1alpha1.ReasonRetained,
+			wantActions: []Action{act(RetainVolume, "a")}},
+		{name: "Released: the claim finishes once the kept hub PV is Released",
+			o: func() Observation {
+				o := withDeleting(obs(rwo, map[string]Presence{}, map[string]Presence{}, Record{Owner: "a", Phase: storagev1alpha1.Released}))
+				o.Claim.ReleasePolicy, o.Volume.ReclaimPolicy, o.Volume.Released = retain, retain, true
+				return o
+			}(), wantPhase: storagev1alpha1.Released, wantOwner: "a", wantReason: storagev1alpha1.ReasonRetained,
+			wantActions: []Action{act(Finish, "")}},
+		{name: "Released: an admin deletes the kept hub PV before the claim finished; nothing is released",
+			o: func() Observation {
+				o := withDeleting(obs(rwo, map[string]Presence{}, map[string]Presence{}, Record{Owner: "a", Phase: storagev1alpha1.Released}))
+				o.Claim.ReleasePolicy, o.Volume.ReclaimPolicy, o.Volume.Released, o.Volume.Deleting = retain, retain, true, true
+				return o
+			}(), wantPhase: storagev1alpha1.Released, wantOwner: "a", wantActions: []Action{act(Finish, "")}},
+		{name: "Deleting: an admin deletes the hub PV before it was kept; it goes, nothing is released",
+			o: func() Observation {
+				o := withDeleting(obs(rwo, map[string]Presence{}, map[string]Presence{}, Record{Owner: "a", Phase: storagev1alpha1.Deleting}))
+				o.Claim.ReleasePolicy, o.Volume.ReclaimPolicy, o.Volume.Deleting = retain, retain, true
+				return o
+			}(), wantPhase: storagev1alpha1.Deleting, wantOwner: "a", wantActions: []Action{act(DeleteVolume, "")}},
 		{name: "Deleting → Released: the hub PV is gone",
 			o: withDeleting(obs(rwo, map[string]Presence{}, nil, Record{Phase: storagev1alpha1.Deleting})), wantPhase: storagev1alpha1.Released, wantActions: []Action{act(Finish, "")}},
 		{name: "Deleting → Released keeping the hub PV when no owner could release",
 			o: withDeleting(obs(rwo, map[string]Presence{}, map[string]Presence{}, Record{Owner: "a", Phase: storagev1alpha1.Deleting})), wantPhase: storagev1alpha1.Released,
-			wantReason: storagev1alpha1.ReasonRetainedWithoutOwner, wantActions: []Action{act(Finish, "")}},
+			wantOwner: "a", wantReason: storagev1alpha1.ReasonRetainedWithoutOwner, wantActions: []Action{act(RetainVolume, "a")}},
 		{name: "Pending → Deleting",
 			o: withDeleting(obs(rwo, map[string]Presence{"a": placed}, nil, Record{Phase: storagev1alpha1.Pending})), wantPhase: storagev1alpha1.Deleting},
 		{name: "Provisioning → Deleting: the owner lets go with the class's policy",

@@ -20,6 +20,11 @@
 //     Retain and applies the release policy only when the claim is deleted);
 //  5. every decision is a write to the API, so a crash anywhere resumes from what is there.
 //
+// When a deleted claim's storage is kept (the hub PV says Retain, or no target held the
+// volume when the claim went), its hub PV stays as Kubernetes keeps a Released PV: phase
+// Released, claimRef naming the claim, annotations naming the target that held it last and
+// the storage domain, no finalizer left. No target holds it, so deleting it releases nothing.
+//
 // A hold (the HoldFinalizer in the claim's per-target coordination finalizers) keeps a claim
 // on a target while leaving it would break an invariant: during provisioning, for internal
 // volumes, for moves the storage class refuses, and on the owner of a deleted claim until

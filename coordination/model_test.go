@@ -44,6 +44,9 @@ type hubPV struct {
 	reclaim  corev1.PersistentVolumeReclaimPolicy
 	deleting bool
 	on       map[string]Presence
+	// released and lastOwner: coordination kept the PV for the storage the deleted claim left.
+	released  bool
+	lastOwner string
 }
 
 type world struct {
@@ -62,6 +65,11 @@ type world struct {
 	releasePolicy corev1.PersistentVolumeReclaimPolicy
 	pv            *hubPV
 	userRetain    bool
+	// pvHolders are the targets the PV was ever labelled for, lastHolder the one whose label
+	// went last; unheld is an owner that a crash kept from getting the PV a recorded decision
+	// gave it.
+	pvHolders          map[string]bool
+	lastHolder, unheld string
 
 	members  map[string]*member
 	storage  map[int]bool // handle → released
@@ -73,7 +81,7 @@ func newWorld(t *testing.T, seed uint64, owned bool) *world {
 	w := &world{
 		t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		keys: []string{"t0", "t1", "t2"}, owned: owned,
-		ready: map[string]bool{}, claimOn: map[string]Presence{},
+		ready: map[string]bool{}, claimOn: map[string]Presence{}, pvHolders: map[string]bool{},
 		members: map[string]*member{}, storage: map[int]bool{},
 	}
 	w.modes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
@@ -104,7 +112,8 @@ func (w *world) observe() Observation {
 		o.Claim.VolumeName = "pv"
 	}
 	if w.pv != nil {
-		o.Volume = &Volume{Name: "pv", BoundToClaim: w.pv.bound, ReclaimPolicy: w.pv.reclaim, Deleting: w.pv.deleting, On: maps.Clone(w.pv.on)}
+		o.Volume = &Volume{Name: "pv", BoundToClaim: w.pv.bound, ReclaimPolicy: w.pv.reclaim, Deleting: w.pv.deleting,
+			Released: w.pv.released, On: maps.Clone(w.pv.on)}
 	}
 	for _, k := range w.keys {
 		o.Targets[k] = Target{Ready: w.ready[k], Domains: []string{"d"},
@@ -143,6 +152,9 @@ func (w *world) coordinate(crash bool) {
 	if crash {
 		actions = actions[:w.rng.IntN(len(actions)+1)]
 	}
+	if slices.Contains(d.Actions[len(actions):], Action{Kind: SyncVolume, Target: d.Owner}) {
+		w.unheld = d.Owner
+	}
 	w.logf("decide %s owner=%s %s %v", d.Phase, d.Owner, d.Reason, actions)
 	for _, a := range actions {
 		w.apply(a)
@@ -172,6 +184,10 @@ func (w *world) apply(a Action) {
 	case BindClaim:
 		w.volumeName, w.pv.bound = true, true
 	case SyncVolume:
+		if a.Target == w.unheld {
+			w.unheld = ""
+		}
+		w.pvHolders[a.Target] = true
 		p := w.pv.on[a.Target]
 		p.State, p.Leaving = sync, false
 		w.pv.on[a.Target] = p
@@ -181,7 +197,15 @@ func (w *world) apply(a Action) {
 		w.pv.on[a.Target] = p
 	case DeleteVolume:
 		w.pv.deleting = true
+	case RetainVolume:
+		if len(w.pv.on) > 0 {
+			w.fail("hub PV kept as Released while %v hold it", slices.Sorted(maps.Keys(w.pv.on)))
+		}
+		w.pv.released, w.pv.lastOwner = true, a.Target
 	case Finish:
+		if w.pv != nil && !w.pv.released {
+			w.fail("claim finished while its hub PV is neither gone nor kept as Released")
+		}
 		w.finished = true
 	}
 }
@@ -230,6 +254,7 @@ func (w *world) syncer(k string) {
 		}
 		m.pv = nil
 		delete(w.pv.on, k)
+		w.lastHolder = k
 		w.logf("%s removed its PV", k)
 	case p.State == sync:
 		if m.pv == nil {
@@ -261,6 +286,7 @@ func (w *world) syncClaim(k string, m *member) {
 func (w *world) upsync(k string, m *member) {
 	if m.claim && m.pv != nil && m.pv.provisioned && w.pv == nil {
 		w.pv = &hubPV{handle: m.pv.handle, bound: true, reclaim: del, on: map[string]Presence{k: {State: upsync, Downstream: true}}}
+		w.pvHolders[k] = true
 		w.logf("%s upsynced disk %d", k, m.pv.handle)
 	}
 }
@@ -408,6 +434,18 @@ func (w *world) checkSettled(desired []string) {
 		keep := w.userRetain || w.pv != nil
 		if handle := w.firstDisk(); handle != 0 && w.storage[handle] == keep {
 			w.fail("disk %d released=%v; hub PV Retain=%v, hub PV kept=%v", handle, w.storage[handle], w.userRetain, w.pv != nil)
+		}
+		// A Retain hub PV is always kept. A kept hub PV is Released and names a target that held
+		// it: for an owned volume the last one (or the owner the record named when a crash kept
+		// it from getting the volume).
+		if w.userRetain && w.pv == nil {
+			w.fail("the hub PV said Retain and was deleted")
+		}
+		if w.pv != nil {
+			last := w.pv.lastOwner
+			if !w.pv.released || !w.pvHolders[last] && last != w.unheld || w.owned && last != w.lastHolder && last != w.unheld {
+				w.fail("hub PV kept: released=%v, last owner %q; held by %v, last by %q", w.pv.released, last, w.pvHolders, w.lastHolder)
+			}
 		}
 		return
 	}

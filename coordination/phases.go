@@ -32,6 +32,7 @@ var Transitions = []Transition{
 	{storagev1alpha1.Moving, storagev1alpha1.Bound, "moved"},
 	{storagev1alpha1.Moving, storagev1alpha1.Deleting, "delete"},
 	{storagev1alpha1.Deleting, storagev1alpha1.Released, "released"},
+	{storagev1alpha1.Deleting, storagev1alpha1.Released, "retain"},
 }
 
 // Allowed tells whether a volume may go from one phase to the other.

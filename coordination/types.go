@@ -45,7 +45,9 @@ type Volume struct {
 	// claim is deleted.
 	ReclaimPolicy corev1.PersistentVolumeReclaimPolicy
 	Deleting      bool
-	On            map[string]Presence
+	// Released: its status phase is Released, as RetainVolume leaves it.
+	Released bool
+	On       map[string]Presence
 }
 
 // Target is what coordination knows of one SyncTarget.
@@ -111,6 +113,12 @@ const (
 	// DeleteVolume deletes the hub PV, which no target holds any more, and drops the
 	// protection finalizer a hub API server put on it.
 	DeleteVolume ActionKind = "DeleteVolume"
+	// RetainVolume keeps the hub PV, which no target holds any more, as the record of the
+	// storage a deleted claim left behind: status phase Released, its claimRef kept, the
+	// target that held it last (Target) and the storage domain in annotations, and the
+	// protection finalizer dropped so that an admin's delete goes through. Deleting it then
+	// releases nothing, as no target holds it.
+	RetainVolume ActionKind = "RetainVolume"
 	// Finish drops the coordinator's finalizer from the deleted claim.
 	Finish ActionKind = "Finish"
 	// ReleaseFenced drops the target's state labels, removal requests and syncer finalizers

@@ -107,6 +107,7 @@ func targetChanged(e event.UpdateEvent) bool {
 
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get;list;watch;patch;delete
+// +kubebuilder:rbac:groups="",resources=persistentvolumes/status,verbs=patch
 // +kubebuilder:rbac:groups=storage.custody.dev,resources=volumeownerships,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=storage.custody.dev,resources=volumeownerships/status,verbs=get;patch
 

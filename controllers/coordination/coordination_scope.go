@@ -97,6 +97,7 @@ func (s *scope) observation(compatible coordination.CompatibleFunc, now time.Tim
 			BoundToClaim:  ref != nil && ref.Namespace == s.claim.Namespace && ref.Name == s.claim.Name,
 			ReclaimPolicy: pv.Spec.PersistentVolumeReclaimPolicy,
 			Deleting:      !pv.DeletionTimestamp.IsZero(),
+			Released:      pv.Status.Phase == corev1.VolumeReleased,
 			On:            presences(pv),
 		}
 	}

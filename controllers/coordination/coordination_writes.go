@@ -14,11 +14,12 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/protection"
+	"github.com/custody-dev/custody/controllers/internal/status"
 	"github.com/custody-dev/custody/coordination"
 )
 
-// writes gathers a decision's actions into at most one patch of the claim, one of the PV and
-// a deletion of the PV, run in the order the actions first name them.
+// writes gathers a decision's actions into at most one patch of the claim, one of the PV, and
+// a deletion or a status write of the PV, run in the order the actions first name them.
 type writes struct {
 	claim                   *corev1.PersistentVolumeClaim
 	pv                      *corev1.PersistentVolume
@@ -97,12 +98,43 @@ func (w *writes) add(a coordination.Action) {
 		}
 	case coordination.DeleteVolume:
 		w.order = append(w.order, func(ctx context.Context, c client.Client) error { return protection.Delete(ctx, c, w.pv) })
+	case coordination.RetainVolume:
+		w.onVolume(func(pv *corev1.PersistentVolume) { retain(pv, w.claim, key) })
+		w.order = append(w.order, func(ctx context.Context, c client.Client) error { return markReleased(ctx, c, w.pv) })
 	case coordination.Finish:
 		w.onClaim(func(c *corev1.PersistentVolumeClaim) {
 			controllerutil.RemoveFinalizer(c, storagev1alpha1.VolumeFinalizer)
 			controllerutil.RemoveFinalizer(c, protection.PVCFinalizer)
 		})
 	}
+}
+
+// retain makes the hub PV the record of the storage the deleted claim left: its claimRef
+// keeps naming the claim, annotations name the target that held it last and the storage
+// domain, and without the protection finalizer an admin's delete goes through.
+func retain(pv *corev1.PersistentVolume, claim *corev1.PersistentVolumeClaim, lastOwner string) {
+	controllerutil.RemoveFinalizer(pv, protection.PVFinalizer)
+	if lastOwner != "" {
+		metav1.SetMetaDataAnnotation(&pv.ObjectMeta, storagev1alpha1.LastOwnerAnnotation, lastOwner)
+	}
+	if d := claim.Annotations[storagev1alpha1.DomainAnnotation]; d != "" {
+		metav1.SetMetaDataAnnotation(&pv.ObjectMeta, storagev1alpha1.DomainAnnotation, d)
+	}
+	// With the uid, a later claim of the same name does not find the PV as its own.
+	if ref := pv.Spec.ClaimRef; ref != nil && ref.Namespace == claim.Namespace && ref.Name == claim.Name && ref.UID == "" {
+		ref.UID = claim.UID
+	}
+}
+
+// markReleased sets the hub PV's phase to Released, as a cluster's binder does for a Retain
+// PV whose claim went. No syncer writes the status of a hub PV that no target holds.
+func markReleased(ctx context.Context, c client.Client, pv *corev1.PersistentVolume) error {
+	if pv.Status.Phase == corev1.VolumeReleased {
+		return nil
+	}
+	released := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: pv.Name},
+		Status: corev1.PersistentVolumeStatus{Phase: corev1.VolumeReleased}}
+	return status.Apply(ctx, c, released, fieldOwner)
 }
 
 // ensureDomain keeps the claim's storage domain annotation, which the scheduler reads to

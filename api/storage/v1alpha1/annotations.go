@@ -14,6 +14,11 @@ const (
 	// DomainAnnotation names a storage domain. On a member's StorageClass it is the domain
 	// the class's volumes live in (a class without it provisions internal volumes); on a hub
 	// claim, coordination writes the domain of its volume there, and the scheduler places the
-	// claim's namespace only on targets that reach it.
+	// claim's namespace only on targets that reach it; on a hub PV that coordination kept
+	// Released for a deleted claim, it is the domain the kept storage lives in.
 	DomainAnnotation = "storage.custody.dev/domain"
+	// LastOwnerAnnotation on a hub PV that coordination kept Released for a deleted claim
+	// (its reclaim policy was Retain, or no target held the volume when the claim went) is
+	// the key of the target that held the volume last: where an admin finds the storage.
+	LastOwnerAnnotation = "storage.custody.dev/last-owner"
 )

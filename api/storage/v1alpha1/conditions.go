@@ -50,8 +50,11 @@ const (
 	ReasonReleasing = "Releasing"
 	// ReasonReleased: no target holds the volume any more.
 	ReasonReleased = "Released"
+	// ReasonRetained: the claim was deleted and its owner let it go with reclaim policy
+	// Retain; the hub PV stays, Released, and keeps the storage for an admin.
+	ReasonRetained = "Retained"
 	// ReasonRetainedWithoutOwner: the claim was deleted while no target held the volume; the
-	// hub PV stays and keeps the storage for an admin.
+	// hub PV stays, Released, and keeps the storage for an admin.
 	ReasonRetainedWithoutOwner = "RetainedWithoutOwner"
 	// ReasonMultipleHolders: more than one target holds an owned volume; nothing moves until
 	// all but one let go.

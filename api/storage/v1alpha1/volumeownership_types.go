@@ -79,7 +79,8 @@ type VolumeOwnershipStatus struct {
 	// VolumeName is the hub PV bound to the claim.
 	// +optional
 	VolumeName string `json:"volumeName,omitempty"`
-	// Owner is the key of the target that owns (or provisions) the volume.
+	// Owner is the key of the target that owns (or provisions) the volume or, while no
+	// target holds it, the one that held it last.
 	// +optional
 	Owner string `json:"owner,omitempty"`
 	// Sharers are the keys of the other targets that use a shared volume.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -106,6 +107,7 @@ func (o *options) hub() (*hub, error) {
 func restMapper() meta.RESTMapper {
 	m := meta.NewDefaultRESTMapper(nil)
 	m.Add(storagev1alpha1.GroupVersion.WithKind("VolumeOwnership"), meta.RESTScopeNamespace)
+	m.Add(corev1.SchemeGroupVersion.WithKind("PersistentVolume"), meta.RESTScopeRoot)
 	m.Add(workloadv1alpha1.GroupVersion.WithKind("SyncTarget"), meta.RESTScopeRoot)
 	m.Add(schedulingv1alpha1.GroupVersion.WithKind("Location"), meta.RESTScopeRoot)
 	return m

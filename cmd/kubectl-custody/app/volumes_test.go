@@ -1,13 +1,16 @@
 package app
 
 import (
+	"slices"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
 
 func TestVolumeTable(t *testing.T) {
@@ -54,5 +57,63 @@ func TestVolumeTable(t *testing.T) {
 				t.Errorf("stdout:\n%s\nwant:\n%s\nstderr: %q", out, tc.want, errOut)
 			}
 		})
+	}
+}
+
+func TestRetainedVolumes(t *testing.T) {
+	pv := func(name string, phase corev1.PersistentVolumePhase, claimNS string, labels map[string]string) corev1.PersistentVolume {
+		p := corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Status: corev1.PersistentVolumeStatus{Phase: phase}}
+		if claimNS != "" {
+			p.Spec.ClaimRef = &corev1.ObjectReference{Namespace: claimNS, Name: "data"}
+		}
+		return p
+	}
+	pvs := []corev1.PersistentVolume{
+		pv("kept-shop", corev1.VolumeReleased, "shop", nil),
+		pv("kept-web", corev1.VolumeReleased, "web", nil),
+		pv("in-use", corev1.VolumeBound, "shop", map[string]string{workloadv1alpha1.StateLabel("t1"): "Sync"}),
+		pv("released-on-a-target", corev1.VolumeReleased, "shop", map[string]string{workloadv1alpha1.StateLabel("t1"): "Sync"}),
+		pv("no-claim", corev1.VolumeReleased, "", nil),
+	}
+	for _, tc := range []struct {
+		ns   string
+		want []string
+	}{
+		{"shop", []string{"kept-shop"}},
+		{"", []string{"kept-shop", "kept-web"}},
+		{"other", nil},
+	} {
+		var got []string
+		for _, p := range retainedVolumes(pvs, tc.ns) {
+			got = append(got, p.Name)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("namespace %q: %v, want %v", tc.ns, got, tc.want)
+		}
+	}
+}
+
+func TestRetainedTable(t *testing.T) {
+	pvs := []corev1.PersistentVolume{
+		{ObjectMeta: metav1.ObjectMeta{Name: "pvc-1f2e", Annotations: map[string]string{
+			storagev1alpha1.DomainAnnotation: "east", storagev1alpha1.LastOwnerAnnotation: "t1"}},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:         corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")},
+				StorageClassName: "fast",
+				ClaimRef:         &corev1.ObjectReference{Namespace: "shop", Name: "data"},
+			},
+			Status: corev1.PersistentVolumeStatus{Phase: corev1.VolumeReleased, LastPhaseTransitionTime: ago(3*time.Hour + 20*time.Minute)}},
+		// Kept for an internal volume whose domain and time of release are unknown.
+		{ObjectMeta: metav1.ObjectMeta{Name: "pvc-9a0b", Annotations: map[string]string{storagev1alpha1.LastOwnerAnnotation: "t3"}},
+			Spec:   corev1.PersistentVolumeSpec{ClaimRef: &corev1.ObjectReference{Namespace: "web", Name: "cache"}},
+			Status: corev1.PersistentVolumeStatus{Phase: corev1.VolumeReleased}},
+	}
+	want := "" +
+		"NAME       CLAIM       CAPACITY   STORAGECLASS   DOMAIN   LAST OWNER   SINCE\n" +
+		"pvc-1f2e   shop/data   10Gi       fast           east     t1           3h20m\n" +
+		"pvc-9a0b   web/cache   <none>     <none>         <none>   t3           <unknown>\n"
+	out, errOut := printed(t, "", listing{table: retainedTable(pvs, now)})
+	if out != want || errOut != "" {
+		t.Errorf("stdout:\n%s\nwant:\n%s\nstderr: %q", out, want, errOut)
 	}
 }

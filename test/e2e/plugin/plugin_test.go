@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -97,6 +98,33 @@ var _ = Describe("volumes", func() {
 			Expect(list.Items[0].Status.Reason).To(Equal(storagev1alpha1.ReasonWaitingForDetach))
 			Expect(list.Items[1].Status.Class).To(Equal(storagev1alpha1.Internal))
 		}
+	})
+
+	It("lists with --retained the hub PVs that deleted claims of the namespace left Released", func(ctx context.Context) {
+		pv := &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: "kept-" + shop, Annotations: map[string]string{
+				storagev1alpha1.DomainAnnotation: "east", storagev1alpha1.LastOwnerAnnotation: "k1"}},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")},
+				AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				StorageClassName:       "fast",
+				ClaimRef:               &corev1.ObjectReference{Namespace: shop, Name: "old"},
+				PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "d", VolumeHandle: "h"}},
+			},
+		}
+		Expect(hub.Create(ctx, pv)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) { Expect(hub.Delete(ctx, pv)).To(Succeed()) })
+		pv.Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumeReleased, LastPhaseTransitionTime: ago(26 * time.Hour)}
+		Expect(hub.Status().Update(ctx, pv)).To(Succeed())
+
+		Expect(table(succeeds(custody(ctx, "volumes", "--retained", "-n", shop)))).To(Equal([][]string{
+			{"NAME", "CLAIM", "CAPACITY", "STORAGECLASS", "DOMAIN", "LAST OWNER", "SINCE"},
+			{pv.Name, shop + "/old", "10Gi", "fast", "east", "k1", "26h"},
+		}))
+		Expect(custody(ctx, "volumes", "--retained", "-n", web).errOut).To(Equal(fmt.Sprintf("No resources found in %s namespace.\n", web)))
+		var list corev1.PersistentVolumeList
+		Expect(yaml.Unmarshal([]byte(succeeds(custody(ctx, "volumes", "--retained", "-A", "-o", "json"))), &list)).To(Succeed())
+		Expect(list.Items).To(ContainElement(HaveField("ObjectMeta.Name", pv.Name)))
 	})
 
 	It("says there are none in a namespace without volumes", func(ctx context.Context) {

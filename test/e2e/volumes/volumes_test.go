@@ -2,6 +2,7 @@ package volumes
 
 import (
 	"context"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -248,8 +249,60 @@ var _ = Describe("Deleting a claim", func() {
 		pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain
 		Expect(hub.Patch(ctx, pv, patch)).To(Succeed())
 
+		DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(hub.Delete(ctx, pv))).To(Succeed()) })
+
 		Expect(hub.Delete(ctx, c)).To(Succeed())
 		gone(ctx, c)
+		Consistently(func(g Gomega) {
+			v := volume(h)
+			g.Expect(v.Releases).To(BeZero())
+			g.Expect(v.Deleted).To(BeZero())
+		}).WithContext(ctx).Should(Succeed())
+	})
+
+	It("keeps the hub PV of a Retain volume Released, naming its claim and last owner, until an admin deletes it", func(ctx SpecContext) {
+		ns := app(ctx, "loc")
+		c := claim(ctx, ns, "data", corev1.ReadWriteOnce)
+		vo := bound(ctx, ns, "data")
+		owner, pvName := vo.Status.Owner, vo.Status.VolumeName
+		h := handle(ctx, pvName)
+		pv := hubPV(ctx, pvName)
+		patch := client.MergeFrom(pv.DeepCopy())
+		pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain
+		Expect(hub.Patch(ctx, pv, patch)).To(Succeed())
+
+		By("deleting the claim")
+		deleted := time.Now()
+		Expect(hub.Delete(ctx, c)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: pvName}, pv)).To(Succeed())
+			g.Expect(pv.Status.Phase).To(Equal(corev1.VolumeReleased))
+		}).WithContext(ctx).Should(Succeed())
+		took := time.Since(deleted)
+		AddReportEntry("hub PV Released after the claim's deletion", took.Round(time.Millisecond).String())
+		GinkgoWriter.Printf("hub PV %s Released %s after the claim's deletion\n", pvName, took.Round(time.Millisecond))
+		gone(ctx, c)
+
+		Expect(hub.Get(ctx, client.ObjectKey{Name: pvName}, pv)).To(Succeed())
+		Expect(pv.Status.Phase).To(Equal(corev1.VolumeReleased))
+		Expect(pv.Status.LastPhaseTransitionTime).NotTo(BeNil())
+		Expect(pv.Spec.ClaimRef).NotTo(BeNil())
+		Expect(pv.Spec.ClaimRef.Namespace + "/" + pv.Spec.ClaimRef.Name).To(Equal(ns + "/data"))
+		Expect(pv.Spec.ClaimRef.UID).To(Equal(c.UID))
+		Expect(pv.Spec.PersistentVolumeReclaimPolicy).To(Equal(corev1.PersistentVolumeReclaimRetain))
+		Expect(pv.Annotations).To(HaveKeyWithValue(storagev1alpha1.LastOwnerAnnotation, owner))
+		Expect(pv.Annotations).To(HaveKeyWithValue(storagev1alpha1.DomainAnnotation, domain))
+		Expect(pv.Finalizers).To(BeEmpty(), "no finalizer holds an admin's delete")
+		Expect(workloadv1alpha1.Targets(pv)).To(BeEmpty())
+		Consistently(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: pvName}, pv)).To(Succeed())
+			g.Expect(pv.Status.Phase).To(Equal(corev1.VolumeReleased))
+			g.Expect(volume(h).Releases).To(BeZero())
+		}).WithContext(ctx).Should(Succeed())
+
+		By("an admin deleting the kept hub PV")
+		Expect(hub.Delete(ctx, pv)).To(Succeed())
+		gone(ctx, pv)
 		Consistently(func(g Gomega) {
 			v := volume(h)
 			g.Expect(v.Releases).To(BeZero())
