@@ -12,12 +12,14 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/custody-dev/custody/api"
 	"github.com/custody-dev/custody/controllers"
+	"github.com/custody-dev/custody/controllers/reconnect"
 )
 
 type options struct {
@@ -62,7 +64,9 @@ func run(o options) error {
 		return err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  api.NewScheme(),
+		Scheme: api.NewScheme(),
+		// Catch up within a second of the hub answering again after an outage.
+		Cache:                   cache.Options{NewInformer: reconnect.New().NewInformer},
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:  o.probeAddr,
 		LeaderElection:          o.leaderElect,

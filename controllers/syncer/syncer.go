@@ -32,14 +32,16 @@ import (
 
 	"github.com/custody-dev/custody/api"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/reconnect"
 	"github.com/custody-dev/custody/controllers/syncer/downsync"
 	"github.com/custody-dev/custody/controllers/syncer/heartbeat"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 	"github.com/custody-dev/custody/controllers/syncer/upsync"
 )
 
-// Each controller retries a failed request with a growing delay up to maxRetryDelay, so
-// that after an outage of the hub or the member it catches up within that much.
+// Each controller retries a failed request with a growing delay up to maxRetryDelay; when
+// the hub or the member answers again after an outage, the requests waiting are retried at
+// once (package reconnect).
 const (
 	workers       = 4
 	minRetryDelay = 100 * time.Millisecond
@@ -64,11 +66,14 @@ func Run(ctx context.Context, o Options) error {
 	}
 	target := transform.Target{Key: workloadv1alpha1.ToSyncTargetKey(o.SyncTargetName), Hub: hubID}
 
-	hub, err := newHubCluster(o, target)
+	// One recovery for both clusters: whichever answers again, the work that waited for it
+	// is retried at once.
+	recovery := reconnect.New()
+	hub, err := newHubCluster(o, target, recovery)
 	if err != nil {
 		return fmt.Errorf("connecting to the hub: %w", err)
 	}
-	mgr, err := newMemberManager(o, target, log)
+	mgr, err := newMemberManager(o, target, recovery, log)
 	if err != nil {
 		return fmt.Errorf("connecting to the member: %w", err)
 	}
@@ -79,7 +84,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := setup(mgr, hub, o, target, kinds); err != nil {
+	if err := setup(mgr, hub, o, target, kinds, recovery); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
@@ -94,7 +99,7 @@ func Run(ctx context.Context, o Options) error {
 
 // newHubCluster connects to the hub with a cache of only the objects labelled Sync or Upsync
 // for the target, and the target's own SyncTarget.
-func newHubCluster(o Options, target transform.Target) (cluster.Cluster, error) {
+func newHubCluster(o Options, target transform.Target, recovery *reconnect.Recovery) (cluster.Cluster, error) {
 	placed, err := labels.NewRequirement(target.StateLabel(), selection.In,
 		[]string{string(workloadv1alpha1.ResourceStateSync), string(workloadv1alpha1.ResourceStateUpsync)})
 	if err != nil {
@@ -103,6 +108,7 @@ func newHubCluster(o Options, target transform.Target) (cluster.Cluster, error) 
 	return cluster.New(o.HubConfig, func(co *cluster.Options) {
 		co.Scheme = api.NewScheme()
 		co.Cache = cache.Options{
+			NewInformer:          recovery.NewInformer,
 			DefaultLabelSelector: labels.NewSelector().Add(*placed),
 			ByObject: map[client.Object]cache.ByObject{
 				&workloadv1alpha1.SyncTarget{}: {
@@ -117,10 +123,11 @@ func newHubCluster(o Options, target transform.Target) (cluster.Cluster, error) 
 
 // newMemberManager makes the manager, on the member, with a cache of only the objects the
 // syncer created, plus every PV (the member provisions some) and StorageClass.
-func newMemberManager(o Options, target transform.Target, log logr.Logger) (ctrl.Manager, error) {
+func newMemberManager(o Options, target transform.Target, recovery *reconnect.Recovery, log logr.Logger) (ctrl.Manager, error) {
 	return ctrl.NewManager(o.MemberConfig, ctrl.Options{
 		Scheme: api.NewScheme(),
 		Cache: cache.Options{
+			NewInformer:          recovery.NewInformer,
 			DefaultLabelSelector: target.Selector(),
 			ByObject: map[client.Object]cache.ByObject{
 				transform.Empty(transform.PVGVK): {Label: labels.Everything()},
@@ -137,10 +144,11 @@ func newMemberManager(o Options, target transform.Target, log logr.Logger) (ctrl
 }
 
 // setup registers the controllers.
-func setup(mgr ctrl.Manager, hub cluster.Cluster, o Options, target transform.Target, kinds []kind) error {
+func setup(mgr ctrl.Manager, hub cluster.Cluster, o Options, target transform.Target, kinds []kind, recovery *reconnect.Recovery) error {
 	opts := controller.Options{
 		MaxConcurrentReconciles: workers,
 		RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](minRetryDelay, maxRetryDelay),
+		NewQueue:                recovery.NewQueue,
 	}
 	clients := transform.Clients{
 		Hub: hub.GetClient(), HubReader: hub.GetAPIReader(),
@@ -171,7 +179,7 @@ func setup(mgr ctrl.Manager, hub cluster.Cluster, o Options, target transform.Ta
 		SyncTargetName: o.SyncTargetName, Period: o.HeartbeatPeriod, SyncedResources: names(kinds),
 	}
 	// A failed renewal is retried within a period, however long the outage was.
-	hbOpts := controller.Options{RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](
+	hbOpts := controller.Options{NewQueue: recovery.NewQueue, RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](
 		minRetryDelay, time.Duration(math.Max(float64(minRetryDelay), float64(o.HeartbeatPeriod))))}
 	return hb.SetupWithManager(mgr, hub, hbOpts)
 }

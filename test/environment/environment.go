@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -19,6 +20,7 @@ import (
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers"
+	"github.com/custody-dev/custody/controllers/reconnect"
 	"github.com/custody-dev/custody/controllers/syncer"
 	"github.com/custody-dev/custody/test/testbed"
 )
@@ -153,7 +155,9 @@ func (e *Environment) StartController() error {
 		addr = "0"
 	}
 	mgr, err := ctrl.NewManager(e.Hub.Config, ctrl.Options{
-		Scheme:                 testbed.Scheme(),
+		Scheme: testbed.Scheme(),
+		// Catch up within a second of the hub answering again after an outage.
+		Cache:                  cache.Options{NewInformer: reconnect.New().NewInformer},
 		Metrics:                metricsserver.Options{BindAddress: addr},
 		HealthProbeBindAddress: "0",
 		Logger:                 ctrl.Log.WithName("controller"),
@@ -202,6 +206,9 @@ func (e *Environment) StartSyncer(name string) error {
 	})
 	return nil
 }
+
+// HeartbeatPeriod is the syncers' heartbeat period.
+func (e *Environment) HeartbeatPeriod() time.Duration { return e.opts.HeartbeatPeriod }
 
 // StopSyncer stops the syncer of the named member and waits until it stopped.
 func (e *Environment) StopSyncer(name string) error {

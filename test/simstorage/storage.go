@@ -14,11 +14,13 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/controllers/reconnect"
 )
 
 // Storage is one simulated storage domain, shared by the members attached to it.
@@ -55,7 +57,10 @@ func (s *Storage) Attach(ctx context.Context, member string, cfg *rest.Config) e
 		return err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
+		Scheme: scheme,
+		// A real driver's sidecars lose their leader lease in an outage of the member's API
+		// server and restart, so they see the member at once when it answers again.
+		Cache:                  cache.Options{NewInformer: reconnect.New().NewInformer},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},

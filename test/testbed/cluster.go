@@ -60,6 +60,8 @@ type Cluster struct {
 	Kubeconfig string
 
 	dir     string
+	binDir  string
+	stopped time.Time // when StopAPIServer last ran
 	env     *envtest.Environment
 	log     *os.File
 	kcm     *exec.Cmd
@@ -76,7 +78,7 @@ func startCluster(name string, role Role, dir, binDir, kubeconfigPath string, cr
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Name: name, Role: role, Kubeconfig: kubeconfigPath, dir: dir, log: log}
+	c := &Cluster{Name: name, Role: role, Kubeconfig: kubeconfigPath, dir: dir, binDir: binDir, log: log}
 	defer func() {
 		if err != nil {
 			err = errors.Join(fmt.Errorf("starting %s (logs in %s): %w", name, log.Name(), err), c.stop())
@@ -164,16 +166,30 @@ func (c *Cluster) startControllerManager(binDir string) error {
 // StopAPIServer stops the cluster's API server and leaves etcd and the controller manager
 // running, as an outage of the API server alone would.
 func (c *Cluster) StopAPIServer() error {
+	c.stopped = time.Now()
 	return c.env.ControlPlane.APIServer.Stop()
 }
 
+// kcmRenewDeadline is how long a production kube-controller-manager keeps its leader lease
+// without reaching the API server; then it exits and the kubelet starts it again.
+const kcmRenewDeadline = 10 * time.Second
+
 // StartAPIServer starts the API server again, on the same address, with the same data and
-// certificates, so that every client made before the stop works again.
+// certificates, so that every client made before the stop works again. After an outage
+// longer than kcmRenewDeadline the controller manager starts afresh too, as in a production
+// control plane, where it would have lost its lease and been restarted.
 func (c *Cluster) StartAPIServer(ctx context.Context) error {
 	if err := c.env.ControlPlane.APIServer.Start(); err != nil {
 		return err
 	}
-	return waitReady(ctx, c.Config)
+	if err := waitReady(ctx, c.Config); err != nil {
+		return err
+	}
+	if time.Since(c.stopped) < kcmRenewDeadline {
+		return nil
+	}
+	c.stopControllerManager()
+	return c.startControllerManager(c.binDir)
 }
 
 // waitReady waits until the API server answers /readyz.
@@ -197,18 +213,24 @@ func waitReady(ctx context.Context, cfg *rest.Config) error {
 	}
 }
 
+// stopControllerManager stops the controller manager and waits until it exited.
+func (c *Cluster) stopControllerManager() {
+	if c.kcm == nil || c.kcm.Process == nil {
+		return
+	}
+	_ = c.kcm.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.kcmDone:
+	case <-time.After(stopTimeout):
+		_ = c.kcm.Process.Kill()
+		<-c.kcmDone
+	}
+}
+
 // stop stops the controller manager, then the control plane.
 func (c *Cluster) stop() error {
 	var errs []error
-	if c.kcm != nil && c.kcm.Process != nil {
-		_ = c.kcm.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-c.kcmDone:
-		case <-time.After(stopTimeout):
-			_ = c.kcm.Process.Kill()
-			<-c.kcmDone
-		}
-	}
+	c.stopControllerManager()
 	if c.env != nil {
 		errs = append(errs, c.env.Stop())
 	}

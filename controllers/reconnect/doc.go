@@ -1,0 +1,9 @@
+// Package reconnect makes controllers catch up within about a second of an API server
+// answering again after an outage, instead of after the minute that client-go's and the
+// work queues' exponential backoffs add up to.
+//
+// A Recovery wraps the informers of a cache so that a list or watch that fails because the
+// server cannot be reached is retried at most MaxDelay apart, and gives controllers work
+// queues whose items waiting out a failure are retried at once when any of its informers
+// reaches its server again.
+package reconnect

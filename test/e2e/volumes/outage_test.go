@@ -1,0 +1,81 @@
+package volumes
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+)
+
+// outageLength is how long a cluster's API server stays down in the specs below.
+const outageLength = 20 * time.Second
+
+// An owned move with an outage right after the cordon must finish, once the outage is over,
+// within two heartbeat periods plus what an undisturbed move takes, measured in the same run.
+var _ = Describe("An outage during an owned move", Ordered, func() {
+	var undisturbed time.Duration
+
+	// timedMove binds a new claim, cordons its owner, runs outage, and returns how long the
+	// move took after outage returned.
+	timedMove := func(ctx context.Context, outage func(from string)) time.Duration {
+		GinkgoHelper()
+		ns := app(ctx, "loc")
+		claim(ctx, ns, "data", corev1.ReadWriteOnce)
+		vo := bound(ctx, ns, "data")
+		from, to := vo.Status.Owner, other(vo.Status.Owner)
+		h := handle(ctx, vo.Status.VolumeName)
+		setCordon(ctx, from, true)
+		DeferCleanup(setCordon, context.Background(), from, false)
+		outage(from)
+		start := time.Now()
+		waitFor(ctx, ns, "data", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
+			g.Expect(st.Phase).To(Equal(storagev1alpha1.Bound))
+			g.Expect(st.Owner).To(Equal(to))
+		})
+		took := time.Since(start)
+		holders(ctx, h, to)
+		Expect(volume(h).Releases).To(BeZero())
+		return took
+	}
+	// recovers checks the recovery time against the goal and reports both.
+	recovers := func(what string, took time.Duration) {
+		GinkgoHelper()
+		goal := 2*env.HeartbeatPeriod() + undisturbed
+		AddReportEntry(what, ReportEntryVisibilityAlways,
+			took.Round(time.Millisecond).String()+" after it answered again; goal "+goal.Round(time.Millisecond).String()+
+				" (2 heartbeats + an undisturbed move of "+undisturbed.Round(time.Millisecond).String()+")")
+		Expect(took).To(BeNumerically("<=", goal))
+	}
+
+	It("moves undisturbed, which sets the floor", func(ctx SpecContext) {
+		undisturbed = timedMove(ctx, func(string) {})
+		AddReportEntry("undisturbed move", ReportEntryVisibilityAlways, undisturbed.Round(time.Millisecond).String())
+	})
+
+	It("finishes soon after the owner's API server is back", func(ctx SpecContext) {
+		recovers("member API server outage", timedMove(ctx, func(from string) {
+			Expect(member(from).StopAPIServer()).To(Succeed())
+			time.Sleep(outageLength)
+			Expect(member(from).StartAPIServer(ctx)).To(Succeed())
+		}))
+	})
+
+	It("finishes soon after the owner's syncer restarts", func(ctx SpecContext) {
+		recovers("syncer restart", timedMove(ctx, func(from string) {
+			Expect(env.StopSyncer(from)).To(Succeed())
+			Expect(env.StartSyncer(from)).To(Succeed())
+		}))
+	})
+
+	It("finishes soon after the hub's API server is back", func(ctx SpecContext) {
+		recovers("hub API server outage", timedMove(ctx, func(string) {
+			Expect(env.Hub.StopAPIServer()).To(Succeed())
+			time.Sleep(outageLength)
+			Expect(env.Hub.StartAPIServer(ctx)).To(Succeed())
+		}))
+	})
+})
