@@ -7,6 +7,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/custody-dev/custody/controllers/coordination"
+	"github.com/custody-dev/custody/controllers/fencing"
 	"github.com/custody-dev/custody/controllers/health"
 	"github.com/custody-dev/custody/controllers/location"
 	"github.com/custody-dev/custody/controllers/placement"
@@ -52,6 +53,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		return err
 	}
 	if err := (&health.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-health"), Grace: o.HeartbeatGrace}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&fencing.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-fencing")}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := (&storageclass.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-storageclass")}).SetupWithManager(mgr); err != nil {

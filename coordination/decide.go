@@ -214,6 +214,9 @@ func depart(o Observation, d *Decision, h string) {
 	}
 	d.Phase, d.Reason = storagev1alpha1.Moving, storagev1alpha1.ReasonWaitingForDetach
 	d.Message = "waiting for " + h + " to let go of the volume"
+	if since := o.Targets[h].UnreachableSince; d.Class == storagev1alpha1.Owned && !since.IsZero() {
+		d.Recheck = since.Add(o.FenceDelay).Sub(o.Now)
+	}
 	leave(o, d, h)
 }
 
@@ -223,14 +226,28 @@ func depart(o Observation, d *Decision, h string) {
 func ownerLost(o Observation, d *Decision, h string, t Target) {
 	d.Phase = storagev1alpha1.Moving
 	leave(o, d, h)
-	if t.Fence.Holds() {
+	fence := storagev1alpha1.FenceName(t.Name, d.Domain)
+	switch t.Fences[d.Domain] {
+	case fencing.Fenced:
 		d.Reason, d.Message = storagev1alpha1.ReasonOwnerFenced, h+" is fenced off storage domain "+d.Domain+"; the volume leaves it"
 		d.Actions = append(d.Actions, Action{Kind: ReleaseFenced, Target: h})
 		return
+	case fencing.Failed:
+		d.Reason = storagev1alpha1.ReasonFenceFailed
+		d.Message = fmt.Sprintf("Fence %s failed and is retried (kubectl custody describe fence %s); the volume stays until it succeeds or %s comes back", fence, fence, h)
+		return
+	case fencing.Unfenced:
+		if !t.CanFence {
+			d.Reason = storagev1alpha1.ReasonOwnerLostNoFencing
+			d.Message = fmt.Sprintf("%s has been unreachable since %s and has no spec.fencing; once its member is powered off, run kubectl custody fence %s --powered-off, or bring it back",
+				h, t.UnreachableSince.UTC().Format(time.RFC3339), t.Name)
+			return
+		}
+		d.Actions = append(d.Actions, Action{Kind: RequestFence, Target: h})
 	}
 	d.Reason = storagev1alpha1.ReasonWaitingForFence
-	d.Message = fmt.Sprintf("%s has been unreachable since %s; the volume moves once %s is fenced off storage domain %s or comes back",
-		h, t.UnreachableSince.UTC().Format(time.RFC3339), h, d.Domain)
+	d.Message = fmt.Sprintf("%s has been unreachable since %s; the volume moves once Fence %s cuts it off storage domain %s, or %s comes back",
+		h, t.UnreachableSince.UTC().Format(time.RFC3339), fence, d.Domain, h)
 }
 
 // nextOwner picks the target that takes the volume after from: the first target of the

@@ -28,7 +28,7 @@ func obs(modes []corev1.PersistentVolumeAccessMode, claim map[string]Presence, p
 	o := Observation{Claim: Claim{AccessModes: modes, On: claim}, Record: rec, Targets: map[string]Target{},
 		Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), FenceDelay: 30 * time.Second}
 	for _, k := range []string{"a", "b", "c"} {
-		o.Targets[k] = Target{Ready: true, Domains: []string{"d"}, Class: class("d", "gold")}
+		o.Targets[k] = Target{Name: "target-" + k, Ready: true, CanFence: true, Domains: []string{"d"}, Class: class("d", "gold")}
 	}
 	if pv != nil {
 		o.Claim.VolumeName = "pv"
@@ -79,7 +79,7 @@ func decideCases() []decideCase {
 	}
 	lost := func(o Observation, k string, fence fencing.State) Observation {
 		t := o.Targets[k]
-		t.Ready, t.UnreachableSince, t.Fence = false, o.Now.Add(-time.Minute), fence
+		t.Ready, t.UnreachableSince, t.Fences = false, o.Now.Add(-time.Minute), map[string]fencing.State{"d": fence}
 		o.Targets[k] = t
 		return o
 	}
@@ -129,6 +129,20 @@ func decideCases() []decideCase {
 			}(), wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonWaitingForDetach, wantActions: []Action{}},
 		{name: "Moving: a failed Fence moves nothing",
 			o:         lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Failed),
+			wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonFenceFailed, wantActions: []Action{}},
+		{name: "Moving: a lost owner with no Fence yet gets one asked for",
+			o:         lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Unfenced),
+			wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonWaitingForFence, wantActions: []Action{act(RequestFence, "a")}},
+		{name: "Moving: a lost owner that cannot be network fenced waits for an admin",
+			o: func() Observation {
+				o := lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Unfenced)
+				t := o.Targets["a"]
+				t.CanFence = false
+				o.Targets["a"] = t
+				return o
+			}(), wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonOwnerLostNoFencing, wantActions: []Action{}},
+		{name: "Moving: a Fence being lifted moves nothing and asks for no other",
+			o:         lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Unfencing),
 			wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonWaitingForFence, wantActions: []Action{}},
 		{name: "Moving: the lost owner is fenced; coordination acknowledges the detach in its place",
 			o:         lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Fenced),

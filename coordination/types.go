@@ -52,11 +52,16 @@ type Volume struct {
 
 // Target is what coordination knows of one SyncTarget.
 type Target struct {
+	// Name is the SyncTarget's name, which its Fences name.
+	Name  string
 	Ready bool
 	// UnreachableSince is when the target stopped answering; zero while it answers.
 	UnreachableSince time.Time
-	// Fence is where a Fence of the target in the volume's storage domain stands.
-	Fence   fencing.State
+	// CanFence: the target says how a NetworkFence cuts it off its storage.
+	CanFence bool
+	// Fences is where a Fence of the target stands, per storage domain; a domain without
+	// one is Unfenced.
+	Fences  map[string]fencing.State
 	Domains []string
 	// Class is the claim's StorageClass as the target reports it; nil when it has none.
 	Class *workloadv1alpha1.StorageClassInfo
@@ -125,6 +130,8 @@ const (
 	// from the claim and the PV: a Fence cut the target off the storage, so coordination
 	// acknowledges the detach in its place.
 	ReleaseFenced ActionKind = "ReleaseFenced"
+	// RequestFence asks for a Network Fence of the target in the volume's storage domain.
+	RequestFence ActionKind = "RequestFence"
 )
 
 // Action is one write, on the object its kind names.
@@ -145,4 +152,7 @@ type Decision struct {
 	Reason  string
 	Message string
 	Actions []Action
+	// Recheck, when not zero, is when the decision may change with time alone: an
+	// unreachable owner is lost once the fence delay has passed.
+	Recheck time.Duration
 }

@@ -70,6 +70,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.PersistentVolume{}, handler.EnqueueRequestsFromMapFunc(claimOfVolume)).
 		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(r.claimsOnTarget),
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: targetChanged})).
+		Watches(&storagev1alpha1.Fence{}, handler.EnqueueRequestsFromMapFunc(r.claimsOnFencedTarget)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Complete(r)
 }
@@ -82,9 +83,18 @@ func claimOfVolume(_ context.Context, o client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}}}
 }
 
+// claimsOnFencedTarget maps a Fence to the claims placed on its target.
+func (r *Reconciler) claimsOnFencedTarget(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.claimsOn(ctx, o.(*storagev1alpha1.Fence).Spec.TargetName)
+}
+
 // claimsOnTarget maps a target to the claims placed on it, or waiting for a target.
 func (r *Reconciler) claimsOnTarget(ctx context.Context, o client.Object) []reconcile.Request {
-	key := workloadv1alpha1.ToSyncTargetKey(o.GetName())
+	return r.claimsOn(ctx, o.GetName())
+}
+
+func (r *Reconciler) claimsOn(ctx context.Context, target string) []reconcile.Request {
+	key := workloadv1alpha1.ToSyncTargetKey(target)
 	list := &corev1.PersistentVolumeClaimList{}
 	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing claims")
@@ -108,6 +118,7 @@ func targetChanged(e event.UpdateEvent) bool {
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups="",resources=persistentvolumes/status,verbs=patch
+// +kubebuilder:rbac:groups=storage.custody.dev,resources=fences,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=storage.custody.dev,resources=volumeownerships,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=storage.custody.dev,resources=volumeownerships/status,verbs=get;patch
 
@@ -135,7 +146,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.record(ctx, s, d); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, r.carryOut(ctx, s, d)
+	return ctrl.Result{RequeueAfter: d.Recheck}, r.carryOut(ctx, s, d)
 }
 
 // coordinated: the claim is placed on a target, or the coordinator still holds it.
@@ -175,7 +186,7 @@ func (r *Reconciler) record(ctx context.Context, s *scope, d coordination.Decisi
 // carryOut takes the decision's actions: on the PV and the claim, each patched once, in the
 // order the actions first name them.
 func (r *Reconciler) carryOut(ctx context.Context, s *scope, d coordination.Decision) error {
-	w := newWrites(s)
+	w := newWrites(s, d.Domain)
 	for _, a := range d.Actions {
 		w.add(a)
 	}

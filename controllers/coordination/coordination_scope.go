@@ -12,6 +12,7 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/coordination"
+	"github.com/custody-dev/custody/fencing"
 )
 
 // scope is what one reconcile of a claim read.
@@ -20,6 +21,7 @@ type scope struct {
 	volume    *corev1.PersistentVolume
 	ownership *storagev1alpha1.VolumeOwnership
 	targets   []workloadv1alpha1.SyncTarget
+	fences    []storagev1alpha1.Fence
 }
 
 // observe reads what one step of the claim's volume depends on.
@@ -39,6 +41,11 @@ func (r *Reconciler) observe(ctx context.Context, claim *corev1.PersistentVolume
 		return nil, err
 	}
 	s.targets = targets.Items
+	fences := &storagev1alpha1.FenceList{}
+	if err := r.Client.List(ctx, fences); err != nil {
+		return nil, err
+	}
+	s.fences = fences.Items
 	return s, nil
 }
 
@@ -104,13 +111,27 @@ func (s *scope) observation(compatible coordination.CompatibleFunc, now time.Tim
 	for i := range s.targets {
 		t := &s.targets[i]
 		o.Targets[workloadv1alpha1.ToSyncTargetKey(t.Name)] = coordination.Target{
+			Name:             t.Name,
 			Ready:            t.IsReady(),
 			UnreachableSince: t.UnreachableSince(),
+			CanFence:         t.Spec.Fencing != nil,
+			Fences:           s.fencesOf(t.Name),
 			Domains:          t.Spec.StorageDomains,
 			Class:            classFor(t, s.claim.Spec.StorageClassName),
 		}
 	}
 	return o
+}
+
+// fencesOf is where each Fence of the target stands, by storage domain.
+func (s *scope) fencesOf(target string) map[string]fencing.State {
+	out := map[string]fencing.State{}
+	for i := range s.fences {
+		if f := &s.fences[i]; f.Spec.TargetName == target {
+			out[f.Spec.Domain] = fencing.Of(f)
+		}
+	}
+	return out
 }
 
 // presences is an object's standing on each target, as coordination reads it.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -23,13 +24,18 @@ import (
 type writes struct {
 	claim                   *corev1.PersistentVolumeClaim
 	pv                      *corev1.PersistentVolume
+	domain                  string
+	names                   map[string]string // target key → SyncTarget name
 	claimPatch, volumePatch client.Patch
 	order                   []func(context.Context, client.Client) error
 	kinds                   []string
 }
 
-func newWrites(s *scope) *writes {
-	w := &writes{claim: s.claim.DeepCopy()}
+func newWrites(s *scope, domain string) *writes {
+	w := &writes{claim: s.claim.DeepCopy(), domain: domain, names: map[string]string{}}
+	for _, t := range s.targets {
+		w.names[workloadv1alpha1.ToSyncTargetKey(t.Name)] = t.Name
+	}
 	if s.volume != nil {
 		w.pv = s.volume.DeepCopy()
 	}
@@ -96,6 +102,8 @@ func (w *writes) add(a coordination.Action) {
 		if w.pv != nil {
 			w.onVolume(func(pv *corev1.PersistentVolume) { release(pv) })
 		}
+	case coordination.RequestFence:
+		w.order = append(w.order, func(ctx context.Context, c client.Client) error { return requestFence(ctx, c, w.names[key], w.domain) })
 	case coordination.DeleteVolume:
 		w.order = append(w.order, func(ctx context.Context, c client.Client) error { return protection.Delete(ctx, c, w.pv) })
 	case coordination.RetainVolume:
@@ -107,6 +115,19 @@ func (w *writes) add(a coordination.Action) {
 			controllerutil.RemoveFinalizer(c, protection.PVCFinalizer)
 		})
 	}
+}
+
+// requestFence creates the Network Fence of the target in the domain, unless it exists.
+func requestFence(ctx context.Context, c client.Client, target, domain string) error {
+	f := &storagev1alpha1.Fence{
+		ObjectMeta: metav1.ObjectMeta{Name: storagev1alpha1.FenceName(target, domain)},
+		Spec: storagev1alpha1.FenceSpec{TargetName: target, Domain: domain,
+			State: storagev1alpha1.Fenced, Mode: storagev1alpha1.Network},
+	}
+	if err := c.Create(ctx, f); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
 }
 
 // retain makes the hub PV the record of the storage the deleted claim left: its claimRef

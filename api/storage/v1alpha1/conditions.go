@@ -30,6 +30,13 @@ const (
 	// ReasonOwnerFenced: a Fence cut the lost owner off the storage; coordination
 	// acknowledges the detach in its place and the volume moves.
 	ReasonOwnerFenced = "OwnerFenced"
+	// ReasonOwnerLostNoFencing: the owner is lost and its SyncTarget has no spec.fencing, so
+	// the storage cannot cut it off; an admin who knows the member is powered off says so
+	// with a Manual Fence.
+	ReasonOwnerLostNoFencing = "OwnerLostNoFencing"
+	// ReasonFenceFailed: the Fence of the lost owner failed; it is retried and nothing moves
+	// meanwhile.
+	ReasonFenceFailed = "FenceFailed"
 	// ReasonNoTarget: the volume let go of its old owner and no target can take it yet.
 	ReasonNoTarget = "NoTarget"
 	// ReasonMoved: the volume was given to a new owner.

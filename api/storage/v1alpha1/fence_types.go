@@ -88,6 +88,9 @@ type NetworkFenceStatus struct {
 	// +optional
 	// +listType=atomic
 	CIDRs []string `json:"cidrs,omitempty"`
+	// ReportedBy is the executor that reported FenceState, Result and Message.
+	// +optional
+	ReportedBy string `json:"reportedBy,omitempty"`
 	// FenceState is the state the NetworkFence was last seen executing.
 	// +optional
 	FenceState FenceState `json:"fenceState,omitempty"`

@@ -28,16 +28,31 @@ func (t *SyncTarget) Departing() bool {
 	return t.Spec.Evict || !t.DeletionTimestamp.IsZero()
 }
 
-// Available tells whether the target may take work: Ready, not cordoned, not departing.
+// Available tells whether the target may take work: Ready, not cordoned, not departing,
+// not fenced.
 func (t *SyncTarget) Available() bool {
-	return t.IsReady() && !t.Spec.Unschedulable && !t.Departing()
+	return t.IsReady() && !t.Spec.Unschedulable && !t.Departing() &&
+		!meta.IsStatusConditionTrue(t.Status.Conditions, ConditionFenced)
+}
+
+// IsClean tells whether the target's syncer reported that it holds nothing in the storage
+// domain that the hub no longer gives it.
+func (t *SyncTarget) IsClean(domain string) bool {
+	return meta.IsStatusConditionTrue(t.Status.Conditions, CleanCondition(domain))
 }
 
 // Condition types of a SyncTarget.
 const (
 	// ConditionReady is True while the member's syncer renews its heartbeat Lease.
 	ConditionReady = "Ready"
+	// ConditionFenced is True while a Fence cuts the target off a storage domain; the target
+	// takes no work meanwhile.
+	ConditionFenced = "Fenced"
 )
+
+// CleanCondition is the condition type a target's syncer reports, per storage domain, True
+// while its member holds no volume of the domain that the hub no longer gives the target.
+func CleanCondition(domain string) string { return "Clean-" + domain }
 
 // Reasons of a SyncTarget's Ready condition.
 const (

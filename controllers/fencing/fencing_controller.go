@@ -1,0 +1,243 @@
+package fencing
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/internal/status"
+	"github.com/custody-dev/custody/fencing"
+)
+
+const fieldOwner = "custody-fencing"
+
+// Reconciler reconciles Fences.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+}
+
+// SetupWithManager watches Fences, and the SyncTargets that fence or execute them.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).Named("fencing").
+		For(&storagev1alpha1.Fence{}).
+		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(r.fencesOfDomains)).
+		Complete(r)
+}
+
+// fencesOfDomains maps a target to the Fences of its storage domains, which it may fence or
+// execute.
+func (r *Reconciler) fencesOfDomains(ctx context.Context, o client.Object) []reconcile.Request {
+	t := o.(*workloadv1alpha1.SyncTarget)
+	list := &storagev1alpha1.FenceList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing Fences")
+		return nil
+	}
+	var out []reconcile.Request
+	for _, f := range list.Items {
+		if f.Spec.TargetName == t.Name || slices.Contains(t.Spec.StorageDomains, f.Spec.Domain) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&f)})
+		}
+	}
+	return out
+}
+
+// +kubebuilder:rbac:groups=storage.custody.dev,resources=fences,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups=storage.custody.dev,resources=fences/status,verbs=get;patch
+// +kubebuilder:rbac:groups=workload.custody.dev,resources=synctargets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=workload.custody.dev,resources=synctargets/status,verbs=get;patch
+
+// Reconcile takes one step of a Fence.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	f := &storagev1alpha1.Fence{}
+	if err := r.Client.Get(ctx, req.NamespacedName, f); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if f.DeletionTimestamp.IsZero() && controllerutil.AddFinalizer(f, storagev1alpha1.FenceFinalizer) {
+		return ctrl.Result{}, r.Client.Update(ctx, f)
+	}
+	o, target, err := r.observe(ctx, f)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	d := fencing.FenceDecide(o)
+	if d.Unfence {
+		// The decision to lift the Fence is written before anything acts on it.
+		patch := client.MergeFromWithOptions(f.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		f.Spec.State = storagev1alpha1.Unfenced
+		r.Recorder.Eventf(f, target, corev1.EventTypeNormal, "Unfencing", "Unfence", "%s is back and clean, or the Fence was deleted: lifting it", f.Spec.TargetName)
+		return ctrl.Result{}, r.Client.Patch(ctx, f, patch)
+	}
+	if err := r.label(ctx, f, d.Executor); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.writeStatus(ctx, f, target, d); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.markTarget(ctx, f.Spec.TargetName); err != nil {
+		return ctrl.Result{}, err
+	}
+	if !d.Done {
+		return ctrl.Result{}, nil
+	}
+	if err := r.Client.Delete(ctx, f); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, err
+	}
+	patch := client.MergeFrom(f.DeepCopy())
+	if controllerutil.RemoveFinalizer(f, storagev1alpha1.FenceFinalizer) {
+		return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, f, patch))
+	}
+	return ctrl.Result{}, nil
+}
+
+// observe reads the fenced target and the executors that could run the Fence.
+func (r *Reconciler) observe(ctx context.Context, f *storagev1alpha1.Fence) (fencing.FenceObservation, *workloadv1alpha1.SyncTarget, error) {
+	o := fencing.FenceObservation{
+		Spec: f.Spec, Deleting: !f.DeletionTimestamp.IsZero(),
+		Phase: f.Status.Phase, Executor: f.Status.Executor, WasFenced: f.Holds(),
+	}
+	if nf := f.Status.NetworkFence; nf != nil {
+		o.Executed = fencing.Executed{By: nf.ReportedBy, FenceState: nf.FenceState, Result: nf.Result, Message: nf.Message}
+	}
+	targets := &workloadv1alpha1.SyncTargetList{}
+	if err := r.Client.List(ctx, targets); err != nil {
+		return o, nil, err
+	}
+	var target *workloadv1alpha1.SyncTarget
+	for i := range targets.Items {
+		t := &targets.Items[i]
+		switch {
+		case t.Name == f.Spec.TargetName:
+			target = t
+			o.Target = fencing.TargetView{Found: true, Ready: t.IsReady(), Clean: t.IsClean(f.Spec.Domain)}
+			if t.Spec.Fencing != nil {
+				o.Target.ClassName, o.Target.CIDRs = t.Spec.Fencing.NetworkFenceClassName, t.Spec.Fencing.NodeCIDRs
+			}
+		case t.IsReady() && slices.Contains(t.Spec.StorageDomains, f.Spec.Domain):
+			o.Executors = append(o.Executors, t.Name)
+		}
+	}
+	slices.Sort(o.Executors)
+	return o, target, nil
+}
+
+// label gives the Fence to the executor's syncer, and takes it from any other.
+func (r *Reconciler) label(ctx context.Context, f *storagev1alpha1.Fence, executor string) error {
+	patch := client.MergeFromWithOptions(f.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	changed := false
+	key := ""
+	if executor != "" {
+		key = workloadv1alpha1.ToSyncTargetKey(executor)
+	}
+	for _, k := range workloadv1alpha1.Targets(f) {
+		if k != key {
+			workloadv1alpha1.Release(f, k)
+			changed = true
+		}
+	}
+	if key != "" {
+		if p, _ := workloadv1alpha1.PresenceOn(f, key); p.State != workloadv1alpha1.ResourceStateSync {
+			workloadv1alpha1.SetState(f, key, workloadv1alpha1.ResourceStateSync)
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return r.Client.Patch(ctx, f, patch)
+}
+
+// writeStatus applies the decision to the Fence's status, stamping the time of each step.
+func (r *Reconciler) writeStatus(ctx context.Context, f *storagev1alpha1.Fence, target *workloadv1alpha1.SyncTarget, d fencing.FenceDecision) error {
+	st := f.Status.DeepCopy()
+	now := metav1.NewTime(time.Now())
+	st.Executor, st.Reason, st.Message = d.Executor, d.Reason, d.Message
+	if st.Phase != d.Phase {
+		r.Recorder.Eventf(f, target, eventType(d.Phase), d.Reason, "Fence", "%s: %s", d.Phase, d.Message)
+	}
+	st.Phase = d.Phase
+	stamp := func(t **metav1.Time, when bool) {
+		if when && *t == nil {
+			*t = &now
+		}
+	}
+	stamp(&st.RequestedTime, true)
+	stamp(&st.FencedTime, d.Phase == storagev1alpha1.FenceFenced)
+	stamp(&st.UnfencingTime, d.Phase == storagev1alpha1.FenceUnfencing)
+	stamp(&st.UnfencedTime, d.Phase == storagev1alpha1.FenceUnfenced)
+	ready := metav1.ConditionFalse
+	if (d.Phase == storagev1alpha1.FenceFenced) == (f.Spec.State == storagev1alpha1.Fenced) && d.Phase != storagev1alpha1.FenceFailed {
+		ready = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: "Ready", Status: ready, Reason: d.Reason, Message: d.Message, ObservedGeneration: f.Generation})
+	if target != nil && target.Spec.Fencing != nil {
+		if st.NetworkFence == nil {
+			st.NetworkFence = &storagev1alpha1.NetworkFenceStatus{}
+		}
+		st.NetworkFence.ClassName, st.NetworkFence.CIDRs = target.Spec.Fencing.NetworkFenceClassName, target.Spec.Fencing.NodeCIDRs
+	}
+	applied := &storagev1alpha1.Fence{ObjectMeta: metav1.ObjectMeta{Name: f.Name}, Status: *st}
+	if nf := applied.Status.NetworkFence; nf != nil {
+		// The executor's report is the executor's field to write.
+		applied.Status.NetworkFence = &storagev1alpha1.NetworkFenceStatus{ClassName: nf.ClassName, CIDRs: nf.CIDRs}
+	}
+	if equality.Semantic.DeepEqual(f.Status, *st) {
+		return nil
+	}
+	return status.Apply(ctx, r.Client, applied, fieldOwner)
+}
+
+func eventType(p storagev1alpha1.FencePhase) string {
+	if p == storagev1alpha1.FenceFailed {
+		return corev1.EventTypeWarning
+	}
+	return corev1.EventTypeNormal
+}
+
+// markTarget keeps the target's Fenced condition: True while any Fence of it holds.
+func (r *Reconciler) markTarget(ctx context.Context, name string) error {
+	list := &storagev1alpha1.FenceList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		return err
+	}
+	var holding []string
+	for _, f := range list.Items {
+		if f.Spec.TargetName == name && f.Holds() {
+			holding = append(holding, f.Spec.Domain)
+		}
+	}
+	slices.Sort(holding)
+	t := &workloadv1alpha1.SyncTarget{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, t); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	c := metav1.Condition{Type: workloadv1alpha1.ConditionFenced, Status: metav1.ConditionFalse, Reason: "NotFenced", Message: "no Fence holds the target", ObservedGeneration: t.Generation}
+	if len(holding) > 0 {
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, "Fenced", "cut off storage domains "+strings.Join(holding, ", ")+"; the target takes no work until it is unfenced"
+	}
+	if !status.Changed(t.Status.Conditions, c) {
+		return nil
+	}
+	applied := &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Status: workloadv1alpha1.SyncTargetStatus{Conditions: []metav1.Condition{status.Condition(t.Status.Conditions, c)}}}
+	if err := status.Apply(ctx, r.Client, applied, fieldOwner); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,165 @@
+package fencing
+
+import (
+	"fmt"
+	"slices"
+
+	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
+
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+)
+
+// Reasons a Fence gives for its phase.
+const (
+	ReasonPoweredOff         = "PoweredOff"
+	ReasonNoExecutor         = "NoExecutor"
+	ReasonNoNetworkFencing   = "NoNetworkFencing"
+	ReasonExecuting          = "Executing"
+	ReasonNetworkFenceFailed = "NetworkFenceFailed"
+	ReasonFenced             = "Fenced"
+	ReasonWaitingForClean    = "WaitingForClean"
+	ReasonUnfenced           = "Unfenced"
+)
+
+// TargetView is what the fencing decision reads of the fenced target.
+type TargetView struct {
+	// Found: the SyncTarget exists.
+	Found bool
+	// Ready: its syncer heartbeats.
+	Ready bool
+	// Clean: its syncer reported that it holds nothing in the domain that the hub no longer
+	// gives it.
+	Clean bool
+	// ClassName and CIDRs are its spec.fencing; empty when it has none.
+	ClassName string
+	CIDRs     []string
+}
+
+// Executed is what the executor last reported of its NetworkFence.
+type Executed struct {
+	// By is the executor that reported it.
+	By         string
+	FenceState storagev1alpha1.FenceState
+	Result     string
+	Message    string
+}
+
+// FenceObservation is everything FenceDecide reads about one Fence.
+type FenceObservation struct {
+	Spec     storagev1alpha1.FenceSpec
+	Deleting bool
+	// Phase, Executor, Executed and WasFenced are the Fence's status so far; WasFenced is
+	// true once the storage confirmed the fence and until it confirmed the unfence.
+	Phase     storagev1alpha1.FencePhase
+	Executor  string
+	Executed  Executed
+	WasFenced bool
+	Target    TargetView
+	// Executors are the Ready targets of the domain other than the fenced one, sorted.
+	Executors []string
+}
+
+// FenceDecision is what the fencing controller writes.
+type FenceDecision struct {
+	Phase           storagev1alpha1.FencePhase
+	Reason, Message string
+	Executor        string
+	// Unfence: set the spec's state to Unfenced, before anything else.
+	Unfence bool
+	// Done: the target is unfenced (or never was): drop the finalizer and the Fence.
+	Done bool
+}
+
+// FenceDecide decides one step of a Fence. It never lets the target reach the storage again
+// before the storage confirmed the unfence, and never unfences a target that did not report
+// clean, unless the target no longer exists.
+func FenceDecide(o FenceObservation) FenceDecision {
+	want := o.Spec.State
+	var d FenceDecision
+	if want != storagev1alpha1.Unfenced && (o.Deleting || o.WasFenced && o.Target.Ready && o.Target.Clean) {
+		d.Unfence, want = true, storagev1alpha1.Unfenced
+	}
+	if want == storagev1alpha1.Unfenced && o.WasFenced && o.Target.Found && !(o.Target.Ready && o.Target.Clean) {
+		d.Phase, d.Reason = storagev1alpha1.FenceFenced, ReasonWaitingForClean
+		d.Message = fmt.Sprintf("%s stays fenced off %s until its syncer is back and reports that it holds nothing it should not", o.Spec.TargetName, o.Spec.Domain)
+		d.Executor = o.Executor
+		return d
+	}
+	if o.Spec.Mode == storagev1alpha1.Manual {
+		return manual(o, want, d)
+	}
+	return network(o, want, d)
+}
+
+func manual(o FenceObservation, want storagev1alpha1.FenceState, d FenceDecision) FenceDecision {
+	if want == storagev1alpha1.Fenced {
+		d.Phase, d.Reason = storagev1alpha1.FenceFenced, ReasonPoweredOff
+		d.Message = "an admin stated that " + o.Spec.TargetName + " is powered off"
+		return d
+	}
+	d.Phase, d.Reason, d.Done = storagev1alpha1.FenceUnfenced, ReasonUnfenced, true
+	d.Message = o.Spec.TargetName + " is back and clean"
+	return d
+}
+
+func network(o FenceObservation, want storagev1alpha1.FenceState, d FenceDecision) FenceDecision {
+	if want == storagev1alpha1.Unfenced && o.Executor == "" {
+		// Nothing was ever executed: there is nothing to undo.
+		d.Phase, d.Reason, d.Done = storagev1alpha1.FenceUnfenced, ReasonUnfenced, true
+		d.Message = "nothing was fenced"
+		return d
+	}
+	if o.Target.ClassName == "" && want == storagev1alpha1.Fenced {
+		d.Phase, d.Reason = storagev1alpha1.FenceFailed, ReasonNoNetworkFencing
+		d.Message = fmt.Sprintf("SyncTarget %s has no spec.fencing; if its member is powered off, say so with kubectl custody fence %s --powered-off", o.Spec.TargetName, o.Spec.TargetName)
+		return d
+	}
+	d.Executor = o.Executor
+	if !slices.Contains(o.Executors, d.Executor) {
+		d.Executor = ""
+		if len(o.Executors) > 0 {
+			d.Executor = o.Executors[0]
+		}
+	}
+	if d.Executor == "" {
+		d.Phase, d.Reason = o.Phase, ReasonNoExecutor
+		if d.Phase == "" {
+			d.Phase = storagev1alpha1.FencePending
+		}
+		d.Message = "no Ready target of storage domain " + o.Spec.Domain + " can execute the NetworkFence"
+		return d
+	}
+	// Only the executor's own report is its answer.
+	x := o.Executed
+	if x.By != d.Executor {
+		x = Executed{}
+	}
+	switch {
+	case x.FenceState == want && x.Result == string(csiaddonsv1alpha1.FencingOperationResultSucceeded) && x.Message == successMessage(want):
+		if want == storagev1alpha1.Fenced {
+			d.Phase, d.Reason = storagev1alpha1.FenceFenced, ReasonFenced
+			d.Message = fmt.Sprintf("%s is fenced off %s by a NetworkFence in %s", o.Spec.TargetName, o.Spec.Domain, d.Executor)
+			return d
+		}
+		d.Phase, d.Reason, d.Done = storagev1alpha1.FenceUnfenced, ReasonUnfenced, true
+		d.Message = fmt.Sprintf("%s may reach %s again", o.Spec.TargetName, o.Spec.Domain)
+	case x.FenceState == want && x.Result == string(csiaddonsv1alpha1.FencingOperationResultFailed):
+		d.Phase, d.Reason = storagev1alpha1.FenceFailed, ReasonNetworkFenceFailed
+		d.Message = fmt.Sprintf("the NetworkFence in %s failed: %s", d.Executor, x.Message)
+	default:
+		d.Phase, d.Reason = storagev1alpha1.FenceFencing, ReasonExecuting
+		if want == storagev1alpha1.Unfenced {
+			d.Phase = storagev1alpha1.FenceUnfencing
+		}
+		d.Message = fmt.Sprintf("%s executes a NetworkFence (%s) for %s", d.Executor, want, o.Spec.TargetName)
+	}
+	return d
+}
+
+// successMessage is what csi-addons reports when the operation for state succeeded.
+func successMessage(state storagev1alpha1.FenceState) string {
+	if state == storagev1alpha1.Unfenced {
+		return csiaddonsv1alpha1.UnFenceOperationSuccessfulMessage
+	}
+	return csiaddonsv1alpha1.FenceOperationSuccessfulMessage
+}
