@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
 	"github.com/go-logr/logr"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -34,6 +35,7 @@ import (
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/reconnect"
 	"github.com/custody-dev/custody/controllers/syncer/downsync"
+	"github.com/custody-dev/custody/controllers/syncer/fence"
 	"github.com/custody-dev/custody/controllers/syncer/heartbeat"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 	"github.com/custody-dev/custody/controllers/syncer/upsync"
@@ -124,8 +126,12 @@ func newHubCluster(o Options, target transform.Target, recovery *reconnect.Recov
 // newMemberManager makes the manager, on the member, with a cache of only the objects the
 // syncer created, plus every PV (the member provisions some) and StorageClass.
 func newMemberManager(o Options, target transform.Target, recovery *reconnect.Recovery, log logr.Logger) (ctrl.Manager, error) {
+	scheme := api.NewScheme()
+	if err := csiaddonsv1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
 	return ctrl.NewManager(o.MemberConfig, ctrl.Options{
-		Scheme: api.NewScheme(),
+		Scheme: scheme,
 		Cache: cache.Options{
 			NewInformer:          recovery.NewInformer,
 			DefaultLabelSelector: target.Selector(),
@@ -174,14 +180,33 @@ func setup(mgr ctrl.Manager, hub cluster.Cluster, o Options, target transform.Ta
 			return fmt.Errorf("setting up the upsync of PVs: %w", err)
 		}
 	}
+	if err := setupFences(mgr, hub, opts, clients, target, o.SyncTargetName); err != nil {
+		return err
+	}
 	hb := &heartbeat.Reconciler{
 		Hub: hub.GetClient(), HubReader: hub.GetAPIReader(), MemberReader: mgr.GetAPIReader(),
-		SyncTargetName: o.SyncTargetName, Period: o.HeartbeatPeriod, SyncedResources: names(kinds),
+		SyncTargetName: o.SyncTargetName, Period: o.HeartbeatPeriod, SyncedResources: names(kinds), Target: target,
 	}
 	// A failed renewal is retried within a period, however long the outage was.
 	hbOpts := controller.Options{NewQueue: recovery.NewQueue, RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](
 		minRetryDelay, time.Duration(math.Max(float64(minRetryDelay), float64(o.HeartbeatPeriod))))}
 	return hb.SetupWithManager(mgr, hub, hbOpts)
+}
+
+// setupFences runs the fence executor, if the member serves csi-addons NetworkFences.
+func setupFences(mgr ctrl.Manager, hub cluster.Cluster, opts controller.Options, clients transform.Clients, target transform.Target, name string) error {
+	gk := schema.GroupKind{Group: csiaddonsv1alpha1.GroupVersion.Group, Kind: "NetworkFence"}
+	if _, err := mgr.GetRESTMapper().RESTMapping(gk, csiaddonsv1alpha1.GroupVersion.Version); meta.IsNoMatchError(err) {
+		mgr.GetLogger().Info("Not executing Fences: the member serves no csi-addons NetworkFences")
+		return nil
+	} else if err != nil {
+		return err
+	}
+	r := &fence.Reconciler{Clients: clients, Target: target, SyncTargetName: name}
+	if err := r.SetupWithManager(mgr, hub, opts); err != nil {
+		return fmt.Errorf("setting up the fence executor: %w", err)
+	}
+	return nil
 }
 
 // kind is one resource type the syncer syncs.

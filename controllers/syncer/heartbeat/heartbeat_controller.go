@@ -52,6 +52,9 @@ type Reconciler struct {
 	Period time.Duration
 	// SyncedResources are the resource types the syncer syncs, as resource.group.
 	SyncedResources []string
+	// Target tells the syncer's own objects in the member; with it, the heartbeat reports
+	// per storage domain whether the member holds a volume the hub no longer gives it.
+	Target transform.Target
 }
 
 // SetupWithManager registers the reconciler with the member's manager; hub is the hub
@@ -84,7 +87,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.ensureStatus(ctx, classes.Items); err != nil {
+	clean, err := r.clean(ctx, classes.Items)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.ensureStatus(ctx, classes.Items, clean); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: next}, nil
@@ -154,7 +161,7 @@ func (r *Reconciler) durationSeconds() int32 {
 
 // ensureStatus reports the member's StorageClasses and the synced resource types into the
 // SyncTarget's status, when they changed.
-func (r *Reconciler) ensureStatus(ctx context.Context, classes []storagev1.StorageClass) error {
+func (r *Reconciler) ensureStatus(ctx context.Context, classes []storagev1.StorageClass, clean []metav1.Condition) error {
 	st := &workloadv1alpha1.SyncTarget{}
 	if err := r.Hub.Get(ctx, client.ObjectKey{Name: r.SyncTargetName}, st); err != nil {
 		return client.IgnoreNotFound(err)
@@ -164,18 +171,72 @@ func (r *Reconciler) ensureStatus(ctx context.Context, classes []storagev1.Stora
 		infos = append(infos, classInfo(&classes[i]))
 	}
 	slices.SortFunc(infos, func(a, b workloadv1alpha1.StorageClassInfo) int { return strings.Compare(a.Name, b.Name) })
-	if equality.Semantic.DeepEqual(st.Status.StorageClasses, infos) && equality.Semantic.DeepEqual(st.Status.SyncedResources, r.SyncedResources) {
+	changed := slices.ContainsFunc(clean, func(c metav1.Condition) bool { return status.Changed(st.Status.Conditions, c) })
+	if !changed && equality.Semantic.DeepEqual(st.Status.StorageClasses, infos) && equality.Semantic.DeepEqual(st.Status.SyncedResources, r.SyncedResources) {
 		return nil
+	}
+	conditions := make([]metav1.Condition, 0, len(clean))
+	for _, c := range clean {
+		conditions = append(conditions, status.Condition(st.Status.Conditions, c))
 	}
 	report := &workloadv1alpha1.SyncTarget{
 		ObjectMeta: metav1.ObjectMeta{Name: st.Name},
-		Status:     workloadv1alpha1.SyncTargetStatus{StorageClasses: infos, SyncedResources: r.SyncedResources},
+		Status:     workloadv1alpha1.SyncTargetStatus{StorageClasses: infos, SyncedResources: r.SyncedResources, Conditions: conditions},
 	}
 	if err := status.Apply(ctx, r.Hub, report, transform.FieldManager); err != nil {
 		return err
 	}
 	ctrl.LoggerFrom(ctx).Info("Reported the member's storage classes", "storageClasses", len(infos), "syncedResources", len(r.SyncedResources))
 	return nil
+}
+
+// clean tells, per storage domain of the member's classes, whether the member holds a volume
+// of the domain that the hub no longer gives the target: a claim the syncer made, bound,
+// whose hub claim is not synced to the target. A target back from a Fence is unfenced only
+// once every such condition of the fenced domain is True.
+func (r *Reconciler) clean(ctx context.Context, classes []storagev1.StorageClass) ([]metav1.Condition, error) {
+	domainOf := map[string]string{}
+	held := map[string][]string{}
+	for _, c := range classes {
+		if d := c.Annotations[storagev1alpha1.DomainAnnotation]; d != "" {
+			domainOf[c.Name] = d
+			held[d] = nil
+		}
+	}
+	claims := &corev1.PersistentVolumeClaimList{}
+	if err := r.MemberReader.List(ctx, claims, client.MatchingLabelsSelector{Selector: r.Target.Selector()}); err != nil {
+		return nil, fmt.Errorf("reading the member's claims: %w", err)
+	}
+	for i := range claims.Items {
+		c := &claims.Items[i]
+		d := domainOf[ptr.Deref(c.Spec.StorageClassName, "")]
+		key, ok := r.Target.Upstream(c, false)
+		if d == "" || !ok || c.Status.Phase != corev1.ClaimBound {
+			continue
+		}
+		up := transform.Empty(transform.PVCGVK)
+		err := r.Hub.Get(ctx, key, up)
+		if state, _ := r.Target.State(up); err == nil && state == workloadv1alpha1.ResourceStateSync {
+			continue
+		}
+		if client.IgnoreNotFound(err) != nil {
+			return nil, err
+		}
+		held[d] = append(held[d], key.String())
+	}
+	out := make([]metav1.Condition, 0, len(held))
+	for d, claims := range held {
+		c := metav1.Condition{Type: workloadv1alpha1.CleanCondition(d), Status: metav1.ConditionTrue, Reason: "Clean",
+			Message: "the member holds no volume of storage domain " + d + " that the hub does not give it"}
+		if len(claims) > 0 {
+			slices.Sort(claims)
+			c.Status, c.Reason = metav1.ConditionFalse, "HoldsVolumes"
+			c.Message = fmt.Sprintf("the member still holds %d claims of storage domain %s that the hub no longer gives it, e.g. %s", len(claims), d, claims[0])
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b metav1.Condition) int { return strings.Compare(a.Type, b.Type) })
+	return out, nil
 }
 
 // classInfo is what the SyncTarget reports of one StorageClass.

@@ -1,0 +1,139 @@
+package fence
+
+import (
+	"context"
+	"fmt"
+
+	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/controllers/internal/status"
+	"github.com/custody-dev/custody/controllers/syncer/transform"
+)
+
+// Reconciler executes the Fences given to the target.
+type Reconciler struct {
+	transform.Clients
+	Target transform.Target
+	// SyncTargetName names the executing target in its reports.
+	SyncTargetName string
+}
+
+// SetupWithManager watches the target's Fences on the hub and its NetworkFences in the member.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opts controller.Options) error {
+	return ctrl.NewControllerManagedBy(mgr).Named("fence").WithOptions(opts).
+		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(&storagev1alpha1.Fence{}), &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&csiaddonsv1alpha1.NetworkFence{}), handler.EnqueueRequestsFromMapFunc(r.fenceOf))).
+		Complete(r)
+}
+
+// fenceOf maps a NetworkFence the syncer made to its Fence.
+func (r *Reconciler) fenceOf(_ context.Context, o client.Object) []reconcile.Request {
+	key, ok := r.Target.Upstream(o, true)
+	if !ok || !r.Target.Owns(o) {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: key}}
+}
+
+// Reconcile keeps the NetworkFence of one Fence as the Fence asks, and reports it.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	nf := &csiaddonsv1alpha1.NetworkFence{}
+	if err := r.Member.Get(ctx, client.ObjectKey{Name: networkFenceName(req.Name)}, nf); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		nf = nil
+	}
+	f := &storagev1alpha1.Fence{}
+	if err := r.Hub.Get(ctx, req.NamespacedName, f); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		f = nil
+	}
+	if f == nil || !r.executes(f) {
+		return ctrl.Result{}, r.remove(ctx, nf)
+	}
+	spec := f.Status.NetworkFence
+	if spec == nil || spec.ClassName == "" || len(spec.CIDRs) == 0 {
+		return ctrl.Result{}, nil // the fencing controller has not said what to fence yet
+	}
+	if nf == nil {
+		return ctrl.Result{}, r.create(ctx, f)
+	}
+	if want := csiaddonsv1alpha1.FenceState(f.Spec.State); nf.Spec.FenceState != want {
+		patch := client.MergeFrom(nf.DeepCopy())
+		nf.Spec.FenceState = want
+		ctrl.LoggerFrom(ctx).Info("Changing the NetworkFence", "networkFence", nf.Name, "fenceState", want)
+		return ctrl.Result{}, r.Member.Patch(ctx, nf, patch)
+	}
+	if err := r.report(ctx, f, nf); err != nil {
+		return ctrl.Result{}, err
+	}
+	if nf.Spec.FenceState == csiaddonsv1alpha1.Unfenced && nf.Status.Result == csiaddonsv1alpha1.FencingOperationResultSucceeded &&
+		nf.Status.Message == csiaddonsv1alpha1.UnFenceOperationSuccessfulMessage {
+		return ctrl.Result{}, r.remove(ctx, nf)
+	}
+	return ctrl.Result{}, nil
+}
+
+// executes tells whether the Fence is this target's to execute now.
+func (r *Reconciler) executes(f *storagev1alpha1.Fence) bool {
+	return f.Spec.Mode != storagev1alpha1.Manual && r.Target.ReportsStatus(f)
+}
+
+func networkFenceName(fence string) string { return "custody-" + fence }
+
+func (r *Reconciler) create(ctx context.Context, f *storagev1alpha1.Fence) error {
+	nf := &csiaddonsv1alpha1.NetworkFence{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        networkFenceName(f.Name),
+			Labels:      r.Target.Markers(),
+			Annotations: map[string]string{transform.HubNamespaceAnnotation: f.Name},
+		},
+		Spec: csiaddonsv1alpha1.NetworkFenceSpec{
+			NetworkFenceClassName: f.Status.NetworkFence.ClassName,
+			FenceState:            csiaddonsv1alpha1.FenceState(f.Spec.State),
+			Cidrs:                 f.Status.NetworkFence.CIDRs,
+		},
+	}
+	ctrl.LoggerFrom(ctx).Info("Creating the NetworkFence", "networkFence", nf.Name, "fenceState", nf.Spec.FenceState, "cidrs", nf.Spec.Cidrs)
+	if err := r.Member.Create(ctx, nf); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating NetworkFence %s: %w", nf.Name, err)
+	}
+	return nil
+}
+
+// report writes the NetworkFence's answer into the Fence's status.
+func (r *Reconciler) report(ctx context.Context, f *storagev1alpha1.Fence, nf *csiaddonsv1alpha1.NetworkFence) error {
+	got := storagev1alpha1.NetworkFenceStatus{
+		ReportedBy: r.SyncTargetName, FenceState: storagev1alpha1.FenceState(nf.Spec.FenceState),
+		Result: string(nf.Status.Result), Message: nf.Status.Message,
+	}
+	if have := f.Status.NetworkFence; have.ReportedBy == got.ReportedBy && have.FenceState == got.FenceState &&
+		have.Result == got.Result && have.Message == got.Message {
+		return nil
+	}
+	applied := &storagev1alpha1.Fence{ObjectMeta: metav1.ObjectMeta{Name: f.Name},
+		Status: storagev1alpha1.FenceStatus{NetworkFence: &got}}
+	return status.Apply(ctx, r.Hub, applied, transform.FieldManager+"-"+r.Target.Key)
+}
+
+// remove deletes the NetworkFence, if the syncer made it.
+func (r *Reconciler) remove(ctx context.Context, nf *csiaddonsv1alpha1.NetworkFence) error {
+	if nf == nil || !r.Target.Owns(nf) || !nf.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	ctrl.LoggerFrom(ctx).Info("Deleting the NetworkFence", "networkFence", nf.Name, "fenceState", nf.Spec.FenceState)
+	return client.IgnoreNotFound(r.Member.Delete(ctx, nf))
+}
