@@ -1,0 +1,84 @@
+package fencing
+
+import (
+	"testing"
+
+	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
+
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+)
+
+func TestFenceDecide(t *testing.T) {
+	const ok = string(csiaddonsv1alpha1.FencingOperationResultSucceeded)
+	fenced := Executed{By: "b", FenceState: storagev1alpha1.Fenced, Result: ok, Message: csiaddonsv1alpha1.FenceOperationSuccessfulMessage}
+	unfenced := Executed{By: "b", FenceState: storagev1alpha1.Unfenced, Result: ok, Message: csiaddonsv1alpha1.UnFenceOperationSuccessfulMessage}
+	lost := TargetView{Found: true, ClassName: "class", CIDRs: []string{"10.1.0.0/24"}}
+	back := lost
+	back.Ready, back.Clean = true, true
+	obs := func(state storagev1alpha1.FenceState, mode storagev1alpha1.FenceMode, f func(*FenceObservation)) FenceObservation {
+		o := FenceObservation{Spec: storagev1alpha1.FenceSpec{TargetName: "a", Domain: "d", State: state, Mode: mode},
+			Target: lost, Executors: []string{"b", "c"}}
+		f(&o)
+		return o
+	}
+	for _, tt := range []struct {
+		name     string
+		o        FenceObservation
+		want     storagev1alpha1.FencePhase
+		executor string
+		unfence  bool
+		done     bool
+	}{
+		{name: "a new Fence goes to the first Ready target of the domain",
+			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(*FenceObservation) {}), want: storagev1alpha1.FenceFencing, executor: "b"},
+		{name: "the executor's success fences",
+			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) { o.Executor, o.Executed = "b", fenced }), want: storagev1alpha1.FenceFenced, executor: "b"},
+		{name: "a success reported by a former executor is not the new one's answer",
+			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) {
+				o.Executor, o.Executed, o.Executors = "b", fenced, []string{"c"}
+			}), want: storagev1alpha1.FenceFencing, executor: "c"},
+		{name: "a success of the other operation is not this one's",
+			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) {
+				o.Executor, o.Executed = "b", fenced
+				o.Executed.Message = csiaddonsv1alpha1.UnFenceOperationSuccessfulMessage
+			}), want: storagev1alpha1.FenceFencing, executor: "b"},
+		{name: "a failed NetworkFence fails the Fence",
+			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) {
+				o.Executor, o.Executed = "b", Executed{By: "b", FenceState: storagev1alpha1.Fenced, Result: "Failed", Message: "class missing"}
+			}), want: storagev1alpha1.FenceFailed, executor: "b"},
+		{name: "no Ready target of the domain: Pending",
+			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) { o.Executors = nil }), want: storagev1alpha1.FencePending},
+		{name: "a target without spec.fencing cannot be network fenced",
+			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) { o.Target.ClassName = "" }), want: storagev1alpha1.FenceFailed},
+		{name: "Manual: fenced on the admin's word",
+			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Manual, func(*FenceObservation) {}), want: storagev1alpha1.FenceFenced},
+		{name: "the target back and clean: the decision to unfence comes first",
+			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) {
+				o.Executor, o.Executed, o.WasFenced, o.Target = "b", fenced, true, back
+			}), want: storagev1alpha1.FenceUnfencing, executor: "b", unfence: true},
+		{name: "back but not clean: stays fenced",
+			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, func(o *FenceObservation) {
+				o.Executor, o.Executed, o.WasFenced, o.Target = "b", fenced, true, back
+				o.Target.Clean = false
+			}), want: storagev1alpha1.FenceFenced, executor: "b"},
+		{name: "a deleted Fence of a lost target stays fenced",
+			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) {
+				o.Executor, o.Executed, o.WasFenced, o.Deleting = "b", fenced, true, true
+			}), want: storagev1alpha1.FenceFenced, executor: "b", unfence: true},
+		{name: "the unfence confirmed: done",
+			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, func(o *FenceObservation) {
+				o.Executor, o.Executed, o.WasFenced, o.Target = "b", unfenced, true, back
+			}), want: storagev1alpha1.FenceUnfenced, executor: "b", done: true},
+		{name: "nothing ever executed: nothing to undo",
+			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, func(*FenceObservation) {}), want: storagev1alpha1.FenceUnfenced, done: true},
+		{name: "Manual, back and clean: unfenced",
+			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Manual, func(o *FenceObservation) { o.WasFenced, o.Target = true, back }),
+			want: storagev1alpha1.FenceUnfenced, done: true},
+	} {
+		d := FenceDecide(tt.o)
+		if d.Phase != tt.want || d.Executor != tt.executor || d.Unfence != tt.unfence || d.Done != tt.done {
+			t.Errorf("%s: got phase %s executor %q unfence %v done %v (%s: %s); want %s %q %v %v",
+				tt.name, d.Phase, d.Executor, d.Unfence, d.Done, d.Reason, d.Message, tt.want, tt.executor, tt.unfence, tt.done)
+		}
+	}
+}
