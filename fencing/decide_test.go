@@ -72,7 +72,7 @@ func TestFenceDecide(t *testing.T) {
 		{name: "nothing ever executed: nothing to undo",
 			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, func(*FenceObservation) {}), want: storagev1alpha1.FenceUnfenced, done: true},
 		{name: "Manual, back and clean: unfenced",
-			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Manual, func(o *FenceObservation) { o.WasFenced, o.Target = true, back }),
+			o:    obs(storagev1alpha1.Unfenced, storagev1alpha1.Manual, func(o *FenceObservation) { o.WasFenced, o.Target = true, back }),
 			want: storagev1alpha1.FenceUnfenced, done: true},
 	} {
 		d := FenceDecide(tt.o)

@@ -2,6 +2,7 @@ package environment
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -9,7 +10,9 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -118,7 +121,9 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 	return e, nil
 }
 
-// register creates (or keeps) the SyncTargets and Locations the environment describes.
+// register creates (or keeps) the SyncTargets and Locations the environment describes. Each
+// SyncTarget fences with its member's node CIDRs and the NetworkFenceClass of its domain; a
+// SyncTarget kept from an earlier run gets that fencing too.
 func (e *Environment) register(ctx context.Context) error {
 	c := e.Hub.Client
 	for _, l := range e.opts.Locations {
@@ -131,16 +136,31 @@ func (e *Environment) register(ctx context.Context) error {
 		for _, m := range l.Members {
 			objs = append(objs, &workloadv1alpha1.SyncTarget{
 				ObjectMeta: metav1.ObjectMeta{Name: m, Labels: map[string]string{LocationLabel: l.Name}},
-				Spec:       workloadv1alpha1.SyncTargetSpec{StorageDomains: []string{l.Domain}, Priority: 1},
+				Spec: workloadv1alpha1.SyncTargetSpec{StorageDomains: []string{l.Domain}, Priority: 1, Fencing: &workloadv1alpha1.FencingSpec{
+					NodeCIDRs: e.Member(m).NodeCIDRs, NetworkFenceClassName: l.Domain,
+				}},
 			})
 		}
 		for _, o := range objs {
-			if err := c.Create(ctx, o); client.IgnoreAlreadyExists(err) != nil {
+			err := c.Create(ctx, o)
+			if t, ok := o.(*workloadv1alpha1.SyncTarget); ok && apierrors.IsAlreadyExists(err) {
+				err = setFencing(ctx, c, t)
+			}
+			if client.IgnoreAlreadyExists(err) != nil {
 				return fmt.Errorf("registering %s: %w", o.GetName(), err)
 			}
 		}
 	}
 	return nil
+}
+
+// setFencing sets the fencing of the existing SyncTarget t to t's, leaving the rest as it is.
+func setFencing(ctx context.Context, c client.Client, t *workloadv1alpha1.SyncTarget) error {
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"fencing": t.Spec.Fencing}})
+	if err != nil {
+		return err
+	}
+	return c.Patch(ctx, t, client.RawPatch(types.MergePatchType, patch))
 }
 
 // StartController runs the hub controllers.

@@ -8,8 +8,20 @@
 // reclaimPolicy Delete is released. Attaching is a step the storage takes, serialized in its
 // ledger: an owned volume attached to one member is refused to any other, and the PV keeps
 // the attacher's finalizer while attached, as with a real CSI attacher, so a member's API
-// server never shows a PV gone that the storage still has attached. The ledger records every
-// refusal and every release that breaks an invariant, so that tests use it as the oracle.
+// server never shows a PV gone that the storage still has attached.
+//
+// It also plays csi-addons: each member gets a NetworkFenceClass named after the domain, and
+// the driver executes the member's NetworkFences of that class on the storage, reporting
+// status.result and status.message as the csi-addons controller does; deleting one does not
+// unfence. A member is fenced while one of its node CIDRs lies within a fenced CIDR. A fenced
+// member cannot attach, its writes are refused, and its attachments no longer keep an owned
+// volume from another member; unfencing it while it still has such a volume attached beside
+// another member is a violation. Tests may make fencing fail or slow at run time.
+//
+// Write stands in for a workload's writes: an acknowledged write lands in the volume's log,
+// which goes with the backing volume. The ledger records every refusal and every step that
+// breaks an invariant (a second owner, a release while in use, a write from a fenced member,
+// an acknowledged write lost), so that tests use it as the oracle.
 //
 // It is a test and development part: no production code imports it.
 package simstorage

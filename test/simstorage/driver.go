@@ -10,9 +10,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
 )
 
 // Annotations the PV binder and the provisioners of Kubernetes agree on.
@@ -23,12 +27,13 @@ const (
 )
 
 // driver is the domain's CSI driver in one member: it provisions PVs for claims, attaches and
-// detaches their volumes, and releases the backing volume of a released PV with
-// reclaimPolicy Delete.
+// detaches their volumes, releases the backing volume of a released PV with reclaimPolicy
+// Delete, and executes the member's NetworkFences of the domain.
 type driver struct {
 	storage *Storage
 	member  string
 	client  client.Client
+	reader  client.Reader // the member's API server, uncached
 }
 
 func (d *driver) setup(mgr ctrl.Manager) error {
@@ -38,9 +43,16 @@ func (d *driver) setup(mgr ctrl.Manager) error {
 		Complete(reconcile.Func(d.provision)); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).Named(name + "-volumes").
+	if err := ctrl.NewControllerManagedBy(mgr).Named(name + "-volumes").
 		For(&corev1.PersistentVolume{}).
-		Complete(reconcile.Func(d.observe))
+		Complete(reconcile.Func(d.observe)); err != nil {
+		return err
+	}
+	// As the csi-addons controller, act on spec changes only: its own writes to the
+	// finalizers and the status do not start the operation again.
+	return ctrl.NewControllerManagedBy(mgr).Named(name+"-fences").
+		For(&csiaddonsv1alpha1.NetworkFence{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Complete(reconcile.Func(d.fence))
 }
 
 // provision creates the PV for a pending claim that the binder handed to this driver, as an
@@ -139,7 +151,7 @@ func (d *driver) observe(ctx context.Context, req reconcile.Request) (reconcile.
 		return d.attach(ctx, pv, handle)
 	}
 	d.storage.ledger.detach(d.member, pv.Name, handle)
-	if err := d.setFinalizer(ctx, pv, false); err != nil {
+	if err := d.setFinalizer(ctx, pv, d.storage.attacherFinalizer(), false); err != nil {
 		return reconcile.Result{}, err
 	}
 	if pv.Status.Phase != corev1.VolumeReleased || pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimDelete {
@@ -151,7 +163,7 @@ func (d *driver) observe(ctx context.Context, req reconcile.Request) (reconcile.
 // attach attaches the volume of a Bound PV, after the PV carries the attacher's finalizer.
 func (d *driver) attach(ctx context.Context, pv *corev1.PersistentVolume, handle string) (reconcile.Result, error) {
 	if !controllerutil.ContainsFinalizer(pv, d.storage.attacherFinalizer()) {
-		return reconcile.Result{}, d.setFinalizer(ctx, pv, true)
+		return reconcile.Result{}, d.setFinalizer(ctx, pv, d.storage.attacherFinalizer(), true)
 	}
 	if err := d.storage.ledger.attach(d.member, pv.Name, handle); err != nil {
 		ctrl.LoggerFrom(ctx).Info("Attach refused", "pv", pv.Name, "handle", handle, "reason", err.Error())
@@ -182,12 +194,11 @@ func (d *driver) release(ctx context.Context, pv *corev1.PersistentVolume, handl
 	return nil
 }
 
-// setFinalizer adds or removes the attacher's finalizer on the PV.
-func (d *driver) setFinalizer(ctx context.Context, pv *corev1.PersistentVolume, add bool) error {
-	orig := pv.DeepCopy()
-	if add && !controllerutil.AddFinalizer(pv, d.storage.attacherFinalizer()) ||
-		!add && !controllerutil.RemoveFinalizer(pv, d.storage.attacherFinalizer()) {
+// setFinalizer adds or removes finalizer on obj.
+func (d *driver) setFinalizer(ctx context.Context, obj client.Object, finalizer string, add bool) error {
+	orig := obj.DeepCopyObject().(client.Object)
+	if add && !controllerutil.AddFinalizer(obj, finalizer) || !add && !controllerutil.RemoveFinalizer(obj, finalizer) {
 		return nil
 	}
-	return client.IgnoreNotFound(d.client.Patch(ctx, pv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
+	return client.IgnoreNotFound(d.client.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/netip"
 	"slices"
 	"sort"
 	"sync"
@@ -30,6 +31,12 @@ const (
 	ReleasedWhileReferenced ViolationKind = "ReleasedWhileReferenced"
 	// ReleasedTwice: a PV asked for the deletion of a volume that was already deleted.
 	ReleasedTwice ViolationKind = "ReleasedTwice"
+	// UnfencedWhileAttachedElsewhere: a member was unfenced while it still had an owned
+	// volume attached that another unfenced member had attached too, so both could write.
+	// A fencing flow prevents it by having the member let go before it is unfenced.
+	UnfencedWhileAttachedElsewhere ViolationKind = "UnfencedWhileAttachedElsewhere"
+	// WriteFromFenced: the storage accepted a write from a fenced member.
+	WriteFromFenced ViolationKind = "WriteFromFenced"
 )
 
 // Violation is one breach of an invariant, as the storage saw it.
@@ -44,6 +51,31 @@ type Violation struct {
 func (v Violation) String() string {
 	return fmt.Sprintf("%s %s %v: %s", v.Kind, v.Handle, v.Members, v.Message)
 }
+
+// RefusalKind names a request the storage refused without any invariant being broken: a
+// fenced member kept off the storage, or a write to a volume the member has not attached.
+type RefusalKind string
+
+const (
+	// AttachFenced: a fenced member asked to attach a volume.
+	AttachFenced RefusalKind = "AttachFenced"
+	// WriteFenced: a fenced member wrote to a volume it has attached.
+	WriteFenced RefusalKind = "WriteFenced"
+	// WriteUnattached: a member wrote to a volume it does not have attached.
+	WriteUnattached RefusalKind = "WriteUnattached"
+)
+
+// Refusal is one request the storage refused.
+type Refusal struct {
+	Kind    RefusalKind
+	Handle  string
+	Member  string
+	Message string
+	At      time.Time
+}
+
+// ErrWriteRefused is the storage's answer to a write it does not accept.
+var ErrWriteRefused = errors.New("write refused by the storage")
 
 // Volume is the storage's record of one backing volume.
 type Volume struct {
@@ -70,25 +102,34 @@ func (v *Volume) Owned() bool {
 // pvRef names one PV object in one member.
 type pvRef struct{ member, pv string }
 
-// ledger is the storage's memory: volumes, where they are attached, and what went wrong.
-// Attaching, detaching and releasing are steps the storage takes under its lock, so what it
-// records is what it allowed or refused, in the order it did.
+// ledger is the storage's memory: volumes, where they are attached, what was written, which
+// CIDRs are fenced, and what went wrong. Attaching, detaching, releasing, fencing and writing
+// are steps the storage takes under its lock, so what it records is what it allowed or
+// refused, in the order it did.
 type ledger struct {
 	mu         sync.Mutex
 	volumes    map[string]*volumeState
 	pvs        map[pvRef]string // the handle each PV the drivers saw refers to
 	released   map[types.UID]bool
+	nodes      map[string][]netip.Prefix // each member's node CIDRs
+	fences     map[netip.Prefix]bool     // the CIDRs fenced now
 	violations []Violation
+	refusals   []Refusal
 }
 
 type volumeState struct {
 	Volume
 	attached map[string]string // member → the PV through which it attached the volume
-	refused  map[string]bool   // members whose attach is refused now, recorded once
+	refused  map[string]string // member → the kind of its refusal now, so retries record it once
+	log      []string          // the records written; they go with the backing volume
+	acked    []string          // every write acknowledged, to check the log against
 }
 
 func newLedger() *ledger {
-	return &ledger{volumes: map[string]*volumeState{}, pvs: map[pvRef]string{}, released: map[types.UID]bool{}}
+	return &ledger{
+		volumes: map[string]*volumeState{}, pvs: map[pvRef]string{}, released: map[types.UID]bool{},
+		nodes: map[string][]netip.Prefix{}, fences: map[netip.Prefix]bool{},
+	}
 }
 
 // errRefused is the storage's answer to an attach or a release it does not allow.
@@ -101,7 +142,7 @@ func (l *ledger) create(v Volume) bool {
 	if _, ok := l.volumes[v.Handle]; ok {
 		return false
 	}
-	l.volumes[v.Handle] = &volumeState{Volume: v, attached: map[string]string{}, refused: map[string]bool{}}
+	l.volumes[v.Handle] = &volumeState{Volume: v, attached: map[string]string{}, refused: map[string]string{}}
 	return true
 }
 
@@ -121,9 +162,10 @@ func (l *ledger) see(member, pv, handle string) {
 	l.pvs[ref] = handle
 }
 
-// attach attaches the volume to member through its PV pv. An owned volume attached to
-// another member is refused, and the refusal recorded once until the member attaches or
-// lets go.
+// attach attaches the volume to member through its PV pv. A fenced member is refused, and so
+// is an owned volume that another unfenced member has attached: a fenced holder cannot use
+// the volume, so it does not keep it from others. Each refusal is recorded once until the
+// member attaches or lets go; only the second case is a violation.
 func (l *ledger) attach(member, pv, handle string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -138,9 +180,14 @@ func (l *ledger) attach(member, pv, handle string) error {
 		v.attached[member] = pv
 		return nil
 	}
-	if others := sortedKeys(v.attached); v.Owned() && len(others) > 0 {
-		if !v.refused[member] {
-			v.refused[member] = true
+	if l.fencedLocked(member) {
+		if v.firstRefusal(member, string(AttachFenced)) {
+			l.refuse(AttachFenced, handle, member, member+" is fenced")
+		}
+		return fmt.Errorf("volume %s: %w: %s is fenced", handle, errRefused, member)
+	}
+	if others := slices.DeleteFunc(sortedKeys(v.attached), l.fencedLocked); v.Owned() && len(others) > 0 {
+		if v.firstRefusal(member, string(AttachRefused)) {
 			l.violate(AttachRefused, handle, append(others, member), fmt.Sprintf("%s asked to attach an owned volume attached to %v", member, others))
 		}
 		return fmt.Errorf("volume %s: %w: attached to %v", handle, errRefused, others)
@@ -187,8 +234,7 @@ func (l *ledger) release(member string, pv *corev1.PersistentVolume, handle stri
 		return true, nil, nil
 	}
 	if others := sortedKeys(v.attached); len(others) > 0 {
-		if !v.refused[member] {
-			v.refused[member] = true
+		if v.firstRefusal(member, string(ReleaseRefused)) {
 			l.violate(ReleaseRefused, handle, others, fmt.Sprintf("released through %s/%s while attached to %v", member, pv.Name, others))
 		}
 		return false, nil, fmt.Errorf("volume %s: %w: attached to %v", handle, errRefused, others)
@@ -202,7 +248,179 @@ func (l *ledger) release(member string, pv *corev1.PersistentVolume, handle stri
 	l.released[pv.UID] = true
 	v.Releases++
 	v.Deleted = time.Now()
+	v.log = nil
 	return true, refs, nil
+}
+
+// firstRefusal notes that member's request is refused for kind and tells whether that is
+// news, so that a retried request is recorded once.
+func (v *volumeState) firstRefusal(member, kind string) bool {
+	if v.refused[member] == kind {
+		return false
+	}
+	v.refused[member] = kind
+	return true
+}
+
+// join records the node CIDRs of a member that reaches the storage.
+func (l *ledger) join(member string, cidrs []string) error {
+	prefixes, err := parsePrefixes(cidrs)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.nodes[member] = prefixes
+	return nil
+}
+
+// fence fences the CIDRs, or with fenced false unfences them, as a NetworkFence asks; it
+// changes nothing if one is not a CIDR. A member that this unfences while it has an owned
+// volume attached that another unfenced member has attached too is a violation.
+func (l *ledger) fence(cidrs []string, fenced bool) error {
+	prefixes, err := parsePrefixes(cidrs)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	was := slices.DeleteFunc(sortedKeys(l.nodes), func(m string) bool { return !l.fencedLocked(m) })
+	for _, p := range prefixes {
+		if fenced {
+			l.fences[p] = true
+		} else {
+			delete(l.fences, p)
+		}
+	}
+	for _, m := range slices.DeleteFunc(was, l.fencedLocked) {
+		l.unfencedLocked(m)
+	}
+	return nil
+}
+
+// unfencedLocked records a violation for each owned volume that member, just unfenced, has
+// attached while another unfenced member has it attached too; the caller holds the lock.
+func (l *ledger) unfencedLocked(member string) {
+	for _, handle := range sortedKeys(l.volumes) {
+		v := l.volumes[handle]
+		if _, ok := v.attached[member]; !ok || !v.Owned() {
+			continue
+		}
+		others := slices.DeleteFunc(sortedKeys(v.attached), func(o string) bool { return o == member || l.fencedLocked(o) })
+		if len(others) > 0 {
+			l.violate(UnfencedWhileAttachedElsewhere, handle, append([]string{member}, others...),
+				fmt.Sprintf("%s unfenced while it has an owned volume attached that %v attached too", member, others))
+		}
+	}
+}
+
+// fenced tells whether member is fenced.
+func (l *ledger) fenced(member string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.fencedLocked(member)
+}
+
+// fencedLocked tells whether one of member's node CIDRs lies within a fenced CIDR; the
+// caller holds the lock.
+func (l *ledger) fencedLocked(member string) bool {
+	for _, node := range l.nodes[member] {
+		for f := range l.fences {
+			if f.Bits() <= node.Bits() && f.Contains(node.Addr()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func parsePrefixes(cidrs []string) ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(cidrs))
+	for _, c := range cidrs {
+		p, err := netip.ParsePrefix(c)
+		if err != nil {
+			return nil, fmt.Errorf("invalid CIDR %q: %w", c, err)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
+// write appends record to the volume's log for member and acknowledges it. It is accepted
+// only while member has the volume attached and is not fenced; a refusal is recorded.
+func (l *ledger) write(member, handle, record string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	v := l.volumes[handle]
+	attached := false
+	if v != nil {
+		_, attached = v.attached[member]
+	}
+	switch {
+	case !attached:
+		return l.refuseWrite(WriteUnattached, handle, member, "the volume is not attached to "+member)
+	case l.fencedLocked(member):
+		return l.refuseWrite(WriteFenced, handle, member, member+" is fenced")
+	}
+	l.accept(v, member, record)
+	return nil
+}
+
+func (l *ledger) refuseWrite(kind RefusalKind, handle, member, msg string) error {
+	l.refuse(kind, handle, member, msg)
+	return fmt.Errorf("volume %s: %w: %s", handle, ErrWriteRefused, msg)
+}
+
+// accept appends a write that write admitted. It looks at fencing again, so that a change
+// that lets a fenced member's write through shows as a violation.
+func (l *ledger) accept(v *volumeState, member, record string) {
+	if l.fencedLocked(member) {
+		l.violate(WriteFromFenced, v.Handle, []string{member}, fmt.Sprintf("accepted %q from a fenced member", record))
+	}
+	v.log = append(v.log, record)
+	v.acked = append(v.acked, record)
+}
+
+// records returns the volume's write log.
+func (l *ledger) records(handle string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if v := l.volumes[handle]; v != nil {
+		return slices.Clone(v.log)
+	}
+	return nil
+}
+
+// checkWrites fails if a write was accepted from a fenced member or an acknowledged write is
+// missing from its volume's log.
+func (l *ledger) checkWrites() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	errs := l.violationsLocked(WriteFromFenced)
+	for _, handle := range sortedKeys(l.volumes) {
+		v := l.volumes[handle]
+		if lost := lostWrites(v.acked, v.log); len(lost) > 0 {
+			errs = append(errs, fmt.Errorf("volume %s lost %d acknowledged writes, the first %q", handle, len(lost), lost[0]))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// lostWrites returns the acknowledged records that the log lacks.
+func lostWrites(acked, log []string) []string {
+	have := map[string]int{}
+	for _, r := range log {
+		have[r]++
+	}
+	var lost []string
+	for _, r := range acked {
+		if have[r] == 0 {
+			lost = append(lost, r)
+			continue
+		}
+		have[r]--
+	}
+	return lost
 }
 
 // referenced records that the volume was released through member's PV while the PVs others
@@ -220,6 +438,18 @@ func (l *ledger) referenced(handle, member, pv string, others []string) {
 // violate records a violation; the caller holds the lock.
 func (l *ledger) violate(kind ViolationKind, handle string, members []string, msg string) {
 	l.violations = append(l.violations, Violation{Kind: kind, Handle: handle, Members: members, Message: msg, At: time.Now()})
+}
+
+// refuse records a refusal; the caller holds the lock.
+func (l *ledger) refuse(kind RefusalKind, handle, member, msg string) {
+	l.refusals = append(l.refusals, Refusal{Kind: kind, Handle: handle, Member: member, Message: msg, At: time.Now()})
+}
+
+// listRefusals returns every refusal, oldest first.
+func (l *ledger) listRefusals() []Refusal {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.refusals)
 }
 
 func (l *ledger) volume(handle string) (Volume, bool) {
@@ -254,13 +484,18 @@ func (v *volumeState) snapshot() Volume {
 func (l *ledger) check(kinds ...ViolationKind) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return errors.Join(l.violationsLocked(kinds...)...)
+}
+
+// violationsLocked returns the violations of the given kinds; the caller holds the lock.
+func (l *ledger) violationsLocked(kinds ...ViolationKind) []error {
 	var errs []error
 	for _, v := range l.violations {
 		if slices.Contains(kinds, v.Kind) {
 			errs = append(errs, errors.New(v.String()))
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -19,6 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
+
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	"github.com/custody-dev/custody/controllers/reconnect"
 )
@@ -29,8 +32,10 @@ type Storage struct {
 	ledger *ledger
 	wg     sync.WaitGroup
 
-	mu      sync.Mutex
-	readers map[string]client.Reader // each attached member's API server, uncached
+	mu           sync.Mutex
+	readers      map[string]client.Reader // each attached member's API server, uncached
+	fenceDelay   time.Duration            // see SlowFencing
+	fenceFailure string                   // see FailFencing
 }
 
 // New returns the storage domain called name, with nothing attached yet.
@@ -48,12 +53,20 @@ func (s *Storage) Provisioner() string { return s.name + ".storage.sim.custody.d
 // named as the external attacher names it.
 func (s *Storage) attacherFinalizer() string { return "external-attacher/" + s.Provisioner() }
 
-// Attach makes the member reach the domain: it installs a StorageClass named after the domain
-// (reclaimPolicy Delete, Immediate binding, annotated with its storage domain) and runs the domain's driver against the member
-// until ctx ends. It returns once the driver watches the member.
-func (s *Storage) Attach(ctx context.Context, member string, cfg *rest.Config) error {
+// Attach makes the member, whose nodes have the addresses nodeCIDRs, reach the domain: it
+// installs a StorageClass named after the domain (reclaimPolicy Delete, Immediate binding,
+// annotated with its storage domain) and a NetworkFenceClass of the same name, and runs the
+// domain's driver against the member until ctx ends. It returns once the driver watches the
+// member.
+func (s *Storage) Attach(ctx context.Context, member string, cfg *rest.Config, nodeCIDRs []string) error {
+	if err := s.ledger.join(member, nodeCIDRs); err != nil {
+		return fmt.Errorf("node CIDRs of %s: %w", member, err)
+	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := csiaddonsv1alpha1.AddToScheme(scheme); err != nil {
 		return err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -69,13 +82,15 @@ func (s *Storage) Attach(ctx context.Context, member string, cfg *rest.Config) e
 	if err != nil {
 		return err
 	}
-	if err := s.ensureClass(ctx, mgr.GetAPIReader(), mgr.GetClient()); err != nil {
-		return fmt.Errorf("installing StorageClass %s in %s: %w", s.name, member, err)
+	for _, class := range s.classes() {
+		if err := ensure(ctx, mgr.GetAPIReader(), mgr.GetClient(), class); err != nil {
+			return fmt.Errorf("installing %T %s in %s: %w", class, s.name, member, err)
+		}
 	}
 	s.mu.Lock()
 	s.readers[member] = mgr.GetAPIReader()
 	s.mu.Unlock()
-	d := &driver{storage: s, member: member, client: mgr.GetClient()}
+	d := &driver{storage: s, member: member, client: mgr.GetClient(), reader: mgr.GetAPIReader()}
 	if err := d.setup(mgr); err != nil {
 		return err
 	}
@@ -118,8 +133,9 @@ func (s *Storage) Wait() { s.wg.Wait() }
 // defaultClassAnnotation marks a cluster's default StorageClass.
 const defaultClassAnnotation = "storageclass.kubernetes.io/is-default-class"
 
-func (s *Storage) ensureClass(ctx context.Context, r client.Reader, w client.Writer) error {
-	class := &storagev1.StorageClass{
+// classes are the StorageClass and the NetworkFenceClass the domain installs in a member.
+func (s *Storage) classes() []client.Object {
+	return []client.Object{&storagev1.StorageClass{
 		ObjectMeta: metav1.ObjectMeta{Name: s.name,
 			// As in most clusters, the member's one class is its default: claims that name no
 			// class get it.
@@ -129,14 +145,18 @@ func (s *Storage) ensureClass(ctx context.Context, r client.Reader, w client.Wri
 		VolumeBindingMode:    ptr.To(storagev1.VolumeBindingImmediate),
 		AllowVolumeExpansion: ptr.To(true),
 		Parameters:           map[string]string{"domain": s.name},
-	}
-	if err := r.Get(ctx, client.ObjectKeyFromObject(class), &storagev1.StorageClass{}); !apierrors.IsNotFound(err) {
+	}, &csiaddonsv1alpha1.NetworkFenceClass{
+		ObjectMeta: metav1.ObjectMeta{Name: s.name},
+		Spec:       csiaddonsv1alpha1.NetworkFenceClassSpec{Provisioner: s.Provisioner()},
+	}}
+}
+
+// ensure creates obj unless an object of its kind and name exists.
+func ensure(ctx context.Context, r client.Reader, w client.Writer, obj client.Object) error {
+	if err := r.Get(ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object)); !apierrors.IsNotFound(err) {
 		return err
 	}
-	if err := w.Create(ctx, class); !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	return nil
+	return client.IgnoreAlreadyExists(w.Create(ctx, obj))
 }
 
 // Volume returns the record of the volume with the given handle.
@@ -146,11 +166,32 @@ func (s *Storage) Volume(handle string) (Volume, bool) { return s.ledger.volume(
 func (s *Storage) Volumes() []Volume { return s.ledger.list() }
 
 // CheckSingleOwner fails if a member ever asked to attach an owned volume that another
-// member had attached.
-func (s *Storage) CheckSingleOwner() error { return s.ledger.check(AttachRefused) }
+// unfenced member had attached, or was unfenced while it had attached an owned volume that
+// another unfenced member had attached too.
+func (s *Storage) CheckSingleOwner() error {
+	return s.ledger.check(AttachRefused, UnfencedWhileAttachedElsewhere)
+}
 
 // CheckReleases fails if a member ever asked to delete backing storage that another member
 // had attached, or the storage was deleted while a PV still referenced it, or deleted twice.
 func (s *Storage) CheckReleases() error {
 	return s.ledger.check(ReleaseRefused, ReleasedWhileReferenced, ReleasedTwice)
 }
+
+// Write writes record to the volume for member, as the member's workload would. It is
+// acknowledged (nil) only while the member has the volume attached and is not fenced;
+// otherwise the error wraps ErrWriteRefused and the refusal is recorded.
+func (s *Storage) Write(member, handle, record string) error {
+	return s.ledger.write(member, handle, record)
+}
+
+// Records returns the records written to the volume, oldest first; nil once it is deleted.
+func (s *Storage) Records(handle string) []string { return s.ledger.records(handle) }
+
+// CheckWrites fails if an acknowledged write is missing from its volume, for instance
+// because the volume was deleted since, or if a write was ever accepted from a fenced member.
+func (s *Storage) CheckWrites() error { return s.ledger.checkWrites() }
+
+// Refusals returns the requests the storage refused without an invariant being broken (see
+// RefusalKind), oldest first. A retried attach is recorded once.
+func (s *Storage) Refusals() []Refusal { return s.ledger.listRefusals() }

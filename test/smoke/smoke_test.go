@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -21,12 +22,13 @@ import (
 const (
 	domain  = "shared"
 	ns      = "smoke"
+	fenceNS = "fencing"
 	pvcName = "data"
 )
 
-func claim(volumeName string) *corev1.PersistentVolumeClaim {
+func claim(namespace, volumeName string) *corev1.PersistentVolumeClaim {
 	return &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pvcName},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: pvcName},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			StorageClassName: ptr.To(domain),
@@ -38,15 +40,15 @@ func claim(volumeName string) *corev1.PersistentVolumeClaim {
 	}
 }
 
-func createNamespace(ctx context.Context, c *testbed.Cluster) {
-	Expect(c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+func createNamespace(ctx context.Context, c *testbed.Cluster, name string) {
+	Expect(c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
 }
 
-// boundClaim waits until the claim in cluster c is Bound and returns its PV.
-func boundClaim(ctx context.Context, c *testbed.Cluster) *corev1.PersistentVolume {
+// boundClaim waits until the claim in the namespace of cluster c is Bound and returns its PV.
+func boundClaim(ctx context.Context, c *testbed.Cluster, namespace string) *corev1.PersistentVolume {
 	pvc := &corev1.PersistentVolumeClaim{}
 	Eventually(func(g Gomega) {
-		g.Expect(c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: pvcName}, pvc)).To(Succeed())
+		g.Expect(c.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: pvcName}, pvc)).To(Succeed())
 		g.Expect(pvc.Status.Phase).To(Equal(corev1.ClaimBound))
 		g.Expect(pvc.Spec.VolumeName).NotTo(BeEmpty())
 	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
@@ -89,11 +91,11 @@ var _ = Describe("The test bed", Ordered, func() {
 
 	It("binds nothing on the hub: hub objects are records", func(ctx SpecContext) {
 		hub := bed.Hub
-		createNamespace(ctx, hub)
+		createNamespace(ctx, hub, ns)
 		Expect(hub.Client.Create(ctx, &storagev1.StorageClass{
 			ObjectMeta: metav1.ObjectMeta{Name: domain}, Provisioner: storage.Provisioner(),
 		})).To(Succeed())
-		Expect(hub.Client.Create(ctx, claim(""))).To(Succeed())
+		Expect(hub.Client.Create(ctx, claim(ns, ""))).To(Succeed())
 		pvc := &corev1.PersistentVolumeClaim{}
 		Consistently(func(g Gomega) {
 			g.Expect(hub.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: pvcName}, pvc)).To(Succeed())
@@ -103,9 +105,9 @@ var _ = Describe("The test bed", Ordered, func() {
 	})
 
 	It("provisions a claim in member 1 and lets member 1's binder bind it", func(ctx SpecContext) {
-		createNamespace(ctx, m1)
-		Expect(m1.Client.Create(ctx, claim(""))).To(Succeed())
-		pv := boundClaim(ctx, m1)
+		createNamespace(ctx, m1, ns)
+		Expect(m1.Client.Create(ctx, claim(ns, ""))).To(Succeed())
+		pv := boundClaim(ctx, m1, ns)
 		Expect(pv.Spec.CSI).NotTo(BeNil())
 		Expect(pv.Spec.CSI.Driver).To(Equal(storage.Provisioner()))
 		Expect(pv.Spec.PersistentVolumeReclaimPolicy).To(Equal(corev1.PersistentVolumeReclaimDelete))
@@ -118,7 +120,7 @@ var _ = Describe("The test bed", Ordered, func() {
 	})
 
 	It("refuses to attach the same handle pre-bound in member 2, and records the refusal", func(ctx SpecContext) {
-		createNamespace(ctx, m2)
+		createNamespace(ctx, m2, ns)
 		pv := &corev1.PersistentVolume{
 			ObjectMeta: metav1.ObjectMeta{Name: "prebound"},
 			Spec: corev1.PersistentVolumeSpec{
@@ -133,8 +135,8 @@ var _ = Describe("The test bed", Ordered, func() {
 			},
 		}
 		Expect(m2.Client.Create(ctx, pv)).To(Succeed())
-		Expect(m2.Client.Create(ctx, claim(pv.Name))).To(Succeed())
-		Expect(boundClaim(ctx, m2).Name).To(Equal(pv.Name))
+		Expect(m2.Client.Create(ctx, claim(ns, pv.Name))).To(Succeed())
+		Expect(boundClaim(ctx, m2, ns).Name).To(Equal(pv.Name))
 
 		Eventually(storage.CheckSingleOwner).WithContext(ctx).Should(MatchError(ContainSubstring(handle)))
 		Consistently(func() []string {
@@ -145,7 +147,7 @@ var _ = Describe("The test bed", Ordered, func() {
 
 	It("releases the backing volume exactly once when the last claim with Delete goes", func(ctx SpecContext) {
 		By("removing member 2's Retain copy, which must not release anything")
-		Expect(m2.Client.Delete(ctx, claim(""))).To(Succeed())
+		Expect(m2.Client.Delete(ctx, claim(ns, ""))).To(Succeed())
 		Eventually(func(g Gomega) {
 			pv := &corev1.PersistentVolume{}
 			g.Expect(m2.Client.Get(ctx, client.ObjectKey{Name: "prebound"}, pv)).To(Succeed())
@@ -160,8 +162,8 @@ var _ = Describe("The test bed", Ordered, func() {
 		Expect(v.Releases).To(BeZero())
 
 		By("deleting member 1's claim, whose PV says Delete")
-		pvName := boundClaim(ctx, m1).Name
-		Expect(m1.Client.Delete(ctx, claim(""))).To(Succeed())
+		pvName := boundClaim(ctx, m1, ns).Name
+		Expect(m1.Client.Delete(ctx, claim(ns, ""))).To(Succeed())
 		Eventually(func(g Gomega) {
 			v, _ := storage.Volume(handle)
 			g.Expect(v.Deleted).NotTo(BeZero())
@@ -192,7 +194,149 @@ var _ = Describe("The test bed", Ordered, func() {
 		Expect(got.Data).To(Equal(cm.Data))
 
 		By("provisioning again: the binder and the storage driver reconnected")
-		Expect(m1.Client.Create(ctx, claim(""))).To(Succeed())
-		Expect(boundClaim(ctx, m1).Spec.CSI.Driver).To(Equal(storage.Provisioner()))
+		Expect(m1.Client.Create(ctx, claim(ns, ""))).To(Succeed())
+		Expect(boundClaim(ctx, m1, ns).Spec.CSI.Driver).To(Equal(storage.Provisioner()))
+	})
+})
+
+// networkFence returns a NetworkFence that fences cidrs with the NetworkFenceClass class.
+func networkFence(name, class string, cidrs []string) *csiaddonsv1alpha1.NetworkFence {
+	return &csiaddonsv1alpha1.NetworkFence{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: csiaddonsv1alpha1.NetworkFenceSpec{
+			NetworkFenceClassName: class, FenceState: csiaddonsv1alpha1.Fenced, Cidrs: cidrs,
+		},
+	}
+}
+
+var _ = Describe("The simulated storage's fencing", Ordered, func() {
+	var (
+		m1, m2  *testbed.Cluster
+		storage *simstorage.Storage
+		handle  string
+	)
+
+	// status reads the status of member 2's NetworkFence called name.
+	status := func(ctx context.Context, name string) func(Gomega) csiaddonsv1alpha1.NetworkFenceStatus {
+		return func(g Gomega) csiaddonsv1alpha1.NetworkFenceStatus {
+			nf := &csiaddonsv1alpha1.NetworkFence{}
+			g.Expect(m2.Client.Get(ctx, client.ObjectKey{Name: name}, nf)).To(Succeed())
+			return nf.Status
+		}
+	}
+	succeeded := func(message string) csiaddonsv1alpha1.NetworkFenceStatus {
+		return csiaddonsv1alpha1.NetworkFenceStatus{Result: csiaddonsv1alpha1.FencingOperationResultSucceeded, Message: message}
+	}
+	// setFenceState patches member 2's NetworkFence called name to state.
+	setFenceState := func(ctx context.Context, name string, state csiaddonsv1alpha1.FenceState) {
+		nf := &csiaddonsv1alpha1.NetworkFence{}
+		Expect(m2.Client.Get(ctx, client.ObjectKey{Name: name}, nf)).To(Succeed())
+		patch := client.MergeFrom(nf.DeepCopy())
+		nf.Spec.FenceState = state
+		Expect(m2.Client.Patch(ctx, nf, patch)).To(Succeed())
+	}
+	// deleteFence deletes member 2's NetworkFence called name and waits until it is gone.
+	deleteFence := func(ctx context.Context, name string) {
+		Expect(m2.Client.Delete(ctx, &csiaddonsv1alpha1.NetworkFence{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
+		Eventually(func() error {
+			return m2.Client.Get(ctx, client.ObjectKey{Name: name}, &csiaddonsv1alpha1.NetworkFence{})
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(MatchError(ContainSubstring("not found")))
+	}
+
+	BeforeAll(func(ctx SpecContext) {
+		m1, m2, storage = bed.Member("m1"), bed.Member("m2"), bed.Storage(domain)
+		createNamespace(ctx, m1, fenceNS)
+		Expect(m1.Client.Create(ctx, claim(fenceNS, ""))).To(Succeed())
+		handle = boundClaim(ctx, m1, fenceNS).Spec.CSI.VolumeHandle
+		Eventually(func() []string {
+			v, _ := storage.Volume(handle)
+			return v.Holders
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Equal([]string{"m1"}))
+	})
+
+	It("gives every member node CIDRs of its own and the domain's NetworkFenceClass", func(ctx SpecContext) {
+		Expect(m1.NodeCIDRs).NotTo(BeEmpty())
+		Expect(m1.NodeCIDRs).NotTo(Equal(m2.NodeCIDRs))
+		for _, m := range []*testbed.Cluster{m1, m2} {
+			class := &csiaddonsv1alpha1.NetworkFenceClass{}
+			Expect(m.Client.Get(ctx, client.ObjectKey{Name: domain}, class)).To(Succeed())
+			Expect(class.Spec.Provisioner).To(Equal(storage.Provisioner()))
+		}
+	})
+
+	It("fences member 1 through a NetworkFence in member 2, once the slow storage answers", func(ctx SpecContext) {
+		Expect(storage.Write("m1", handle, "before")).To(Succeed())
+		storage.SlowFencing(1500 * time.Millisecond)
+		DeferCleanup(storage.SlowFencing, time.Duration(0))
+		Expect(m2.Client.Create(ctx, networkFence("fence-m1", domain, m1.NodeCIDRs))).To(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(status(ctx, "fence-m1")(g)).To(BeZero())
+			g.Expect(storage.Fenced("m1")).To(BeFalse())
+		}).WithContext(ctx).WithTimeout(time.Second).Should(Succeed())
+
+		Eventually(status(ctx, "fence-m1")).WithContext(ctx).WithTimeout(time.Minute).
+			Should(Equal(succeeded(csiaddonsv1alpha1.FenceOperationSuccessfulMessage)))
+		Expect(storage.Fenced("m1")).To(BeTrue())
+		Expect(storage.Fenced("m2")).To(BeFalse())
+		nf := &csiaddonsv1alpha1.NetworkFence{}
+		Expect(m2.Client.Get(ctx, client.ObjectKey{Name: "fence-m1"}, nf)).To(Succeed())
+		Expect(nf.Finalizers).To(ContainElement("csiaddons.openshift.io/network-fence"))
+	})
+
+	It("refuses a fenced member's writes to a volume it has attached", func() {
+		Expect(storage.Write("m1", handle, "while fenced")).To(MatchError(simstorage.ErrWriteRefused))
+		Expect(storage.Refusals()).To(ContainElement(And(
+			HaveField("Kind", simstorage.WriteFenced), HaveField("Member", "m1"), HaveField("Handle", handle))))
+	})
+
+	It("unfences member 1 when the NetworkFence says Unfenced, and accepts its writes again", func(ctx SpecContext) {
+		setFenceState(ctx, "fence-m1", csiaddonsv1alpha1.Unfenced)
+		Eventually(status(ctx, "fence-m1")).WithContext(ctx).WithTimeout(time.Minute).
+			Should(Equal(succeeded(csiaddonsv1alpha1.UnFenceOperationSuccessfulMessage)))
+		Expect(storage.Fenced("m1")).To(BeFalse())
+		Expect(storage.Write("m1", handle, "after")).To(Succeed())
+		Expect(storage.Records(handle)).To(Equal([]string{"before", "after"}))
+	})
+
+	It("lets an unfenced NetworkFence be deleted", func(ctx SpecContext) {
+		deleteFence(ctx, "fence-m1")
+		Expect(storage.Fenced("m1")).To(BeFalse())
+		Expect(storage.CheckWrites()).To(Succeed())
+	})
+
+	It("keeps member 1 fenced when a Fenced NetworkFence is deleted, as csi-addons does", func(ctx SpecContext) {
+		Expect(m2.Client.Create(ctx, networkFence("deleted-fenced", domain, m1.NodeCIDRs))).To(Succeed())
+		Eventually(status(ctx, "deleted-fenced")).WithContext(ctx).WithTimeout(time.Minute).
+			Should(Equal(succeeded(csiaddonsv1alpha1.FenceOperationSuccessfulMessage)))
+		deleteFence(ctx, "deleted-fenced")
+		Expect(storage.Fenced("m1")).To(BeTrue())
+
+		By("unfencing through a NetworkFence that says Unfenced")
+		unfence := networkFence("unfence-m1", domain, m1.NodeCIDRs)
+		unfence.Spec.FenceState = csiaddonsv1alpha1.Unfenced
+		Expect(m2.Client.Create(ctx, unfence)).To(Succeed())
+		Eventually(status(ctx, "unfence-m1")).WithContext(ctx).WithTimeout(time.Minute).
+			Should(Equal(succeeded(csiaddonsv1alpha1.UnFenceOperationSuccessfulMessage)))
+		Expect(storage.Fenced("m1")).To(BeFalse())
+		deleteFence(ctx, "unfence-m1")
+	})
+
+	It("reports a failing storage and a missing NetworkFenceClass as Failed", func(ctx SpecContext) {
+		storage.FailFencing("the array is unreachable")
+		DeferCleanup(storage.FailFencing, "")
+		Expect(m2.Client.Create(ctx, networkFence("fence-fails", domain, m1.NodeCIDRs))).To(Succeed())
+		Eventually(status(ctx, "fence-fails")).WithContext(ctx).WithTimeout(time.Minute).Should(Equal(csiaddonsv1alpha1.NetworkFenceStatus{
+			Result: csiaddonsv1alpha1.FencingOperationResultFailed, Message: "the array is unreachable",
+		}))
+		Expect(storage.Fenced("m1")).To(BeFalse())
+
+		Expect(m2.Client.Create(ctx, networkFence("no-class", "no-such-class", m1.NodeCIDRs))).To(Succeed())
+		Eventually(status(ctx, "no-class")).WithContext(ctx).WithTimeout(time.Minute).Should(And(
+			HaveField("Result", csiaddonsv1alpha1.FencingOperationResultFailed),
+			HaveField("Message", ContainSubstring(`"no-such-class"`))))
+		Expect(storage.Fenced("m1")).To(BeFalse())
+
+		deleteFence(ctx, "fence-fails")
+		deleteFence(ctx, "no-class")
 	})
 })

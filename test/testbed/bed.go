@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
+	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
+
 	"github.com/custody-dev/custody/api"
 	"github.com/custody-dev/custody/test/simstorage"
 )
@@ -129,11 +131,12 @@ func Start(ctx context.Context, opts Options) (_ *Bed, err error) {
 	storageCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	b.cancel = cancel
 	for i, m := range opts.Members {
+		b.Members[i].NodeCIDRs = []string{nodeCIDR(i)}
 		for _, domain := range m.Domains {
 			if b.storage[domain] == nil {
 				b.storage[domain] = simstorage.New(domain)
 			}
-			if err := b.storage[domain].Attach(storageCtx, m.Name, b.Members[i].Config); err != nil {
+			if err := b.storage[domain].Attach(storageCtx, m.Name, b.Members[i].Config, b.Members[i].NodeCIDRs); err != nil {
 				return b, fmt.Errorf("attaching %s to storage domain %s: %w", m.Name, domain, err)
 			}
 		}
@@ -141,10 +144,18 @@ func Start(ctx context.Context, opts Options) (_ *Bed, err error) {
 	return b, nil
 }
 
-// Scheme knows Kubernetes' types, CRDs and Custody's APIs.
+// nodeCIDR is the address range of the nodes of the bed's member i (from 0), as its storage
+// domains see them: 10.1.0.0/24, 10.2.0.0/24, … and, past the 255th member, 10.0.1.0/24 on.
+func nodeCIDR(i int) string {
+	n := i + 1
+	return fmt.Sprintf("10.%d.%d.0/24", n%256, n/256)
+}
+
+// Scheme knows Kubernetes' types, CRDs, csi-addons' NetworkFences and Custody's APIs.
 func Scheme() *runtime.Scheme {
 	s := api.NewScheme()
 	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	utilruntime.Must(csiaddonsv1alpha1.AddToScheme(s))
 	return s
 }
 

@@ -58,6 +58,9 @@ type Cluster struct {
 	Client client.Client
 	// Kubeconfig is the path of a kubeconfig file equivalent to Config.
 	Kubeconfig string
+	// NodeCIDRs are a member's node addresses as its storage domains see them, the CIDRs a
+	// NetworkFence names to fence it; stable for a bed. Empty for the hub.
+	NodeCIDRs []string
 
 	dir     string
 	binDir  string

@@ -7,6 +7,8 @@
 // controller manager runs the PV binder, PV and PVC protection, the garbage collector and the
 // workload controllers, so binding and protection on a member are Kubernetes' own. Members are
 // attached to simulated storage domains (package simstorage), which provision their volumes.
+// Each member has node CIDRs of its own (Cluster.NodeCIDRs), stable for a bed, which its
+// storage domains know, so that a NetworkFence can name them to fence it.
 //
 // The binaries come from bin/, built by hack/tools.sh from the versions pinned in
 // hack/tools/go.mod; the bed builds them when they are missing. A reaper process kills every
