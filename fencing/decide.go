@@ -30,9 +30,8 @@ type TargetView struct {
 	// Clean: its syncer reported that it holds nothing in the domain that the hub no longer
 	// gives it.
 	Clean bool
-	// ClassName and CIDRs are its spec.fencing; empty when it has none.
-	ClassName string
-	CIDRs     []string
+	// NetworkFencing: it has a spec.fencing, so a NetworkFence can cut it off.
+	NetworkFencing bool
 }
 
 // Executed is what the executor last reported of its NetworkFence.
@@ -109,7 +108,7 @@ func network(o FenceObservation, want storagev1alpha1.FenceState, d FenceDecisio
 		d.Message = "nothing was fenced"
 		return d
 	}
-	if o.Target.ClassName == "" && want == storagev1alpha1.Fenced {
+	if !o.Target.NetworkFencing && want == storagev1alpha1.Fenced {
 		d.Phase, d.Reason = storagev1alpha1.FenceFailed, ReasonNoNetworkFencing
 		d.Message = fmt.Sprintf("SyncTarget %s has no spec.fencing; if its member is powered off, say so with kubectl custody fence %s --powered-off", o.Spec.TargetName, o.Spec.TargetName)
 		return d

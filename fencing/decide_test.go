@@ -12,7 +12,7 @@ func TestFenceDecide(t *testing.T) {
 	const ok = string(csiaddonsv1alpha1.FencingOperationResultSucceeded)
 	fenced := Executed{By: "b", FenceState: storagev1alpha1.Fenced, Result: ok, Message: csiaddonsv1alpha1.FenceOperationSuccessfulMessage}
 	unfenced := Executed{By: "b", FenceState: storagev1alpha1.Unfenced, Result: ok, Message: csiaddonsv1alpha1.UnFenceOperationSuccessfulMessage}
-	lost := TargetView{Found: true, ClassName: "class", CIDRs: []string{"10.1.0.0/24"}}
+	lost := TargetView{Found: true, NetworkFencing: true}
 	back := lost
 	back.Ready, back.Clean = true, true
 	obs := func(state storagev1alpha1.FenceState, mode storagev1alpha1.FenceMode, f func(*FenceObservation)) FenceObservation {
@@ -49,7 +49,7 @@ func TestFenceDecide(t *testing.T) {
 		{name: "no Ready target of the domain: Pending",
 			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) { o.Executors = nil }), want: storagev1alpha1.FencePending},
 		{name: "a target without spec.fencing cannot be network fenced",
-			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) { o.Target.ClassName = "" }), want: storagev1alpha1.FenceFailed},
+			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) { o.Target.NetworkFencing = false }), want: storagev1alpha1.FenceFailed},
 		{name: "Manual: fenced on the admin's word",
 			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Manual, func(*FenceObservation) {}), want: storagev1alpha1.FenceFenced},
 		{name: "the target back and clean: the decision to unfence comes first",

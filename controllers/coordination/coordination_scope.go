@@ -125,9 +125,12 @@ func (s *scope) observation(compatible coordination.CompatibleFunc, now time.Tim
 
 // fencesOf is where each Fence of the target stands, by storage domain.
 func (s *scope) fencesOf(target string) map[string]fencing.State {
-	out := map[string]fencing.State{}
+	var out map[string]fencing.State
 	for i := range s.fences {
 		if f := &s.fences[i]; f.Spec.TargetName == target {
+			if out == nil {
+				out = map[string]fencing.State{}
+			}
 			out[f.Spec.Domain] = fencing.Of(f)
 		}
 	}

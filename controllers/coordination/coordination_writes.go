@@ -25,17 +25,14 @@ type writes struct {
 	claim                   *corev1.PersistentVolumeClaim
 	pv                      *corev1.PersistentVolume
 	domain                  string
-	names                   map[string]string // target key → SyncTarget name
+	targets                 []workloadv1alpha1.SyncTarget
 	claimPatch, volumePatch client.Patch
 	order                   []func(context.Context, client.Client) error
 	kinds                   []string
 }
 
 func newWrites(s *scope, domain string) *writes {
-	w := &writes{claim: s.claim.DeepCopy(), domain: domain, names: map[string]string{}}
-	for _, t := range s.targets {
-		w.names[workloadv1alpha1.ToSyncTargetKey(t.Name)] = t.Name
-	}
+	w := &writes{claim: s.claim.DeepCopy(), domain: domain, targets: s.targets}
 	if s.volume != nil {
 		w.pv = s.volume.DeepCopy()
 	}
@@ -103,7 +100,7 @@ func (w *writes) add(a coordination.Action) {
 			w.onVolume(func(pv *corev1.PersistentVolume) { release(pv) })
 		}
 	case coordination.RequestFence:
-		w.order = append(w.order, func(ctx context.Context, c client.Client) error { return requestFence(ctx, c, w.names[key], w.domain) })
+		w.order = append(w.order, func(ctx context.Context, c client.Client) error { return requestFence(ctx, c, w.nameOf(key), w.domain) })
 	case coordination.DeleteVolume:
 		w.order = append(w.order, func(ctx context.Context, c client.Client) error { return protection.Delete(ctx, c, w.pv) })
 	case coordination.RetainVolume:
@@ -115,6 +112,16 @@ func (w *writes) add(a coordination.Action) {
 			controllerutil.RemoveFinalizer(c, protection.PVCFinalizer)
 		})
 	}
+}
+
+// nameOf is the name of the SyncTarget whose key is key.
+func (w *writes) nameOf(key string) string {
+	for _, t := range w.targets {
+		if workloadv1alpha1.ToSyncTargetKey(t.Name) == key {
+			return t.Name
+		}
+	}
+	return key
 }
 
 // requestFence creates the Network Fence of the target in the domain, unless it exists.

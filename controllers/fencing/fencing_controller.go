@@ -90,7 +90,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.writeStatus(ctx, f, target, d); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.markTarget(ctx, f.Spec.TargetName); err != nil {
+	if err := r.markTarget(ctx, target); err != nil {
 		return ctrl.Result{}, err
 	}
 	if !d.Done {
@@ -125,10 +125,7 @@ func (r *Reconciler) observe(ctx context.Context, f *storagev1alpha1.Fence) (fen
 		switch {
 		case t.Name == f.Spec.TargetName:
 			target = t
-			o.Target = fencing.TargetView{Found: true, Ready: t.IsReady(), Clean: t.IsClean(f.Spec.Domain)}
-			if t.Spec.Fencing != nil {
-				o.Target.ClassName, o.Target.CIDRs = t.Spec.Fencing.NetworkFenceClassName, t.Spec.Fencing.NodeCIDRs
-			}
+			o.Target = fencing.TargetView{Found: true, Ready: t.IsReady(), Clean: t.IsClean(f.Spec.Domain), NetworkFencing: t.Spec.Fencing != nil}
 		case t.IsReady() && slices.Contains(t.Spec.StorageDomains, f.Spec.Domain):
 			o.Executors = append(o.Executors, t.Name)
 		}
@@ -211,22 +208,21 @@ func eventType(p storagev1alpha1.FencePhase) string {
 }
 
 // markTarget keeps the target's Fenced condition: True while any Fence of it holds.
-func (r *Reconciler) markTarget(ctx context.Context, name string) error {
+func (r *Reconciler) markTarget(ctx context.Context, t *workloadv1alpha1.SyncTarget) error {
+	if t == nil {
+		return nil
+	}
 	list := &storagev1alpha1.FenceList{}
 	if err := r.Client.List(ctx, list); err != nil {
 		return err
 	}
 	var holding []string
 	for _, f := range list.Items {
-		if f.Spec.TargetName == name && f.Holds() {
+		if f.Spec.TargetName == t.Name && f.Holds() {
 			holding = append(holding, f.Spec.Domain)
 		}
 	}
 	slices.Sort(holding)
-	t := &workloadv1alpha1.SyncTarget{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, t); err != nil {
-		return client.IgnoreNotFound(err)
-	}
 	c := metav1.Condition{Type: workloadv1alpha1.ConditionFenced, Status: metav1.ConditionFalse, Reason: "NotFenced", Message: "no Fence holds the target", ObservedGeneration: t.Generation}
 	if len(holding) > 0 {
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, "Fenced", "cut off storage domains "+strings.Join(holding, ", ")+"; the target takes no work until it is unfenced"
@@ -234,7 +230,7 @@ func (r *Reconciler) markTarget(ctx context.Context, name string) error {
 	if !status.Changed(t.Status.Conditions, c) {
 		return nil
 	}
-	applied := &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: name},
+	applied := &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: t.Name},
 		Status: workloadv1alpha1.SyncTargetStatus{Conditions: []metav1.Condition{status.Condition(t.Status.Conditions, c)}}}
 	if err := status.Apply(ctx, r.Client, applied, fieldOwner); err != nil && !apierrors.IsNotFound(err) {
 		return err

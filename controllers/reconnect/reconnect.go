@@ -97,16 +97,20 @@ func (l *listerWatcher) WatchWithContext(ctx context.Context, options metav1.Lis
 }
 
 // retry calls f until it succeeds, fails for another reason than an unreachable server, or
-// ctx ends.
+// ctx ends. The first success after the server was unreachable is a recovery.
 func retry[T any](ctx context.Context, l *listerWatcher, f func() (T, error)) (T, error) {
 	delay := MinDelay
 	for {
 		v, err := f()
+		if err == nil {
+			l.reached()
+		}
 		if err == nil || !Unreachable(err) {
-			l.mark(err != nil)
 			return v, err
 		}
-		l.mark(true)
+		l.mu.Lock()
+		l.failing = true
+		l.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return v, err
@@ -116,12 +120,11 @@ func retry[T any](ctx context.Context, l *listerWatcher, f func() (T, error)) (T
 	}
 }
 
-// mark records whether the last call failed, and calls the recovery on the first success
-// after a failure.
-func (l *listerWatcher) mark(failed bool) {
+// reached notes that the server answered, and calls the recovery if it was unreachable.
+func (l *listerWatcher) reached() {
 	l.mu.Lock()
-	recovered := l.failing && !failed
-	l.failing = failed
+	recovered := l.failing
+	l.failing = false
 	l.mu.Unlock()
 	if recovered {
 		l.recovery.recovered()

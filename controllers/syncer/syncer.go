@@ -184,7 +184,7 @@ func setup(mgr ctrl.Manager, hub cluster.Cluster, o Options, target transform.Ta
 		return err
 	}
 	hb := &heartbeat.Reconciler{
-		Hub: hub.GetClient(), HubReader: hub.GetAPIReader(), MemberReader: mgr.GetAPIReader(),
+		Hub: hub.GetClient(), HubReader: hub.GetAPIReader(), MemberReader: mgr.GetAPIReader(), Member: mgr.GetClient(),
 		SyncTargetName: o.SyncTargetName, Period: o.HeartbeatPeriod, SyncedResources: names(kinds), Target: target,
 	}
 	// A failed renewal is retried within a period, however long the outage was.

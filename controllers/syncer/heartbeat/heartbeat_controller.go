@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
@@ -46,6 +47,8 @@ type Reconciler struct {
 	HubReader client.Reader
 	// MemberReader reads the member directly: a heartbeat says the member answers too.
 	MemberReader client.Reader
+	// Member reads the syncer's own objects in the member through its cache.
+	Member client.Reader
 	// SyncTargetName names the target; its Lease has the same name.
 	SyncTargetName string
 	// Period is how often the Lease is renewed.
@@ -203,15 +206,17 @@ func (r *Reconciler) clean(ctx context.Context, classes []storagev1.StorageClass
 			held[d] = nil
 		}
 	}
-	claims := &corev1.PersistentVolumeClaimList{}
-	if err := r.MemberReader.List(ctx, claims, client.MatchingLabelsSelector{Selector: r.Target.Selector()}); err != nil {
+	claims := transform.EmptyList(transform.PVCGVK)
+	if err := r.Member.List(ctx, claims, client.MatchingLabelsSelector{Selector: r.Target.Selector()}); err != nil {
 		return nil, fmt.Errorf("reading the member's claims: %w", err)
 	}
 	for i := range claims.Items {
 		c := &claims.Items[i]
-		d := domainOf[ptr.Deref(c.Spec.StorageClassName, "")]
+		class, _, _ := unstructured.NestedString(c.Object, "spec", "storageClassName")
+		phase, _, _ := unstructured.NestedString(c.Object, "status", "phase")
+		d := domainOf[class]
 		key, ok := r.Target.Upstream(c, false)
-		if d == "" || !ok || c.Status.Phase != corev1.ClaimBound {
+		if d == "" || !ok || phase != string(corev1.ClaimBound) {
 			continue
 		}
 		up := transform.Empty(transform.PVCGVK)
