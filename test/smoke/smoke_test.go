@@ -2,6 +2,7 @@ package smoke
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
@@ -137,8 +138,11 @@ var _ = Describe("The test bed", Ordered, func() {
 		Expect(m2.Client.Create(ctx, pv)).To(Succeed())
 		Expect(m2.Client.Create(ctx, claim(ns, pv.Name))).To(Succeed())
 		Expect(boundClaim(ctx, m2, ns).Name).To(Equal(pv.Name))
+		bound := time.Now()
 
 		Eventually(storage.CheckSingleOwner).WithContext(ctx).Should(MatchError(ContainSubstring(handle)))
+		AddReportEntry("forced double attach", ReportEntryVisibilityAlways,
+			fmt.Sprintf("refused and recorded %s after member 2 bound the PV: %v", time.Since(bound).Round(time.Millisecond), storage.CheckSingleOwner()))
 		Consistently(func() []string {
 			v, _ := storage.Volume(handle)
 			return v.Holders
