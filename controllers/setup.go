@@ -26,7 +26,8 @@ type Options struct {
 	// zero means three of the periods its syncer announces.
 	HeartbeatGrace time.Duration
 	// FenceDelay is how long an owner may be Unreachable before its owned volumes wait for a
-	// Fence of it instead of its acknowledgement; zero means three heartbeat graces.
+	// Fence of it instead of its acknowledgement; zero means three of its heartbeat graces.
+	// A SyncTarget's spec.fenceDelay overrides it.
 	FenceDelay time.Duration
 }
 
@@ -34,13 +35,6 @@ type Options struct {
 func Setup(mgr ctrl.Manager, o Options) error {
 	if o.Resources == nil {
 		o.Resources = workload.DefaultResources
-	}
-	if o.FenceDelay == 0 {
-		grace := o.HeartbeatGrace
-		if grace == 0 {
-			grace = 3 * health.DefaultPeriod
-		}
-		o.FenceDelay = 3 * grace
 	}
 	c := mgr.GetClient()
 	if err := (&placement.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-placement")}).SetupWithManager(mgr); err != nil {
@@ -61,7 +55,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := (&storageclass.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-storageclass")}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	if err := (&coordination.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-coordination"), Compatible: classes.Compatible, FenceDelay: o.FenceDelay}).SetupWithManager(mgr); err != nil {
+	if err := (&coordination.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-coordination"), Compatible: classes.Compatible, FenceDelay: o.FenceDelay, HeartbeatGrace: o.HeartbeatGrace}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	return workload.SetupWithManager(mgr, o.Resources)

@@ -208,14 +208,19 @@ func depart(o Observation, d *Decision, h string) {
 		hold(o, d, h)
 		return
 	}
-	if t := o.Targets[h]; d.Class == storagev1alpha1.Owned && fencing.Lost(t.UnreachableSince, o.Now, o.FenceDelay) {
+	t := o.Targets[h]
+	delay := o.FenceDelay
+	if t.FenceDelay > 0 {
+		delay = t.FenceDelay
+	}
+	if d.Class == storagev1alpha1.Owned && fencing.Lost(t.UnreachableSince, o.Now, delay) {
 		ownerLost(o, d, h, t)
 		return
 	}
 	d.Phase, d.Reason = storagev1alpha1.Moving, storagev1alpha1.ReasonWaitingForDetach
 	d.Message = "waiting for " + h + " to let go of the volume"
-	if since := o.Targets[h].UnreachableSince; d.Class == storagev1alpha1.Owned && !since.IsZero() {
-		d.Recheck = since.Add(o.FenceDelay).Sub(o.Now)
+	if d.Class == storagev1alpha1.Owned && !t.UnreachableSince.IsZero() {
+		d.Recheck = t.UnreachableSince.Add(delay).Sub(o.Now)
 	}
 	leave(o, d, h)
 }

@@ -127,6 +127,14 @@ func decideCases() []decideCase {
 				o.FenceDelay = 2 * time.Minute
 				return o
 			}(), wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonWaitingForDetach, wantActions: []Action{}},
+		{name: "Moving: the target's own fence delay wins over the controller's",
+			o: func() Observation {
+				o := lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Fenced)
+				t := o.Targets["a"]
+				t.FenceDelay = 2 * time.Minute
+				o.Targets["a"] = t
+				return o
+			}(), wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonWaitingForDetach, wantActions: []Action{}},
 		{name: "Moving: a failed Fence moves nothing",
 			o:         lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Failed),
 			wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonFenceFailed, wantActions: []Action{}},

@@ -59,6 +59,9 @@ type Target struct {
 	UnreachableSince time.Time
 	// CanFence: the target says how a NetworkFence cuts it off its storage.
 	CanFence bool
+	// FenceDelay is how long the target must be Unreachable before its owned volumes wait
+	// for a Fence of it; zero means the Observation's FenceDelay.
+	FenceDelay time.Duration
 	// Fences is where a Fence of the target stands, per storage domain; a domain without
 	// one is Unfenced.
 	Fences  map[string]fencing.State

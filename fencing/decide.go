@@ -71,11 +71,12 @@ type FenceDecision struct {
 
 // FenceDecide decides one step of a Fence. It never lets the target reach the storage again
 // before the storage confirmed the unfence, and never unfences a target that did not report
-// clean, unless the target no longer exists.
+// clean, unless the target no longer exists. A target that is back and clean is unfenced,
+// also when it came back before the Fence completed.
 func FenceDecide(o FenceObservation) FenceDecision {
 	want := o.Spec.State
 	var d FenceDecision
-	if want != storagev1alpha1.Unfenced && (o.Deleting || o.WasFenced && o.Target.Ready && o.Target.Clean) {
+	if want != storagev1alpha1.Unfenced && (o.Deleting || o.Target.Ready && o.Target.Clean) {
 		d.Unfence, want = true, storagev1alpha1.Unfenced
 	}
 	if want == storagev1alpha1.Unfenced && o.WasFenced && o.Target.Found && !(o.Target.Ready && o.Target.Clean) {

@@ -56,6 +56,9 @@ func TestFenceDecide(t *testing.T) {
 			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) {
 				o.Executor, o.Executed, o.WasFenced, o.Target = "b", fenced, true, back
 			}), want: storagev1alpha1.FenceUnfencing, executor: "b", unfence: true},
+		{name: "back and clean before the fence completed: it is lifted",
+			o:    obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) { o.Executor, o.Target = "b", back }),
+			want: storagev1alpha1.FenceUnfencing, executor: "b", unfence: true},
 		{name: "back but not clean: stays fenced",
 			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, func(o *FenceObservation) {
 				o.Executor, o.Executed, o.WasFenced, o.Target = "b", fenced, true, back

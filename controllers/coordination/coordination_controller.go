@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,6 +23,7 @@ import (
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/health"
 	"github.com/custody-dev/custody/controllers/internal/protection"
 	"github.com/custody-dev/custody/controllers/internal/status"
 	"github.com/custody-dev/custody/coordination"
@@ -45,8 +47,11 @@ type Reconciler struct {
 	// Compatible refuses owned moves between StorageClasses that differ; nil allows them.
 	Compatible coordination.CompatibleFunc
 	// FenceDelay is how long an owner must be Unreachable before its volumes wait for a
-	// Fence of it instead of its acknowledgement.
+	// Fence of it instead of its acknowledgement; zero means three of its heartbeat graces.
+	// A SyncTarget's spec.fenceDelay overrides it.
 	FenceDelay time.Duration
+	// HeartbeatGrace is the health controller's grace; zero: three periods of each Lease.
+	HeartbeatGrace time.Duration
 
 	metrics *volumeMetrics
 }
@@ -119,6 +124,7 @@ func targetChanged(e event.UpdateEvent) bool {
 // +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups="",resources=persistentvolumes/status,verbs=patch
 // +kubebuilder:rbac:groups=storage.custody.dev,resources=fences,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
 // +kubebuilder:rbac:groups=storage.custody.dev,resources=volumeownerships,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=storage.custody.dev,resources=volumeownerships/status,verbs=get;patch
 
@@ -142,11 +148,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	d := coordination.Decide(s.observation(r.Compatible, time.Now(), r.FenceDelay))
+	d := coordination.Decide(s.observation(r.Compatible, time.Now(), r.fenceDelay))
 	if err := r.record(ctx, s, d); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: d.Recheck}, r.carryOut(ctx, s, d)
+}
+
+// fenceDelay is how long the target must be Unreachable before its owned volumes wait for a
+// Fence of it: its own spec.fenceDelay, else the controller's, else three of its graces.
+func (r *Reconciler) fenceDelay(t *workloadv1alpha1.SyncTarget, lease *coordinationv1.Lease) time.Duration {
+	switch {
+	case t.Spec.FenceDelay != nil:
+		return t.Spec.FenceDelay.Duration
+	case r.FenceDelay > 0:
+		return r.FenceDelay
+	}
+	return 3 * health.Grace(r.HeartbeatGrace, lease)
 }
 
 // coordinated: the claim is placed on a target, or the coordinator still holds it.
@@ -177,7 +195,7 @@ func (r *Reconciler) record(ctx context.Context, s *scope, d coordination.Decisi
 	if changed {
 		r.Recorder.Eventf(s.claim, vo, corev1.EventTypeNormal, d.Reason, "Coordinate", "%s: %s", d.Phase, d.Message)
 		ctrl.LoggerFrom(ctx).Info("Volume changed phase", "from", before.Phase, "to", d.Phase, "owner", d.Owner, "reason", d.Reason)
-		r.metrics.transition(*before, vo.Status)
+		r.metrics.transition(*before, vo.Status, s.unreachableSince(before.Owner))
 	}
 	r.metrics.count(client.ObjectKeyFromObject(s.claim), vo.Status)
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +23,8 @@ type scope struct {
 	ownership *storagev1alpha1.VolumeOwnership
 	targets   []workloadv1alpha1.SyncTarget
 	fences    []storagev1alpha1.Fence
+	// leases are the targets' heartbeat Leases, by name.
+	leases map[string]*coordinationv1.Lease
 }
 
 // observe reads what one step of the claim's volume depends on.
@@ -46,6 +49,14 @@ func (r *Reconciler) observe(ctx context.Context, claim *corev1.PersistentVolume
 		return nil, err
 	}
 	s.fences = fences.Items
+	leases := &coordinationv1.LeaseList{}
+	if err := r.Client.List(ctx, leases, client.InNamespace(workloadv1alpha1.HeartbeatNamespace)); err != nil {
+		return nil, err
+	}
+	s.leases = make(map[string]*coordinationv1.Lease, len(leases.Items))
+	for i := range leases.Items {
+		s.leases[leases.Items[i].Name] = &leases.Items[i]
+	}
 	return s, nil
 }
 
@@ -78,7 +89,7 @@ func (r *Reconciler) volumeOf(ctx context.Context, claim *corev1.PersistentVolum
 }
 
 // observation translates the objects into what package coordination reads, at now.
-func (s *scope) observation(compatible coordination.CompatibleFunc, now time.Time, fenceDelay time.Duration) coordination.Observation {
+func (s *scope) observation(compatible coordination.CompatibleFunc, now time.Time, fenceDelay func(*workloadv1alpha1.SyncTarget, *coordinationv1.Lease) time.Duration) coordination.Observation {
 	o := coordination.Observation{
 		Claim: coordination.Claim{
 			AccessModes:   s.claim.Spec.AccessModes,
@@ -95,7 +106,6 @@ func (s *scope) observation(compatible coordination.CompatibleFunc, now time.Tim
 		},
 		Compatible: compatible,
 		Now:        now,
-		FenceDelay: fenceDelay,
 	}
 	if pv := s.volume; pv != nil {
 		ref := pv.Spec.ClaimRef
@@ -115,6 +125,7 @@ func (s *scope) observation(compatible coordination.CompatibleFunc, now time.Tim
 			Ready:            t.IsReady(),
 			UnreachableSince: t.UnreachableSince(),
 			CanFence:         t.Spec.Fencing != nil,
+			FenceDelay:       fenceDelay(t, s.leases[t.Name]),
 			Fences:           s.fencesOf(t.Name),
 			Domains:          t.Spec.StorageDomains,
 			Class:            classFor(t, s.claim.Spec.StorageClassName),
@@ -155,6 +166,17 @@ func classFor(t *workloadv1alpha1.SyncTarget, name *string) *workloadv1alpha1.St
 		}
 	}
 	return nil
+}
+
+// unreachableSince is when the target whose key is key became Unreachable; zero while it
+// answers or when there is none.
+func (s *scope) unreachableSince(key string) time.Time {
+	for i := range s.targets {
+		if workloadv1alpha1.ToSyncTargetKey(s.targets[i].Name) == key {
+			return s.targets[i].UnreachableSince()
+		}
+	}
+	return time.Time{}
 }
 
 func (s *scope) volumeName() string {

@@ -1,6 +1,7 @@
 package coordination
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -33,8 +34,22 @@ var (
 		Help:    "Time from a volume leaving its owner to its new owner getting it.",
 		Buckets: prometheus.ExponentialBuckets(0.25, 2, 14),
 	})
+	failoverDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "custody_volume_failover_duration_seconds",
+		Help:    "Time from an owned volume's owner becoming Unreachable to the volume being bound on its next owner; a lost member's failover ends with its slowest volume.",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 12),
+	})
+	waitingGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "custody_volumes_waiting_for_fence",
+		Help: "Owned volumes whose lost owner must be fenced before they move, by reason.",
+	}, []string{"reason"})
 	registerOnce sync.Once
 )
+
+// waitingReasons are the reasons of a volume that waits for a Fence of its owner.
+var waitingReasons = []string{
+	storagev1alpha1.ReasonWaitingForFence, storagev1alpha1.ReasonFenceFailed, storagev1alpha1.ReasonOwnerLostNoFencing,
+}
 
 // failedReasons are the reasons that stop a move.
 var failedReasons = map[string]bool{
@@ -44,28 +59,37 @@ var failedReasons = map[string]bool{
 	storagev1alpha1.ReasonStorageClassMissing:      true,
 }
 
-type bucket struct{ class, phase string }
+// bucket is where a claim counts: its class and phase, and the reason it waits for a Fence
+// ("" when it does not).
+type bucket struct{ class, phase, waiting string }
 
-// volumeMetrics keeps the class and phase of each claim, so that the gauge counts each
-// claim once.
+// volumeMetrics keeps the bucket of each claim, so that the gauges count each claim once.
 type volumeMetrics struct {
-	mu     sync.Mutex
-	claims map[types.NamespacedName]bucket
-	counts map[bucket]int
+	mu      sync.Mutex
+	claims  map[types.NamespacedName]bucket
+	phases  map[bucket]int
+	waiting map[string]int
 }
 
 func newVolumeMetrics() *volumeMetrics {
 	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(volumesGauge, movesStarted, movesCompleted, movesFailed, moveDuration)
+		metrics.Registry.MustRegister(volumesGauge, movesStarted, movesCompleted, movesFailed, moveDuration, failoverDuration, waitingGauge)
 	})
-	return &volumeMetrics{claims: map[types.NamespacedName]bucket{}, counts: map[bucket]int{}}
+	for _, r := range waitingReasons {
+		waitingGauge.WithLabelValues(r).Set(0)
+	}
+	return &volumeMetrics{claims: map[types.NamespacedName]bucket{}, phases: map[bucket]int{}, waiting: map[string]int{}}
 }
 
-// count puts the claim in the bucket of its class and phase.
+// count puts the claim in the bucket of its status.
 func (m *volumeMetrics) count(key types.NamespacedName, st storagev1alpha1.VolumeOwnershipStatus) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.move(key, bucket{string(st.Class), string(st.Phase)}, true)
+	b := bucket{class: string(st.Class), phase: string(st.Phase)}
+	if slices.Contains(waitingReasons, st.Reason) {
+		b.waiting = st.Reason
+	}
+	m.move(key, b, true)
 }
 
 func (m *volumeMetrics) forget(key types.NamespacedName) {
@@ -77,19 +101,29 @@ func (m *volumeMetrics) forget(key types.NamespacedName) {
 // move takes the claim out of its old bucket and, if present, into the new one.
 func (m *volumeMetrics) move(key types.NamespacedName, to bucket, present bool) {
 	if from, ok := m.claims[key]; ok {
-		m.counts[from]--
-		volumesGauge.WithLabelValues(from.class, from.phase).Set(float64(m.counts[from]))
+		m.add(from, -1)
 		delete(m.claims, key)
 	}
 	if present {
 		m.claims[key] = to
-		m.counts[to]++
-		volumesGauge.WithLabelValues(to.class, to.phase).Set(float64(m.counts[to]))
+		m.add(to, 1)
 	}
 }
 
-// transition counts the moves a change of status starts, completes or stops.
-func (m *volumeMetrics) transition(before, after storagev1alpha1.VolumeOwnershipStatus) {
+// add adds n claims to the bucket b and sets the gauges it counts in.
+func (m *volumeMetrics) add(b bucket, n int) {
+	phase := bucket{class: b.class, phase: b.phase}
+	m.phases[phase] += n
+	volumesGauge.WithLabelValues(b.class, b.phase).Set(float64(m.phases[phase]))
+	if b.waiting != "" {
+		m.waiting[b.waiting] += n
+		waitingGauge.WithLabelValues(b.waiting).Set(float64(m.waiting[b.waiting]))
+	}
+}
+
+// transition counts the moves a change of status starts, completes or stops; lostSince is
+// when the previous owner became Unreachable, zero while it answers.
+func (m *volumeMetrics) transition(before, after storagev1alpha1.VolumeOwnershipStatus, lostSince time.Time) {
 	switch {
 	case before.Phase != storagev1alpha1.Moving && after.Phase == storagev1alpha1.Moving:
 		movesStarted.Inc()
@@ -97,6 +131,9 @@ func (m *volumeMetrics) transition(before, after storagev1alpha1.VolumeOwnership
 		movesCompleted.Inc()
 		if before.PhaseSince != nil {
 			moveDuration.Observe(time.Since(before.PhaseSince.Time).Seconds())
+		}
+		if before.Reason == storagev1alpha1.ReasonOwnerFenced && !lostSince.IsZero() {
+			failoverDuration.Observe(time.Since(lostSince).Seconds())
 		}
 	}
 	if failedReasons[after.Reason] && before.Reason != after.Reason {

@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -34,6 +33,7 @@ type Reconciler struct {
 
 // SetupWithManager watches Fences, and the SyncTargets that fence or execute them.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	registerMetrics(mgr.GetCache())
 	return ctrl.NewControllerManagedBy(mgr).Named("fencing").
 		For(&storagev1alpha1.Fence{}).
 		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(r.fencesOfDomains)).
@@ -167,6 +167,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, f *storagev1alpha1.Fence, 
 	st.Executor, st.Reason, st.Message = d.Executor, d.Reason, d.Message
 	if st.Phase != d.Phase {
 		r.Recorder.Eventf(f, target, eventType(d.Phase), d.Reason, "Fence", "%s: %s", d.Phase, d.Message)
+		if d.Phase == storagev1alpha1.FenceFenced {
+			observeFenced(st)
+		}
 	}
 	st.Phase = d.Phase
 	stamp := func(t **metav1.Time, when bool) {
@@ -207,7 +210,8 @@ func eventType(p storagev1alpha1.FencePhase) string {
 	return corev1.EventTypeNormal
 }
 
-// markTarget keeps the target's Fenced condition: True while any Fence of it holds.
+// markTarget keeps the target's Fenced condition: True while any Fence of it holds, False
+// with the reason of a Fence that failed, and tells of each change in an event.
 func (r *Reconciler) markTarget(ctx context.Context, t *workloadv1alpha1.SyncTarget) error {
 	if t == nil {
 		return nil
@@ -216,24 +220,44 @@ func (r *Reconciler) markTarget(ctx context.Context, t *workloadv1alpha1.SyncTar
 	if err := r.Client.List(ctx, list); err != nil {
 		return err
 	}
-	var holding []string
-	for _, f := range list.Items {
-		if f.Spec.TargetName == t.Name && f.Holds() {
-			holding = append(holding, f.Spec.Domain)
-		}
-	}
-	slices.Sort(holding)
-	c := metav1.Condition{Type: workloadv1alpha1.ConditionFenced, Status: metav1.ConditionFalse, Reason: "NotFenced", Message: "no Fence holds the target", ObservedGeneration: t.Generation}
-	if len(holding) > 0 {
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, "Fenced", "cut off storage domains "+strings.Join(holding, ", ")+"; the target takes no work until it is unfenced"
-	}
+	c := fencedCondition(t.Name, list.Items)
+	c.ObservedGeneration = t.Generation
 	if !status.Changed(t.Status.Conditions, c) {
 		return nil
 	}
 	applied := &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: t.Name},
 		Status: workloadv1alpha1.SyncTargetStatus{Conditions: []metav1.Condition{status.Condition(t.Status.Conditions, c)}}}
-	if err := status.Apply(ctx, r.Client, applied, fieldOwner); err != nil && !apierrors.IsNotFound(err) {
-		return err
+	if err := status.Apply(ctx, r.Client, applied, fieldOwner); err != nil {
+		return client.IgnoreNotFound(err)
 	}
+	kind := corev1.EventTypeNormal
+	if c.Reason == storagev1alpha1.ReasonFenceFailed {
+		kind = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(t, nil, kind, c.Reason, "Fence", "%s", c.Message)
 	return nil
+}
+
+// fencedCondition is the Fenced condition of the target, given every Fence.
+func fencedCondition(target string, fences []storagev1alpha1.Fence) metav1.Condition {
+	var holding, failed []string
+	for _, f := range fences {
+		switch {
+		case f.Spec.TargetName != target:
+		case f.Holds():
+			holding = append(holding, f.Spec.Domain)
+		case f.Status.Phase == storagev1alpha1.FenceFailed:
+			failed = append(failed, f.Name+": "+f.Status.Message)
+		}
+	}
+	slices.Sort(holding)
+	slices.Sort(failed)
+	c := metav1.Condition{Type: workloadv1alpha1.ConditionFenced, Status: metav1.ConditionFalse, Reason: "NotFenced", Message: "no Fence holds the target"}
+	switch {
+	case len(holding) > 0:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, "Fenced", "cut off storage domains "+strings.Join(holding, ", ")+"; the target takes no work until it is unfenced"
+	case len(failed) > 0:
+		c.Reason, c.Message = storagev1alpha1.ReasonFenceFailed, "fencing failed and is retried: "+strings.Join(failed, "; ")
+	}
+	return c
 }

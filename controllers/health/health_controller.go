@@ -131,9 +131,13 @@ func (r *Reconciler) evaluate(recorded *metav1.Time, lease *coordinationv1.Lease
 }
 
 // grace is the configured grace, else three renewal periods of the Lease.
-func (r *Reconciler) grace(lease *coordinationv1.Lease) time.Duration {
-	if r.Grace > 0 {
-		return r.Grace
+func (r *Reconciler) grace(lease *coordinationv1.Lease) time.Duration { return Grace(r.Grace, lease) }
+
+// Grace is how long the target of the heartbeat Lease (nil: none) may go unrenewed before
+// it is Unreachable: configured when set, else three renewal periods the Lease announces.
+func Grace(configured time.Duration, lease *coordinationv1.Lease) time.Duration {
+	if configured > 0 {
+		return configured
 	}
 	if lease != nil && lease.Spec.LeaseDurationSeconds != nil && *lease.Spec.LeaseDurationSeconds > 0 {
 		return 3 * time.Duration(*lease.Spec.LeaseDurationSeconds) * time.Second

@@ -42,6 +42,13 @@ type SyncTargetSpec struct {
 	// +optional
 	Fencing *FencingSpec `json:"fencing,omitempty"`
 
+	// FenceDelay is how long the target may be Unreachable before its owned volumes wait for
+	// a Fence of it instead of its acknowledgement; unset means the controller's
+	// --fence-delay. A member whose network fails often for a short while wants it longer.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="fenceDelay must be at least 1s"
+	FenceDelay *metav1.Duration `json:"fenceDelay,omitempty"`
+
 	// Priority weighs the target when the scheduler spreads namespaces: its score is
 	// priority ÷ (namespaces already placed + 1).
 	// +optional
