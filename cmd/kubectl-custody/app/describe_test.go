@@ -113,3 +113,90 @@ func TestVolumeKey(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribeFence(t *testing.T) {
+	fenced := fenceOf("m1", "east", storagev1alpha1.Network, storagev1alpha1.Unfenced, storagev1alpha1.FenceStatus{
+		Phase: storagev1alpha1.FenceFenced, Executor: "m2", Reason: "WaitingForClean",
+		Message: "m1 stays fenced off east until its syncer is back and reports that it holds nothing it should not",
+		NetworkFence: &storagev1alpha1.NetworkFenceStatus{
+			ClassName: "rbd", CIDRs: []string{"10.0.1.0/24", "10.0.2.0/24"}, ReportedBy: "m2",
+			FenceState: storagev1alpha1.Fenced, Result: "Succeeded", Message: "fencing operation successful",
+		},
+		RequestedTime: ago(26 * time.Hour), FencedTime: ago(25 * time.Hour), UnfencingTime: ago(5*time.Minute + 30*time.Second),
+		Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "WaitingForClean", Message: "m1 stays fenced"}},
+	})
+	micro := func(d time.Duration) metav1.MicroTime { return metav1.NewMicroTime(ago(d).Time) }
+	events := []corev1.Event{
+		// As the events.k8s.io recorder writes them, newest first to check the order.
+		{Type: corev1.EventTypeNormal, Reason: "Fenced", Message: "Fenced: m1 is fenced off east by a NetworkFence in m2", ReportingController: "custody-fencing", EventTime: micro(25 * time.Hour)},
+		{Type: corev1.EventTypeWarning, Reason: "NetworkFenceFailed", Message: "Failed: the NetworkFence in m2 failed: timeout", ReportingController: "custody-fencing",
+			EventTime: micro(26 * time.Hour), Series: &corev1.EventSeries{Count: 3, LastObservedTime: micro(25*time.Hour + 30*time.Minute)}},
+		{Type: corev1.EventTypeNormal, Reason: "Executing", Message: "Fencing: m2 executes a NetworkFence (Fenced) for m1", Source: corev1.EventSource{Component: "custody-fencing"},
+			LastTimestamp: *ago(26 * time.Hour)},
+	}
+	for _, tc := range []struct {
+		name   string
+		f      storagev1alpha1.Fence
+		events []corev1.Event
+		want   string
+	}{
+		{"held, waiting for clean", fenced, events, "" +
+			"Name:       m1.east\n" +
+			"Target:     m1\n" +
+			"Domain:     east\n" +
+			"Mode:       Network\n" +
+			"State:      Unfenced\n" +
+			"Phase:      Fenced\n" +
+			"Executor:   m2\n" +
+			"Reason:     WaitingForClean\n" +
+			"Message:    m1 stays fenced off east until its syncer is back and reports that it holds nothing it should not\n" +
+			"Requested:  2026-06-30T10:00:00Z (26h ago)\n" +
+			"Fenced:     2026-06-30T11:00:00Z (25h ago)\n" +
+			"Unfencing:  2026-07-01T11:54:30Z (5m30s ago)\n" +
+			"Unfenced:   <none>\n" +
+			"Network Fence:\n" +
+			"  Class:        rbd\n" +
+			"  CIDRs:        10.0.1.0/24,10.0.2.0/24\n" +
+			"  Reported By:  m2\n" +
+			"  Fence State:  Fenced\n" +
+			"  Result:       Succeeded\n" +
+			"  Message:      fencing operation successful\n" +
+			"Conditions:\n" +
+			"  Type   Status  Reason           Message\n" +
+			"  ----   ------  ------           -------\n" +
+			"  Ready  False   WaitingForClean  m1 stays fenced\n" +
+			"Events:\n" +
+			"  Type     Reason              Age  From             Message\n" +
+			"  ----     ------              ---  ----             -------\n" +
+			"  Normal   Executing           26h  custody-fencing  Fencing: m2 executes a NetworkFence (Fenced) for m1\n" +
+			"  Warning  NetworkFenceFailed  25h  custody-fencing  Failed: the NetworkFence in m2 failed: timeout\n" +
+			"  Normal   Fenced              25h  custody-fencing  Fenced: m1 is fenced off east by a NetworkFence in m2\n"},
+		{"not yet seen", fenceOf("m4", "east", storagev1alpha1.Manual, storagev1alpha1.Fenced, storagev1alpha1.FenceStatus{}), nil, "" +
+			"Name:           m4.east\n" +
+			"Target:         m4\n" +
+			"Domain:         east\n" +
+			"Mode:           Manual\n" +
+			"State:          Fenced\n" +
+			"Phase:          <none>\n" +
+			"Executor:       <none>\n" +
+			"Reason:         <none>\n" +
+			"Message:        <none>\n" +
+			"Requested:      <none>\n" +
+			"Fenced:         <none>\n" +
+			"Unfencing:      <none>\n" +
+			"Unfenced:       <none>\n" +
+			"Network Fence:  <none>\n" +
+			"Conditions:     <none>\n" +
+			"Events:         <none>\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			if err := describeFence(&out, &tc.f, tc.events, now); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != tc.want {
+				t.Errorf("got:\n%s\nwant:\n%s", out.String(), tc.want)
+			}
+		})
+	}
+}

@@ -10,6 +10,12 @@
 // The subcommands:
 //   - volumes: one row per VolumeOwnership, that is per hub PersistentVolumeClaim;
 //   - targets: one row per SyncTarget, with the Locations that select it;
+//   - fences: one row per Fence, sorted by target and domain;
 //   - describe volume: a VolumeOwnership and its transitions;
-//   - cordon and uncordon: set or clear a SyncTarget's spec.unschedulable.
+//   - describe fence: a Fence, its NetworkFence report, step times, conditions and events;
+//   - cordon and uncordon: set or clear a SyncTarget's spec.unschedulable;
+//   - fence --powered-off: a Manual Fence per storage domain of a SyncTarget that is not
+//     Ready, on the admin's word that its member is off;
+//   - unfence: spec.state Unfenced on a SyncTarget's Fences, refused for a Fence that holds
+//     while its target is not Ready and clean in the Fence's domain.
 package app

@@ -51,10 +51,11 @@ type options struct {
 func (o *options) command() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "kubectl-custody",
-		Short: "Custody's volumes and sync targets on the hub",
+		Short: "Custody's volumes, sync targets and Fences on the hub",
 		Long: `kubectl custody shows what Custody does on the hub: the volumes it coordinates, with their
-owner, sharers and phase, and the sync targets with their Locations and health. It cordons
-and uncordons targets.`,
+owner, sharers and phase, the sync targets with their Locations and health, and the Fences
+that cut lost targets off their storage. It cordons and uncordons targets, states that a
+lost target's member is powered off (fence --powered-off), and unfences targets.`,
 		Annotations:  map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl custody"},
 		SilenceUsage: true,
 		// Run prints the error once, on one line.
@@ -70,6 +71,9 @@ and uncordons targets.`,
 		o.describeCommand(),
 		o.cordonCommand(true),
 		o.cordonCommand(false),
+		o.fencesCommand(),
+		o.fenceCommand(),
+		o.unfenceCommand(),
 	)
 	return cmd
 }
@@ -107,7 +111,9 @@ func (o *options) hub() (*hub, error) {
 func restMapper() meta.RESTMapper {
 	m := meta.NewDefaultRESTMapper(nil)
 	m.Add(storagev1alpha1.GroupVersion.WithKind("VolumeOwnership"), meta.RESTScopeNamespace)
+	m.Add(storagev1alpha1.GroupVersion.WithKind("Fence"), meta.RESTScopeRoot)
 	m.Add(corev1.SchemeGroupVersion.WithKind("PersistentVolume"), meta.RESTScopeRoot)
+	m.Add(corev1.SchemeGroupVersion.WithKind("Event"), meta.RESTScopeNamespace)
 	m.Add(workloadv1alpha1.GroupVersion.WithKind("SyncTarget"), meta.RESTScopeRoot)
 	m.Add(schedulingv1alpha1.GroupVersion.WithKind("Location"), meta.RESTScopeRoot)
 	return m

@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -155,6 +156,52 @@ func location(ctx context.Context, name string, labels map[string]string) {
 	}
 	Expect(hub.Create(ctx, l)).To(Succeed())
 	DeferCleanup(func(ctx context.Context) { Expect(hub.Delete(ctx, l)).To(Succeed()) })
+}
+
+// report sets conditions on a target's status, as its syncer and the health controller
+// would.
+func report(ctx context.Context, name string, conditions ...metav1.Condition) {
+	GinkgoHelper()
+	t := getTarget(ctx, name)
+	for _, c := range conditions {
+		meta.SetStatusCondition(&t.Status.Conditions, c)
+	}
+	Expect(hub.Status().Update(ctx, t)).To(Succeed())
+}
+
+// fence creates the Fence of target in domain with the status the fencing controller would
+// have written. No controller runs on the bed: only the commands under test change it.
+func fence(ctx context.Context, target, domain string, mode storagev1alpha1.FenceMode, state storagev1alpha1.FenceState, status storagev1alpha1.FenceStatus) *storagev1alpha1.Fence {
+	GinkgoHelper()
+	f := &storagev1alpha1.Fence{
+		ObjectMeta: metav1.ObjectMeta{Name: storagev1alpha1.FenceName(target, domain)},
+		Spec:       storagev1alpha1.FenceSpec{TargetName: target, Domain: domain, Mode: mode, State: state},
+	}
+	Expect(hub.Create(ctx, f)).To(Succeed())
+	deleteFenceAfter(f.Name)
+	f.Status = status
+	Expect(hub.Status().Update(ctx, f)).To(Succeed())
+	return f
+}
+
+// deleteFenceAfter deletes Fence name, if it exists, after the test.
+func deleteFenceAfter(name string) {
+	DeferCleanup(func(ctx context.Context) {
+		f := &storagev1alpha1.Fence{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		Expect(client.IgnoreNotFound(hub.Delete(ctx, f))).To(Succeed())
+	})
+}
+
+// getFence reads Fence name; nil when there is none.
+func getFence(ctx context.Context, name string) *storagev1alpha1.Fence {
+	GinkgoHelper()
+	f := &storagev1alpha1.Fence{}
+	err := hub.Get(ctx, client.ObjectKey{Name: name}, f)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	Expect(err).NotTo(HaveOccurred())
+	return f
 }
 
 func getTarget(ctx context.Context, name string) *workloadv1alpha1.SyncTarget {

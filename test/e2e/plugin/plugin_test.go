@@ -273,7 +273,13 @@ var _ = Describe("bad input", func() {
 			`invalid volume "Shop/data": namespace "Shop": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`),
 		Entry("NS/NAME against another --namespace", []string{"describe", "volume", "shop/data", "-n", "web"}, `volume "shop/data" is not in namespace "web" given by --namespace`),
 		Entry("describe of something else", []string{"describe", "target", "m1"}, `unknown command "target" for "kubectl custody describe"`),
-		Entry("describe of nothing", []string{"describe"}, `name what to describe, as in "kubectl custody describe volume NAMESPACE/NAME"`),
+		Entry("describe of nothing", []string{"describe"}, `name what to describe, as in "kubectl custody describe volume NAMESPACE/NAME" or "kubectl custody describe fence NAME"`),
+		Entry("an unknown Fence", []string{"describe", "fence", "nowhere.east"}, `fence "nowhere.east" not found`),
+		Entry("fence without --powered-off", []string{"fence", "m1"},
+			"network fencing is automatic: the hub fences a lost target that has spec.fencing by itself; --powered-off states that the member of m1 is powered off and cannot reach its storage"),
+		Entry("fence of an unknown target", []string{"fence", "nowhere", "--powered-off"}, `synctarget "nowhere" not found`),
+		Entry("fence without a target", []string{"fence", "--powered-off"}, "accepts 1 arg(s), received 0"),
+		Entry("unfence of an unknown target", []string{"unfence", "nowhere"}, `synctarget "nowhere" not found`),
 		Entry("an unknown command", []string{"cordn", "m1"}, `unknown command "cordn" for "kubectl custody" Did you mean this? cordon`),
 		Entry("an unknown flag", []string{"volumes", "--every"}, "unknown flag: --every"),
 		Entry("an unknown output format", []string{"volumes", "-o", "table"},
@@ -282,7 +288,8 @@ var _ = Describe("bad input", func() {
 
 	It("reports a missing kubeconfig", func(ctx context.Context) {
 		missing := filepath.Join(GinkgoT().TempDir(), "missing.kubeconfig")
-		for _, args := range [][]string{{"volumes"}, {"targets"}, {"describe", "volume", "shop/data"}, {"cordon", "m1"}} {
+		for _, args := range [][]string{{"volumes"}, {"targets"}, {"fences"}, {"describe", "volume", "shop/data"}, {"describe", "fence", "m1.east"},
+			{"cordon", "m1"}, {"fence", "m1", "--powered-off"}, {"unfence", "m1"}} {
 			failsWith(custodyWith(ctx, missing, args...), "loading the kubeconfig: stat "+missing+": no such file or directory")
 		}
 	})
@@ -290,7 +297,8 @@ var _ = Describe("bad input", func() {
 	It("reports an unreachable hub", func(ctx context.Context) {
 		addr := closedPort()
 		closed := kubeconfig("", "https://"+addr)
-		for _, args := range [][]string{{"volumes"}, {"volumes", "-A", "-o", "json"}, {"targets"}, {"describe", "volume", "shop/data"}, {"cordon", "m1"}, {"uncordon", "m1"}} {
+		for _, args := range [][]string{{"volumes"}, {"volumes", "-A", "-o", "json"}, {"targets"}, {"fences"}, {"describe", "volume", "shop/data"},
+			{"describe", "fence", "m1.east"}, {"cordon", "m1"}, {"uncordon", "m1"}, {"fence", "m1", "--powered-off"}, {"unfence", "m1"}} {
 			failsWith(custodyWith(ctx, closed, args...),
 				fmt.Sprintf("cannot reach the hub at https://%s: dial tcp %s: connect: connection refused", addr, addr))
 		}
