@@ -76,10 +76,12 @@ type FenceDecision struct {
 func FenceDecide(o FenceObservation) FenceDecision {
 	want := o.Spec.State
 	var d FenceDecision
-	if want != storagev1alpha1.Unfenced && (o.Deleting || o.Target.Ready && o.Target.Clean) {
+	back := o.Target.Ready && o.Target.Clean
+	// A deleted Fence that holds a target that still exists is lifted only once it is back.
+	if want != storagev1alpha1.Unfenced && (back || o.Deleting && (!o.WasFenced || !o.Target.Found)) {
 		d.Unfence, want = true, storagev1alpha1.Unfenced
 	}
-	if want == storagev1alpha1.Unfenced && o.WasFenced && o.Target.Found && !(o.Target.Ready && o.Target.Clean) {
+	if (want == storagev1alpha1.Unfenced || o.Deleting) && o.WasFenced && o.Target.Found && !back {
 		d.Phase, d.Reason = storagev1alpha1.FenceFenced, ReasonWaitingForClean
 		d.Message = fmt.Sprintf("%s stays fenced off %s until its syncer is back and reports that it holds nothing it should not", o.Spec.TargetName, o.Spec.Domain)
 		d.Executor = o.Executor

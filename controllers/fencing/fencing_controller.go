@@ -90,7 +90,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.writeStatus(ctx, f, target, d); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.markTarget(ctx, target); err != nil {
+	if err := r.markTarget(ctx, target, f, d); err != nil {
 		return ctrl.Result{}, err
 	}
 	if !d.Done {
@@ -211,8 +211,9 @@ func eventType(p storagev1alpha1.FencePhase) string {
 }
 
 // markTarget keeps the target's Fenced condition: True while any Fence of it holds, False
-// with the reason of a Fence that failed, and tells of each change in an event.
-func (r *Reconciler) markTarget(ctx context.Context, t *workloadv1alpha1.SyncTarget) error {
+// with the reason of a Fence that failed, and tells of each change in an event. The Fence
+// decided counts as the decision d leaves it, which the cache may not show yet.
+func (r *Reconciler) markTarget(ctx context.Context, t *workloadv1alpha1.SyncTarget, decided *storagev1alpha1.Fence, d fencing.FenceDecision) error {
 	if t == nil {
 		return nil
 	}
@@ -220,7 +221,13 @@ func (r *Reconciler) markTarget(ctx context.Context, t *workloadv1alpha1.SyncTar
 	if err := r.Client.List(ctx, list); err != nil {
 		return err
 	}
-	c := fencedCondition(t.Name, list.Items)
+	fences := slices.DeleteFunc(list.Items, func(f storagev1alpha1.Fence) bool { return f.Name == decided.Name })
+	if !d.Done {
+		f := decided.DeepCopy()
+		f.Status.Phase, f.Status.Message = d.Phase, d.Message
+		fences = append(fences, *f)
+	}
+	c := fencedCondition(t.Name, fences)
 	c.ObservedGeneration = t.Generation
 	if !status.Changed(t.Status.Conditions, c) {
 		return nil

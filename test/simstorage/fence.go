@@ -112,3 +112,12 @@ func (s *Storage) SlowFencing(d time.Duration) {
 
 // Fenced tells whether member is fenced: one of its node CIDRs lies within a fenced CIDR.
 func (s *Storage) Fenced(member string) bool { return s.ledger.fenced(member) }
+
+// PowerOff says that member's nodes are powered off, as an admin who fences it manually
+// states: it reaches the storage no more, and the volumes it has attached do not keep them
+// from other members. PowerOn powers them on again, which is checked as an unfence is: a
+// member must not come back with an owned volume attached that another member attached.
+func (s *Storage) PowerOff(member string) { s.ledger.power(member, false) }
+
+// PowerOn powers member's nodes on again; see PowerOff.
+func (s *Storage) PowerOn(member string) { s.ledger.power(member, true) }

@@ -57,9 +57,9 @@ func (v Violation) String() string {
 type RefusalKind string
 
 const (
-	// AttachFenced: a fenced member asked to attach a volume.
+	// AttachFenced: a fenced member, or one powered off, asked to attach a volume.
 	AttachFenced RefusalKind = "AttachFenced"
-	// WriteFenced: a fenced member wrote to a volume it has attached.
+	// WriteFenced: a fenced member, or one powered off, wrote to a volume it has attached.
 	WriteFenced RefusalKind = "WriteFenced"
 	// WriteUnattached: a member wrote to a volume it does not have attached.
 	WriteUnattached RefusalKind = "WriteUnattached"
@@ -113,6 +113,7 @@ type ledger struct {
 	released   map[types.UID]bool
 	nodes      map[string][]netip.Prefix // each member's node CIDRs
 	fences     map[netip.Prefix]bool     // the CIDRs fenced now
+	off        map[string]bool           // the members whose nodes are powered off
 	violations []Violation
 	refusals   []Refusal
 }
@@ -128,7 +129,7 @@ type volumeState struct {
 func newLedger() *ledger {
 	return &ledger{
 		volumes: map[string]*volumeState{}, pvs: map[pvRef]string{}, released: map[types.UID]bool{},
-		nodes: map[string][]netip.Prefix{}, fences: map[netip.Prefix]bool{},
+		nodes: map[string][]netip.Prefix{}, fences: map[netip.Prefix]bool{}, off: map[string]bool{},
 	}
 }
 
@@ -180,13 +181,13 @@ func (l *ledger) attach(member, pv, handle string) error {
 		v.attached[member] = pv
 		return nil
 	}
-	if l.fencedLocked(member) {
+	if why := l.cutOffLocked(member); why != "" {
 		if v.firstRefusal(member, string(AttachFenced)) {
-			l.refuse(AttachFenced, handle, member, member+" is fenced")
+			l.refuse(AttachFenced, handle, member, member+" is "+why)
 		}
-		return fmt.Errorf("volume %s: %w: %s is fenced", handle, errRefused, member)
+		return fmt.Errorf("volume %s: %w: %s is %s", handle, errRefused, member, why)
 	}
-	if others := slices.DeleteFunc(sortedKeys(v.attached), l.fencedLocked); v.Owned() && len(others) > 0 {
+	if others := slices.DeleteFunc(sortedKeys(v.attached), l.isCutOffLocked); v.Owned() && len(others) > 0 {
 		if v.firstRefusal(member, string(AttachRefused)) {
 			l.violate(AttachRefused, handle, append(others, member), fmt.Sprintf("%s asked to attach an owned volume attached to %v", member, others))
 		}
@@ -284,7 +285,7 @@ func (l *ledger) fence(cidrs []string, fenced bool) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	was := slices.DeleteFunc(sortedKeys(l.nodes), func(m string) bool { return !l.fencedLocked(m) })
+	was := slices.DeleteFunc(sortedKeys(l.nodes), func(m string) bool { return !l.isCutOffLocked(m) })
 	for _, p := range prefixes {
 		if fenced {
 			l.fences[p] = true
@@ -292,11 +293,37 @@ func (l *ledger) fence(cidrs []string, fenced bool) error {
 			delete(l.fences, p)
 		}
 	}
-	for _, m := range slices.DeleteFunc(was, l.fencedLocked) {
+	for _, m := range slices.DeleteFunc(was, l.isCutOffLocked) {
 		l.unfencedLocked(m)
 	}
 	return nil
 }
+
+// power powers the member's nodes off (on false) or on again. Nodes that are off reach the
+// storage no more than fenced ones; powering on is checked as an unfence is.
+func (l *ledger) power(member string, on bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	was := l.isCutOffLocked(member)
+	l.off[member] = !on
+	if was && !l.isCutOffLocked(member) {
+		l.unfencedLocked(member)
+	}
+}
+
+// cutOffLocked tells why member cannot reach the storage: "fenced", "powered off", or ""
+// when it can; the caller holds the lock.
+func (l *ledger) cutOffLocked(member string) string {
+	switch {
+	case l.fencedLocked(member):
+		return "fenced"
+	case l.off[member]:
+		return "powered off"
+	}
+	return ""
+}
+
+func (l *ledger) isCutOffLocked(member string) bool { return l.cutOffLocked(member) != "" }
 
 // unfencedLocked records a violation for each owned volume that member, just unfenced, has
 // attached while another unfenced member has it attached too; the caller holds the lock.
@@ -306,7 +333,7 @@ func (l *ledger) unfencedLocked(member string) {
 		if _, ok := v.attached[member]; !ok || !v.Owned() {
 			continue
 		}
-		others := slices.DeleteFunc(sortedKeys(v.attached), func(o string) bool { return o == member || l.fencedLocked(o) })
+		others := slices.DeleteFunc(sortedKeys(v.attached), func(o string) bool { return o == member || l.isCutOffLocked(o) })
 		if len(others) > 0 {
 			l.violate(UnfencedWhileAttachedElsewhere, handle, append([]string{member}, others...),
 				fmt.Sprintf("%s unfenced while it has an owned volume attached that %v attached too", member, others))
@@ -359,8 +386,8 @@ func (l *ledger) write(member, handle, record string) error {
 	switch {
 	case !attached:
 		return l.refuseWrite(WriteUnattached, handle, member, "the volume is not attached to "+member)
-	case l.fencedLocked(member):
-		return l.refuseWrite(WriteFenced, handle, member, member+" is fenced")
+	case l.isCutOffLocked(member):
+		return l.refuseWrite(WriteFenced, handle, member, member+" is "+l.cutOffLocked(member))
 	}
 	l.accept(v, member, record)
 	return nil

@@ -203,6 +203,24 @@ func TestLedgerUnfenceAfterLettingGo(t *testing.T) {
 	}
 }
 
+func TestLedgerPoweredOff(t *testing.T) {
+	l := fencedLedger(t)
+	if err := l.attach("m1", "pv-a", "rwo"); err != nil {
+		t.Fatal(err)
+	}
+	l.power("m1", false)
+	if err := l.write("m1", "rwo", "r"); !errors.Is(err, ErrWriteRefused) {
+		t.Fatalf("a write from a powered-off member: got %v, want refused", err)
+	}
+	if err := l.attach("m2", "pv-b", "rwo"); err != nil {
+		t.Fatalf("a powered-off holder kept an owned volume from another member: %v", err)
+	}
+	l.power("m1", true)
+	if err := l.check(UnfencedWhileAttachedElsewhere); err == nil {
+		t.Fatal("powering on a member still attached beside another was not a violation")
+	}
+}
+
 func TestLedgerWrites(t *testing.T) {
 	l := fencedLedger(t)
 	if err := l.write("m1", "rwo", "unattached"); !errors.Is(err, ErrWriteRefused) {

@@ -69,6 +69,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // the fencing controller has not said what to fence yet
 	}
 	if nf == nil {
+		if r.unfenced(f) {
+			return ctrl.Result{}, nil // done; the NetworkFence went after the unfence
+		}
 		return ctrl.Result{}, r.create(ctx, f)
 	}
 	if want := csiaddonsv1alpha1.FenceState(f.Spec.State); nf.Spec.FenceState != want {
@@ -90,6 +93,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // executes tells whether the Fence is this target's to execute now.
 func (r *Reconciler) executes(f *storagev1alpha1.Fence) bool {
 	return f.Spec.Mode != storagev1alpha1.Manual && r.Target.ReportsStatus(f)
+}
+
+// unfenced tells whether this target reported that its NetworkFence unfenced the Fence's
+// target.
+func (r *Reconciler) unfenced(f *storagev1alpha1.Fence) bool {
+	x := f.Status.NetworkFence
+	return x != nil && f.Spec.State == storagev1alpha1.Unfenced && x.ReportedBy == r.SyncTargetName && x.FenceState == storagev1alpha1.Unfenced &&
+		x.Result == string(csiaddonsv1alpha1.FencingOperationResultSucceeded) && x.Message == csiaddonsv1alpha1.UnFenceOperationSuccessfulMessage
 }
 
 func networkFenceName(fence string) string { return "custody-" + fence }

@@ -78,23 +78,26 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 		Complete(r)
 }
 
-// Reconcile reads the member's StorageClasses, renews the Lease when it is due and reports
-// the member, then comes back when the next renewal is due. While the member does not
+// Reconcile reads the member's StorageClasses, reports the member, renews the Lease when it
+// is due, then comes back when the next renewal is due. While the member does not
 // answer, the Lease is not renewed: a target whose member is down is not Ready.
 func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
 	classes := &storagev1.StorageClassList{}
 	if err := r.MemberReader.List(ctx, classes); err != nil {
 		return ctrl.Result{}, fmt.Errorf("reading the member's storage classes: %w", err)
 	}
-	next, err := r.ensureLease(ctx)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
+	// The report goes first: once the renewed Lease makes the target Ready again, what the
+	// hub reads of it as clean is what this syncer found, not what it reported before it
+	// was lost.
 	clean, err := r.clean(ctx, classes.Items)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.ensureStatus(ctx, classes.Items, clean); err != nil {
+		return ctrl.Result{}, err
+	}
+	next, err := r.ensureLease(ctx)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: next}, nil
@@ -229,6 +232,9 @@ func (r *Reconciler) clean(ctx context.Context, classes []storagev1.StorageClass
 		}
 		held[d] = append(held[d], key.String())
 	}
+	if err := r.heldVolumes(ctx, domainOf, held); err != nil {
+		return nil, err
+	}
 	out := make([]metav1.Condition, 0, len(held))
 	for d, claims := range held {
 		c := metav1.Condition{Type: workloadv1alpha1.CleanCondition(d), Status: metav1.ConditionTrue, Reason: "Clean",
@@ -236,12 +242,41 @@ func (r *Reconciler) clean(ctx context.Context, classes []storagev1.StorageClass
 		if len(claims) > 0 {
 			slices.Sort(claims)
 			c.Status, c.Reason = metav1.ConditionFalse, "HoldsVolumes"
-			c.Message = fmt.Sprintf("the member still holds %d claims of storage domain %s that the hub no longer gives it, e.g. %s", len(claims), d, claims[0])
+			c.Message = fmt.Sprintf("the member still holds %d claims or volumes of storage domain %s that the hub no longer gives it, e.g. %s", len(claims), d, claims[0])
 		}
 		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b metav1.Condition) int { return strings.Compare(a.Type, b.Type) })
 	return out, nil
+}
+
+// heldVolumes adds to held, per domain, the member's PVs that stand for a hub PV the hub no
+// longer gives the target. A PV stays while the storage has it attached (its attacher's
+// finalizer), so the member is clean only once the storage let go of it.
+func (r *Reconciler) heldVolumes(ctx context.Context, domainOf map[string]string, held map[string][]string) error {
+	pvs := transform.EmptyList(transform.PVGVK)
+	if err := r.Member.List(ctx, pvs, client.MatchingLabelsSelector{Selector: r.Target.Selector()}); err != nil {
+		return fmt.Errorf("reading the member's volumes: %w", err)
+	}
+	for i := range pvs.Items {
+		pv := &pvs.Items[i]
+		class, _, _ := unstructured.NestedString(pv.Object, "spec", "storageClassName")
+		hubName := pv.GetAnnotations()[transform.HubNameAnnotation]
+		d := domainOf[class]
+		if d == "" || hubName == "" {
+			continue
+		}
+		up := transform.Empty(transform.PVGVK)
+		err := r.Hub.Get(ctx, client.ObjectKey{Name: hubName}, up)
+		if state, _ := r.Target.State(up); err == nil && state == workloadv1alpha1.ResourceStateSync {
+			continue
+		}
+		if client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		held[d] = append(held[d], "PersistentVolume "+pv.GetName())
+	}
+	return nil
 }
 
 // classInfo is what the SyncTarget reports of one StorageClass.

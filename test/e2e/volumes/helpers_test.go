@@ -148,6 +148,15 @@ func setCordon(ctx context.Context, target string, cordoned bool) {
 	Expect(hub.Patch(ctx, t, patch)).To(Succeed())
 }
 
+// setFenceDelay sets the target's own fence delay; nil takes it away.
+func setFenceDelay(ctx context.Context, target string, delay *metav1.Duration) {
+	t := &workloadv1alpha1.SyncTarget{}
+	Expect(hub.Get(ctx, client.ObjectKey{Name: target}, t)).To(Succeed())
+	patch := client.MergeFrom(t.DeepCopy())
+	t.Spec.FenceDelay = delay
+	Expect(hub.Patch(ctx, t, patch)).To(Succeed())
+}
+
 // other is the member of Location "loc" that is not key.
 func other(key string) string {
 	if key == "m1" {

@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 )
@@ -30,6 +31,10 @@ var _ = Describe("An outage during an owned move", Ordered, func() {
 		h := handle(ctx, vo.Status.VolumeName)
 		setCordon(ctx, from, true)
 		DeferCleanup(setCordon, context.Background(), from, false)
+		// The outage outlasts the default fence delay: the owner's own delay keeps the move
+		// waiting for its acknowledgement, which is what is timed here.
+		setFenceDelay(ctx, from, &metav1.Duration{Duration: 10 * time.Minute})
+		DeferCleanup(setFenceDelay, context.Background(), from, (*metav1.Duration)(nil))
 		outage(from)
 		start := time.Now()
 		waitFor(ctx, ns, "data", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
