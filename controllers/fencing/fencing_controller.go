@@ -185,7 +185,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, f *storagev1alpha1.Fence, 
 	if (d.Phase == storagev1alpha1.FenceFenced) == (f.Spec.State == storagev1alpha1.Fenced) && d.Phase != storagev1alpha1.FenceFailed {
 		ready = metav1.ConditionTrue
 	}
-	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: "Ready", Status: ready, Reason: d.Reason, Message: d.Message, ObservedGeneration: f.Generation})
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: storagev1alpha1.ConditionReady, Status: ready, Reason: d.Reason, Message: d.Message, ObservedGeneration: f.Generation})
 	if target != nil && target.Spec.Fencing != nil {
 		if st.NetworkFence == nil {
 			st.NetworkFence = &storagev1alpha1.NetworkFenceStatus{}

@@ -1,10 +1,11 @@
 package v1alpha1
 
-// Condition types of a VolumeOwnership. Their reasons are the reasons below, the same as the
-// record's own reason.
+// Condition types of a VolumeOwnership and a Fence. A VolumeOwnership's reasons are the
+// reasons below, the same as the record's own reason; a Fence's are its status.reason.
 const (
 	// ConditionReady is True while the volume is usable where its namespace runs: bound on
-	// its owner (and sharers), nothing in the way.
+	// its owner (and sharers), nothing in the way. On a Fence: True while the storage is as
+	// spec.state asks.
 	ConditionReady = "Ready"
 	// ConditionProgressing is True while provisioning, a move or a deletion is under way.
 	ConditionProgressing = "Progressing"
