@@ -2,15 +2,22 @@
 // with simulated storage, the SyncTargets and Locations that describe them, the hub
 // controllers and one syncer per member. It writes a kubeconfig per cluster to its state
 // directory and runs until interrupted. `make run` builds and starts it.
+//
+// While it runs, it serves a control API on a unix socket in its state directory, which its
+// subcommands call from another terminal: `custody-dev stop MEMBER` loses a member (its
+// syncer and API server stop; with --partition only its syncer), `custody-dev start MEMBER`
+// brings it back, and `custody-dev status` lists what of each member runs.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -21,6 +28,11 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 {
+		if c := findCommand(os.Args[1]); c != nil {
+			os.Exit(commandMain(c, os.Args[2:]))
+		}
+	}
 	var (
 		dir                string
 		locations, members int
@@ -28,20 +40,52 @@ func main() {
 		heartbeat          time.Duration
 		metricsAddr        string
 	)
-	flag.StringVar(&dir, "dir", ".custody", "Directory for the clusters' state and kubeconfigs; kept between runs.")
+	flag.StringVar(&dir, "dir", defaultDir, "Directory for the clusters' state and kubeconfigs; kept between runs.")
 	flag.IntVar(&locations, "locations", 2, "Number of Locations, each over a storage domain of its own.")
 	flag.IntVar(&members, "members", 2, "Number of member clusters in each Location.")
 	flag.BoolVar(&wipe, "wipe", false, "Start from nothing: remove the state of earlier runs first.")
-	flag.DurationVar(&heartbeat, "heartbeat-period", 2*time.Second, "How often each syncer renews its heartbeat.")
+	flag.DurationVar(&heartbeat, "heartbeat-period", 2*time.Second, "How often each syncer renews its heartbeat. A target is Unreachable after three periods without one, and an owner Unreachable for three times that is fenced off its volumes.")
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "127.0.0.1:8080", "Where the controller serves its Prometheus metrics; 0 disables them.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
+	flag.Usage = usage
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "custody-dev: unexpected arguments %q: a command comes first, as in custody-dev stop MEMBER --dir DIR\n", flag.Args())
+		os.Exit(2)
+	}
 
 	if err := run(dir, locations, members, wipe, heartbeat, metricsAddr, zapOpts); err != nil {
 		fmt.Fprintln(os.Stderr, "custody-dev:", err)
 		os.Exit(1)
 	}
+}
+
+// usage prints how to run custody-dev and its commands, and its flags.
+func usage() {
+	w := flag.CommandLine.Output()
+	fmt.Fprint(w, "Usage:\n  custody-dev [flags]\n      Run Custody locally until interrupted.\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %s\n      %s.\n", c.usage(), c.summary)
+	}
+	fmt.Fprintln(w, "\nFlags:")
+	flag.PrintDefaults()
+}
+
+// commandMain runs a command and returns the process's exit code: 2 for a command line that
+// does not parse, 1 for a command that fails.
+func commandMain(c *command, args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := runCommand(ctx, c, args, os.Stdout, os.Stderr)
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	}
+	fmt.Fprintln(os.Stderr, "custody-dev:", err)
+	return 1
 }
 
 func run(dir string, locations, members int, wipe bool, heartbeat time.Duration, metricsAddr string, zapOpts zap.Options) error {
@@ -86,15 +130,21 @@ func run(dir string, locations, members int, wipe bool, heartbeat time.Duration,
 	if err := env.WaitReady(ctx); err != nil {
 		return err
 	}
+	if shutdown, err := serveControl(ctx, env, filepath.Join(dir, socketName), os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "custody-dev: no control socket, so stop, start and status cannot reach this run:", err)
+	} else {
+		defer shutdown()
+	}
 	printUsage(env, dir, time.Since(start))
 	<-ctx.Done()
 	return nil
 }
 
 func printUsage(env *environment.Environment, dir string, took time.Duration) {
+	// Paths under the working directory are shown relative to it, others in full.
 	rel := func(p string) string {
 		if wd, err := os.Getwd(); err == nil {
-			if r, err := filepath.Rel(wd, p); err == nil {
+			if r, err := filepath.Rel(wd, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
 				return r
 			}
 		}
@@ -105,13 +155,20 @@ func printUsage(env *environment.Environment, dir string, took time.Duration) {
 	for _, m := range env.Members {
 		fmt.Printf("  %s: %s\n", m.Name, rel(m.Kubeconfig))
 	}
+	dirFlag := ""
+	if d := rel(dir); d != defaultDir {
+		dirFlag = " --dir " + d
+	}
 	fmt.Printf(`
 Try:
   kubectl get synctargets,locations
   PATH=$PWD/bin:$PATH kubectl custody targets
   PATH=$PWD/bin:$PATH kubectl custody volumes -A
+  %[1]s status%[2]s
+  %[1]s stop %[3]s%[2]s     # lose a member (--partition: only its syncer)
+  %[1]s start %[3]s%[2]s    # and bring it back
 
-Logs go to %s. State is kept in %s for the next start (--wipe starts
+Logs go to %[4]s. State is kept in %[5]s for the next start (--wipe starts
 afresh). Ctrl-C stops everything.
-`, rel(filepath.Join(dir, "custody.log")), rel(dir))
+`, rel(os.Args[0]), dirFlag, env.Members[0].Name, rel(filepath.Join(dir, "custody.log")), rel(dir))
 }

@@ -4,5 +4,7 @@
 // the local environment (cmd/custody-dev, `make run`) start it the same way.
 //
 // Each syncer and the controller run as goroutines that can be stopped and started again,
-// as the fault tests need.
+// as the fault tests need. StopMember loses a member (its syncer and API server stop) or
+// partitions it (its syncer stops), and StartMember brings it back: custody-dev's stop and
+// start commands call them.
 package environment

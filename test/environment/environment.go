@@ -83,6 +83,11 @@ type Environment struct {
 	mu         sync.Mutex
 	controller *runner
 	syncers    map[string]*runner
+	// apiServerDown holds the members whose API server StopMember stopped.
+	apiServerDown map[string]bool
+
+	// lifecycle serializes StopMember and StartMember.
+	lifecycle sync.Mutex
 }
 
 // Start starts the bed, registers its members and Locations on the hub, and runs the
@@ -101,7 +106,7 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Environment{Bed: bed, opts: o, syncers: map[string]*runner{}}
+	e := &Environment{Bed: bed, opts: o, syncers: map[string]*runner{}, apiServerDown: map[string]bool{}}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, e.Stop())
@@ -292,7 +297,12 @@ func run(f func(context.Context) error) *runner {
 	return r
 }
 
+// stop cancels the goroutine and returns its error, but for the cancellation itself, which a
+// goroutine stopped before it got going returns.
 func (r *runner) stop() error {
 	r.cancel()
-	return <-r.done
+	if err := <-r.done; !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
 }

@@ -1,0 +1,427 @@
+package volumes
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/test/environment"
+	"github.com/custody-dev/custody/test/simstorage"
+)
+
+// The lost-owner flow: an owned volume whose owner stops answering moves to the survivor once
+// a Fence cut the owner off the storage, and the owner gets the storage back only after it
+// returned and let go of what the hub no longer gives it. The storage's oracle is checked
+// after each spec (see the suite's AfterEach), and the writes after each failover.
+var _ = Describe("A lost owner", func() {
+	It("is fenced and its volume bound on the survivor, with every acknowledged write", func(ctx SpecContext) {
+		ns, lost, h := ownedVolume(ctx)
+		write(lost, h, "before", 5)
+		start := time.Now()
+		loseMember(ctx, lost, false)
+		survivor := failedOver(ctx, ns, lost)
+		AddReportEntry("member lost to volume bound on the survivor", ReportEntryVisibilityAlways,
+			fmt.Sprintf("%s with a %s heartbeat", time.Since(start).Round(100*time.Millisecond), env.HeartbeatPeriod()))
+		Expect(storage.Write(lost, h, "after the fence")).To(MatchError(simstorage.ErrWriteRefused))
+		write(survivor, h, "on the survivor", 5)
+		Expect(storage.Records(h)).To(HaveLen(10))
+		Expect(storage.CheckWrites()).To(Succeed())
+		Expect(metric("custody_fence_duration_seconds")).To(BeNumerically(">", 0), "no time to fence observed")
+		Expect(metric("custody_volume_failover_duration_seconds")).To(BeNumerically(">", 0), "no failover observed")
+		Expect(metric("custody_fences")).To(BeNumerically(">", 0), "no Fence counted")
+		comesBack(ctx, lost, ns)
+	})
+
+	It("in a partition stops being written at the fence, and takes work again once clean", func(ctx SpecContext) {
+		ns, lost, h := ownedVolume(ctx)
+		w := startWriter(lost, h)
+		Eventually(w.accepted).Should(BeNumerically(">", 0))
+		loseMember(ctx, lost, true)
+		survivor := failedOver(ctx, ns, lost)
+		w.stop()
+		AddReportEntry("partitioned writer", ReportEntryVisibilityAlways, w.String())
+		Expect(w.refusedFenced()).To(BeTrue(), "the writer never met the fence: %s", w)
+		Expect(storage.CheckWrites()).To(Succeed(), "a write from the fenced member was accepted, or an acknowledged one lost")
+		write(survivor, h, "on the survivor", 3)
+		comesBack(ctx, lost, ns)
+		takesWork(ctx, lost)
+	})
+
+	It("is fenced by another executor when the first is lost mid-fence", func(ctx SpecContext) {
+		ns, lost, _ := ownedVolume(ctx)
+		slowFencing(3 * time.Second)
+		loseMember(ctx, lost, false)
+		f := waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
+			g.Expect(f.Status.Phase).To(Equal(storagev1alpha1.FenceFencing))
+			g.Expect(f.Status.Executor).NotTo(BeEmpty())
+		})
+		first := f.Status.Executor
+		loseMember(ctx, first, true)
+		waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
+			g.Expect(f.Status.Phase).To(Equal(storagev1alpha1.FenceFenced))
+			g.Expect(f.Status.Executor).NotTo(BeElementOf(first, lost))
+		})
+		Expect(env.StartMember(ctx, first)).To(Succeed())
+		failedOver(ctx, ns, lost)
+		comesBack(ctx, lost, ns)
+	})
+
+	It("fails over and comes back with the controller restarted at every step", func(ctx SpecContext) {
+		ns, lost, h := ownedVolume(ctx)
+		write(lost, h, "before", 3)
+		slowFencing(2 * time.Second)
+		loseMember(ctx, lost, false)
+		steps := []func(g Gomega, f *storagev1alpha1.Fence){
+			func(g Gomega, f *storagev1alpha1.Fence) {
+				g.Expect(f.Status.Phase).To(Equal(storagev1alpha1.FenceFencing))
+			},
+			func(g Gomega, f *storagev1alpha1.Fence) {
+				g.Expect(f.Status.Phase).To(Equal(storagev1alpha1.FenceFenced))
+			},
+		}
+		for _, step := range steps {
+			waitFence(ctx, lost, step)
+			restartController()
+		}
+		failedOver(ctx, ns, lost)
+		restartController()
+		Expect(env.StartMember(ctx, lost)).To(Succeed())
+		waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
+			g.Expect(f.Spec.State).To(Equal(storagev1alpha1.Unfenced))
+		})
+		restartController()
+		comesBack(ctx, lost, ns)
+		Expect(storage.CheckWrites()).To(Succeed())
+	})
+
+	It("that is back before the fence completed gets it lifted", func(ctx SpecContext) {
+		ns, lost, h := ownedVolume(ctx)
+		write(lost, h, "before", 3)
+		slowFencing(6 * time.Second)
+		loseMember(ctx, lost, false)
+		waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
+			g.Expect(f.Status.Phase).To(Equal(storagev1alpha1.FenceFencing))
+		})
+		Expect(env.StartMember(ctx, lost)).To(Succeed())
+		comesBack(ctx, lost, ns)
+		vo := bound(ctx, ns, "data")
+		holders(ctx, h, vo.Status.Owner)
+		write(vo.Status.Owner, h, "after", 3)
+		Expect(storage.CheckWrites()).To(Succeed())
+	})
+
+	It("whose fence fails keeps its volume until the retried fence succeeds", func(ctx SpecContext) {
+		ns, lost, _ := ownedVolume(ctx)
+		const failure = "the storage array refused the fence"
+		storage.FailFencing(failure)
+		DeferCleanup(storage.FailFencing, "")
+		loseMember(ctx, lost, false)
+		waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
+			g.Expect(f.Status.Phase).To(Equal(storagev1alpha1.FenceFailed))
+			g.Expect(f.Status.Message).To(ContainSubstring(failure))
+		})
+		Eventually(func(g Gomega) {
+			c := targetCondition(ctx, g, lost, workloadv1alpha1.ConditionFenced)
+			g.Expect(c.Reason).To(Equal(storagev1alpha1.ReasonFenceFailed))
+			g.Expect(c.Message).To(ContainSubstring(failure))
+		}).WithContext(ctx).Should(Succeed())
+		waitFor(ctx, ns, "data", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
+			g.Expect(st.Reason).To(Equal(storagev1alpha1.ReasonFenceFailed))
+		})
+		Consistently(func(g Gomega) {
+			g.Expect(ownership(ctx, ns, "data").Status.Owner).To(Equal(lost))
+			g.Expect(storage.Fenced(lost)).To(BeFalse())
+		}).WithContext(ctx).Should(Succeed())
+		storage.FailFencing("")
+		failedOver(ctx, ns, lost)
+		comesBack(ctx, lost, ns)
+	})
+
+	It("without network fencing waits for an admin's manual fence", func(ctx SpecContext) {
+		ns, lost, _ := ownedVolume(ctx)
+		fencing := withoutFencing(ctx, lost)
+		loseMember(ctx, lost, false)
+		// The admin powers the member off before saying so; its nodes stay off the storage
+		// until Custody lifted the Fence.
+		storage.PowerOff(lost)
+		DeferCleanup(storage.PowerOn, lost)
+		waitFor(ctx, ns, "data", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
+			g.Expect(st.Reason).To(Equal(storagev1alpha1.ReasonOwnerLostNoFencing))
+			g.Expect(st.Message).To(ContainSubstring("kubectl custody fence " + lost + " --powered-off"))
+		})
+		Consistently(func() bool {
+			return apierrors.IsNotFound(hub.Get(ctx, client.ObjectKey{Name: storagev1alpha1.FenceName(lost, domain)}, &storagev1alpha1.Fence{}))
+		}).WithContext(ctx).Should(BeTrue(), "a Fence was asked for a target that cannot be network fenced")
+		Expect(hub.Create(ctx, &storagev1alpha1.Fence{
+			ObjectMeta: metav1.ObjectMeta{Name: storagev1alpha1.FenceName(lost, domain)},
+			Spec:       storagev1alpha1.FenceSpec{TargetName: lost, Domain: domain, State: storagev1alpha1.Fenced, Mode: storagev1alpha1.Manual},
+		})).To(Succeed())
+		failedOver(ctx, ns, lost)
+		restoreFencing(ctx, lost, fencing)
+		comesBack(ctx, lost, ns)
+		storage.PowerOn(lost)
+	})
+
+	It("whose Fenced Fence a user deletes stays fenced until it is back and clean", func(ctx SpecContext) {
+		ns, lost, _ := ownedVolume(ctx)
+		loseMember(ctx, lost, false)
+		failedOver(ctx, ns, lost)
+		f := &storagev1alpha1.Fence{ObjectMeta: metav1.ObjectMeta{Name: storagev1alpha1.FenceName(lost, domain)}}
+		Expect(hub.Delete(ctx, f)).To(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(f), f)).To(Succeed())
+			g.Expect(f.Status.Phase).To(Equal(storagev1alpha1.FenceFenced))
+			g.Expect(storage.Fenced(lost)).To(BeTrue())
+		}).WithContext(ctx).Should(Succeed())
+		comesBack(ctx, lost, ns)
+	})
+})
+
+// ownedVolume binds an owned volume "data" in a new namespace of Location "loc", and returns
+// the namespace, the owner and the volume's handle.
+func ownedVolume(ctx context.Context) (string, string, string) {
+	GinkgoHelper()
+	ns := app(ctx, "loc")
+	claim(ctx, ns, "data", corev1.ReadWriteOnce)
+	vo := bound(ctx, ns, "data")
+	h := handle(ctx, vo.Status.VolumeName)
+	holders(ctx, h, vo.Status.Owner)
+	return ns, vo.Status.Owner, h
+}
+
+// loseMember stops the member's syncer and, unless partition, its API server; the spec's
+// cleanup brings back whatever is still stopped.
+func loseMember(ctx context.Context, name string, partition bool) {
+	GinkgoHelper()
+	Expect(env.StopMember(name, partition)).To(Succeed())
+	DeferCleanup(func(ctx SpecContext) {
+		if s := memberStatus(name); !s.Syncer {
+			Expect(env.StartMember(ctx, name)).To(Succeed())
+		}
+		Expect(env.WaitReady(ctx)).To(Succeed())
+		gone(ctx, &storagev1alpha1.Fence{ObjectMeta: metav1.ObjectMeta{Name: storagev1alpha1.FenceName(name, domain)}})
+	})
+}
+
+// memberStatus says what of the member runs.
+func memberStatus(name string) environment.MemberStatus {
+	GinkgoHelper()
+	s, err := env.MemberStatus(name)
+	Expect(err).NotTo(HaveOccurred())
+	return s
+}
+
+// failedOver waits until the volume "data" of ns is Bound on the other member of "loc",
+// after a Fence of lost held, and returns the survivor.
+func failedOver(ctx context.Context, ns, lost string) string {
+	GinkgoHelper()
+	survivor := other(lost)
+	vo := waitFor(ctx, ns, "data", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
+		g.Expect(st.Phase).To(Equal(storagev1alpha1.Bound))
+		g.Expect(st.Owner).To(Equal(survivor))
+	})
+	if f := waitFence(ctx, lost, func(Gomega, *storagev1alpha1.Fence) {}); f.Spec.Mode == storagev1alpha1.Network {
+		Expect(storage.Fenced(lost)).To(BeTrue(), "%s took the volume while %s was not fenced", survivor, lost)
+	}
+	Expect(reasons(vo)).To(ContainElement(storagev1alpha1.ReasonOwnerFenced))
+	Expect(targetCondition(ctx, Default, lost, workloadv1alpha1.ConditionFenced).Status).To(Equal(metav1.ConditionTrue))
+	// The lost member keeps its attachment until it is back; fenced, it cannot use it.
+	Eventually(func() []string { return volume(handle(ctx, vo.Status.VolumeName)).Holders }).WithContext(ctx).Should(ContainElement(survivor))
+	return survivor
+}
+
+// comesBack waits until the lost member is back: its copy of the claim is gone, it reported
+// clean, it is unfenced in the storage, its Fence and every NetworkFence are gone, and it is
+// neither Fenced nor unready.
+func comesBack(ctx context.Context, lost, ns string) {
+	GinkgoHelper()
+	if s := memberStatus(lost); !s.Syncer {
+		Expect(env.StartMember(ctx, lost)).To(Succeed())
+	}
+	Eventually(func(g Gomega) {
+		err := member(lost).Client.Get(ctx, downClaim(lost, ns, "data"), &corev1.PersistentVolumeClaim{})
+		if vo := ownership(ctx, ns, "data"); vo.Status.Owner != lost {
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the claim's copy is still in %s", lost)
+		}
+		g.Expect(apierrors.IsNotFound(hub.Get(ctx, client.ObjectKey{Name: storagev1alpha1.FenceName(lost, domain)}, &storagev1alpha1.Fence{}))).To(BeTrue(), "the Fence is still there")
+		g.Expect(storage.Fenced(lost)).To(BeFalse())
+		g.Expect(targetCondition(ctx, g, lost, workloadv1alpha1.ConditionFenced).Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(targetCondition(ctx, g, lost, workloadv1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+		for _, m := range env.Members {
+			list := &csiaddonsv1alpha1.NetworkFenceList{}
+			g.Expect(m.Client.List(ctx, list)).To(Succeed())
+			g.Expect(list.Items).To(BeEmpty(), "NetworkFences left in %s", m.Name)
+		}
+	}).WithContext(ctx).Should(Succeed())
+}
+
+// takesWork shows that the target takes work again: with the other member of "loc" cordoned,
+// a new namespace's volume is provisioned on it.
+func takesWork(ctx context.Context, target string) {
+	GinkgoHelper()
+	setCordon(ctx, other(target), true)
+	DeferCleanup(setCordon, context.Background(), other(target), false)
+	_, owner, _ := ownedVolume(ctx)
+	Expect(owner).To(Equal(target))
+}
+
+func targetCondition(ctx context.Context, g Gomega, target, kind string) metav1.Condition {
+	t := &workloadv1alpha1.SyncTarget{}
+	g.Expect(hub.Get(ctx, client.ObjectKey{Name: target}, t)).To(Succeed())
+	c := meta.FindStatusCondition(t.Status.Conditions, kind)
+	g.Expect(c).NotTo(BeNil(), "%s has no condition %s", target, kind)
+	return *c
+}
+
+// waitFence waits until the Fence of target in the suite's domain passes check.
+func waitFence(ctx context.Context, target string, check func(g Gomega, f *storagev1alpha1.Fence)) *storagev1alpha1.Fence {
+	GinkgoHelper()
+	f := &storagev1alpha1.Fence{}
+	Eventually(func(g Gomega) {
+		g.Expect(hub.Get(ctx, client.ObjectKey{Name: storagev1alpha1.FenceName(target, domain)}, f)).To(Succeed())
+		check(g, f)
+	}).WithContext(ctx).Should(Succeed())
+	return f
+}
+
+func reasons(vo *storagev1alpha1.VolumeOwnership) []string {
+	out := make([]string, 0, len(vo.Status.Transitions))
+	for _, t := range vo.Status.Transitions {
+		out = append(out, t.Reason)
+	}
+	return out
+}
+
+// write writes n records as member, every one acknowledged.
+func write(member, h, prefix string, n int) {
+	GinkgoHelper()
+	for i := range n {
+		Expect(storage.Write(member, h, fmt.Sprintf("%s %s %d", member, prefix, i))).To(Succeed())
+	}
+}
+
+// slowFencing makes the storage take d for each fencing operation during the spec.
+func slowFencing(d time.Duration) {
+	storage.SlowFencing(d)
+	DeferCleanup(storage.SlowFencing, time.Duration(0))
+}
+
+func restartController() {
+	GinkgoHelper()
+	Expect(env.StopController()).To(Succeed())
+	Expect(env.StartController()).To(Succeed())
+}
+
+// withoutFencing takes the target's spec.fencing away and returns it.
+func withoutFencing(ctx context.Context, target string) *workloadv1alpha1.FencingSpec {
+	GinkgoHelper()
+	t := &workloadv1alpha1.SyncTarget{}
+	Expect(hub.Get(ctx, client.ObjectKey{Name: target}, t)).To(Succeed())
+	fencing := t.Spec.Fencing
+	restoreFencing(ctx, target, nil)
+	DeferCleanup(restoreFencing, context.Background(), target, fencing)
+	return fencing
+}
+
+func restoreFencing(ctx context.Context, target string, fencing *workloadv1alpha1.FencingSpec) {
+	GinkgoHelper()
+	t := &workloadv1alpha1.SyncTarget{}
+	Expect(hub.Get(ctx, client.ObjectKey{Name: target}, t)).To(Succeed())
+	patch := client.MergeFrom(t.DeepCopy())
+	t.Spec.Fencing = fencing
+	Expect(hub.Patch(ctx, t, patch)).To(Succeed())
+}
+
+// writer stands in for an application on a member: it writes a record every 20ms and
+// remembers which the storage acknowledged.
+type writer struct {
+	member, handle string
+	cancel         context.CancelFunc
+	done           chan struct{}
+
+	mu                 sync.Mutex
+	acked, refused     int
+	refusedWhileFenced bool
+}
+
+func startWriter(member, h string) *writer {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &writer{member: member, handle: h, cancel: cancel, done: make(chan struct{})}
+	go w.run(ctx)
+	DeferCleanup(w.stop)
+	return w
+}
+
+func (w *writer) run(ctx context.Context) {
+	defer close(w.done)
+	for i := 0; ; i++ {
+		err := storage.Write(w.member, w.handle, fmt.Sprintf("%s writer %d", w.member, i))
+		w.mu.Lock()
+		if err == nil {
+			w.acked++
+		} else {
+			w.refused++
+			w.refusedWhileFenced = w.refusedWhileFenced || storage.Fenced(w.member)
+		}
+		w.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func (w *writer) stop() {
+	w.cancel()
+	<-w.done
+}
+
+func (w *writer) accepted() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.acked
+}
+
+func (w *writer) refusedFenced() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.refusedWhileFenced
+}
+
+func (w *writer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return fmt.Sprintf("%d writes acknowledged, %d refused", w.acked, w.refused)
+}
+
+// metric sums what the controller's metric name reports: a gauge's values, or a histogram's
+// observation count.
+func metric(name string) float64 {
+	GinkgoHelper()
+	families, err := metrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	sum := 0.0
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			sum += m.GetGauge().GetValue() + float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	return sum
+}

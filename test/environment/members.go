@@ -1,0 +1,154 @@
+package environment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/custody-dev/custody/test/testbed"
+)
+
+// log logs what happens to the members.
+var log = ctrl.Log.WithName("environment")
+
+// ErrNoMember is returned for a name that is not one of the environment's members.
+var ErrNoMember = errors.New("no such member")
+
+// StateError is returned for a member that is already as asked: stopping a stopped member,
+// or starting a running one.
+type StateError struct{ Message string }
+
+func (e *StateError) Error() string { return e.Message }
+
+// MemberStatus says what of a member runs.
+type MemberStatus struct {
+	Name     string `json:"name"`
+	Location string `json:"location"`
+	// APIServer is true while its API server runs.
+	APIServer bool `json:"apiServer"`
+	// Syncer is true while its syncer runs.
+	Syncer bool `json:"syncer"`
+}
+
+// StopMember loses the named member: it stops its syncer and its API server, as if the
+// member were gone; its etcd and kube-controller-manager keep running, as
+// testbed.Cluster.StopAPIServer leaves them. With partition, only the syncer stops: the
+// member runs on, but it and the hub no longer hear of each other. StartMember undoes either.
+func (e *Environment) StopMember(name string, partition bool) error {
+	m, err := e.lookUp(name)
+	if err != nil {
+		return err
+	}
+	e.lifecycle.Lock()
+	defer e.lifecycle.Unlock()
+	if s := e.status(name, ""); !s.Syncer {
+		return stoppedAlready(s)
+	}
+	if err := e.StopSyncer(name); err != nil {
+		return fmt.Errorf("stopping the syncer of %s: %w", name, err)
+	}
+	if partition {
+		log.Info("Partitioned member: its syncer stopped", "member", name)
+		return nil
+	}
+	e.setAPIServerDown(name, true)
+	if err := m.StopAPIServer(); err != nil {
+		return fmt.Errorf("stopping the API server of %s: %w", name, err)
+	}
+	log.Info("Stopped member: its syncer and API server stopped", "member", name)
+	return nil
+}
+
+// StartMember brings back what StopMember stopped: the API server, when it had stopped, then
+// the syncer. It returns once the API server answers and the syncer runs.
+func (e *Environment) StartMember(ctx context.Context, name string) error {
+	m, err := e.lookUp(name)
+	if err != nil {
+		return err
+	}
+	e.lifecycle.Lock()
+	defer e.lifecycle.Unlock()
+	s := e.status(name, "")
+	if s.Syncer {
+		return &StateError{name + " runs already"}
+	}
+	if !s.APIServer {
+		if err := m.StartAPIServer(ctx); err != nil {
+			return fmt.Errorf("starting the API server of %s: %w", name, err)
+		}
+		e.setAPIServerDown(name, false)
+	}
+	if err := e.StartSyncer(name); err != nil {
+		return err
+	}
+	log.Info("Started member", "member", name)
+	return nil
+}
+
+// MemberStatuses lists the members in the order of their Locations, with what of each runs.
+func (e *Environment) MemberStatuses() []MemberStatus {
+	var out []MemberStatus
+	for _, l := range e.opts.Locations {
+		for _, m := range l.Members {
+			out = append(out, e.status(m, l.Name))
+		}
+	}
+	return out
+}
+
+// MemberStatus returns the status of the named member.
+func (e *Environment) MemberStatus(name string) (MemberStatus, error) {
+	for _, s := range e.MemberStatuses() {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return MemberStatus{}, e.noMember(name)
+}
+
+// status reads what of the named member runs.
+func (e *Environment) status(name, location string) MemberStatus {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return MemberStatus{Name: name, Location: location, APIServer: !e.apiServerDown[name], Syncer: e.syncers[name] != nil}
+}
+
+// setAPIServerDown records whether StopMember stopped the named member's API server.
+func (e *Environment) setAPIServerDown(name string, down bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if down {
+		e.apiServerDown[name] = true
+	} else {
+		delete(e.apiServerDown, name)
+	}
+}
+
+// stoppedAlready is the error for stopping a member whose syncer is stopped.
+func stoppedAlready(s MemberStatus) error {
+	if !s.APIServer {
+		return &StateError{s.Name + " is stopped already"}
+	}
+	return &StateError{s.Name + " is partitioned already: start brings it back"}
+}
+
+// lookUp returns the named member's cluster.
+func (e *Environment) lookUp(name string) (*testbed.Cluster, error) {
+	m := e.Member(name)
+	if m == nil {
+		return nil, e.noMember(name)
+	}
+	return m, nil
+}
+
+// noMember is the error for a name that is no member's; it names the members.
+func (e *Environment) noMember(name string) error {
+	var names []string
+	for _, m := range e.Members {
+		names = append(names, m.Name)
+	}
+	return fmt.Errorf("%w %q: the members are %s", ErrNoMember, name, strings.Join(names, ", "))
+}
