@@ -137,7 +137,8 @@ func (r *Reconciler) report(ctx context.Context, f *storagev1alpha1.Fence, nf *c
 	}
 	applied := &storagev1alpha1.Fence{ObjectMeta: metav1.ObjectMeta{Name: f.Name},
 		Status: storagev1alpha1.FenceStatus{NetworkFence: &got}}
-	return status.Apply(ctx, r.Hub, applied, transform.FieldManager+"-"+r.Target.Key)
+	// A Fence that went meanwhile needs no report.
+	return client.IgnoreNotFound(status.Apply(ctx, r.Hub, applied, transform.FieldManager+"-"+r.Target.Key))
 }
 
 // remove deletes the NetworkFence, if the syncer made it.
