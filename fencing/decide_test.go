@@ -69,7 +69,7 @@ func TestFenceDecide(t *testing.T) {
 				o.Executor, o.Executed, o.WasFenced, o.Deleting = "b", fenced, true, true
 			}), want: storagev1alpha1.FenceFenced, executor: "b"},
 		{name: "a deleted Fence that never held is lifted at once",
-			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) { o.Executor, o.Deleting = "b", true }),
+			o:    obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) { o.Executor, o.Deleting = "b", true }),
 			want: storagev1alpha1.FenceUnfencing, executor: "b", unfence: true},
 		{name: "the unfence confirmed: done",
 			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, func(o *FenceObservation) {
