@@ -43,14 +43,18 @@ func TestReaperCleansUpAfterKill(t *testing.T) {
 	if dir == "" {
 		t.Fatal("the child never reported a started bed")
 	}
+	// The controller manager runs once it has read its kubeconfig; on a loaded machine that
+	// may be a moment after the bed reported.
 	names := map[string]bool{}
-	for _, p := range processesNaming(dir) {
-		names[p.Name] = true
-	}
-	for _, want := range []string{"etcd", "kube-apiserver", "kube-controller"} {
-		if !names[want] {
-			t.Fatalf("before the kill, no %s process names %s; found %v", want, dir, names)
+	err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		names = map[string]bool{}
+		for _, p := range processesNaming(dir) {
+			names[p.Name] = true
 		}
+		return names["etcd"] && names["kube-apiserver"] && names["kube-controller"], nil
+	})
+	if err != nil {
+		t.Fatalf("before the kill, etcd, kube-apiserver and kube-controller did not all name %s; found %v", dir, names)
 	}
 
 	if err := child.Process.Kill(); err != nil {
