@@ -22,8 +22,12 @@ import (
 	"github.com/custody-dev/custody/test/testbed"
 )
 
-// pollInterval is how often a benchmark looks at its cache of the hub while it waits.
-const pollInterval = 100 * time.Millisecond
+// How often a benchmark looks while it waits: at its cache of the hub, where a look is
+// cheap, and at an API server, where a look costs a list.
+const (
+	cachePoll = 100 * time.Millisecond
+	apiPoll   = 2 * time.Second
+)
 
 // BenchmarkMove500OwnedVolumes provisions 500 owned volumes in one namespace, cordons their
 // member, and reports how long it takes until every volume is Bound on the other member, and
@@ -36,12 +40,12 @@ func BenchmarkMove500OwnedVolumes(b *testing.B) {
 		r := startRun(ctx, b, environment.OneLocation())
 		c := r.Hub.Client
 		ns := seedVolumes(ctx, b, c, volumes)
-		from := waitOwners(ctx, b, r.cache, ns, volumes, "")
-		clusters := append([]*testbed.Cluster{r.Hub}, r.Members...)
+		from := waitOwners(ctx, b, r.cache, ns, volumes, "", inUse)
+		clusters := r.clusters()
 		before := writes(ctx, b, clusters)
 		start := time.Now()
 		patchCordon(ctx, b, c, from)
-		waitOwners(ctx, b, r.cache, ns, volumes, other(from))
+		waitOwners(ctx, b, r.cache, ns, volumes, other(from), inUse)
 		elapsed := time.Since(start)
 		moved := writes(ctx, b, clusters) - before
 		r.stop(b)
@@ -88,6 +92,11 @@ func (r *run) stop(b *testing.B) {
 	}
 }
 
+// clusters are the hub and the members.
+func (r *run) clusters() []*testbed.Cluster {
+	return append([]*testbed.Cluster{r.Hub}, r.Members...)
+}
+
 func seedVolumes(ctx context.Context, b *testing.B, c client.Client, n int) string {
 	ns := "bench"
 	objs := []client.Object{
@@ -105,27 +114,27 @@ func seedVolumes(ctx context.Context, b *testing.B, c client.Client, n int) stri
 	return ns
 }
 
-// waitOwners waits until every volume of the namespace is Bound on one owner (on want, when
-// given) and returns that owner.
-func waitOwners(ctx context.Context, b *testing.B, r client.Reader, ns string, n int, want string) string {
+// waitOwners waits until every volume of the namespace is accepted on one owner (on want,
+// when given) and returns that owner.
+func waitOwners(ctx context.Context, b *testing.B, r client.Reader, ns string, n int, want string, accept func(storagev1alpha1.VolumeOwnershipStatus) bool) string {
 	owner := ""
-	poll(b, fmt.Sprintf("%d volumes of %s Bound on one owner (%q)", n, ns, want), 20*time.Minute, func() bool {
-		owner = soleOwner(ctx, b, r, ns, n, want)
+	poll(b, fmt.Sprintf("%d volumes of %s on one owner (%q)", n, ns, want), 20*time.Minute, cachePoll, func() bool {
+		owner = soleOwner(ctx, b, r, ns, n, want, accept)
 		return owner != ""
 	})
 	return owner
 }
 
-// soleOwner returns the owner on which all n volumes of the namespace are Bound and in use
-// (want, when given); "" while there is none.
-func soleOwner(ctx context.Context, b *testing.B, r client.Reader, ns string, n int, want string) string {
+// soleOwner returns the owner on which all n volumes of the namespace are accepted (want,
+// when given); "" while there is none.
+func soleOwner(ctx context.Context, b *testing.B, r client.Reader, ns string, n int, want string, accept func(storagev1alpha1.VolumeOwnershipStatus) bool) string {
 	list := &storagev1alpha1.VolumeOwnershipList{}
 	if err := r.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 		b.Fatal(err)
 	}
 	owners := map[string]int{}
 	for _, vo := range list.Items {
-		if vo.Status.Phase == storagev1alpha1.Bound && vo.Status.Reason == storagev1alpha1.ReasonInUse {
+		if accept(vo.Status) {
 			owners[vo.Status.Owner]++
 		}
 	}
@@ -137,15 +146,25 @@ func soleOwner(ctx context.Context, b *testing.B, r client.Reader, ns string, n 
 	return ""
 }
 
-// poll checks done every pollInterval until it holds, and returns when it first did; the
+// inUse accepts a volume Bound and in use on its owner, as one that has not just moved is.
+func inUse(st storagev1alpha1.VolumeOwnershipStatus) bool {
+	return st.Phase == storagev1alpha1.Bound && st.Reason == storagev1alpha1.ReasonInUse
+}
+
+// boundPhase accepts a volume Bound on its owner, whether in use there or just moved there.
+func boundPhase(st storagev1alpha1.VolumeOwnershipStatus) bool {
+	return st.Phase == storagev1alpha1.Bound
+}
+
+// poll checks done every interval until it holds, and returns when it first did; the
 // benchmark fails when that takes longer than within.
-func poll(b *testing.B, what string, within time.Duration, done func() bool) time.Time {
+func poll(b *testing.B, what string, within, every time.Duration, done func() bool) time.Time {
 	deadline := time.Now().Add(within)
 	for !done() {
 		if time.Now().After(deadline) {
 			b.Fatalf("%s: not within %s", what, within)
 		}
-		time.Sleep(pollInterval)
+		time.Sleep(every)
 	}
 	return time.Now()
 }
@@ -155,6 +174,22 @@ func patchCordon(ctx context.Context, b *testing.B, c client.Client, target stri
 	if err := c.Patch(ctx, targetObject(target), client.RawPatch("application/merge-patch+json", patch)); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// quietWrites is how few writes an API server may serve in an apiPoll for a bed to be quiet:
+// what the heartbeats write besides their Leases, and a little more.
+const quietWrites = 10
+
+// settle waits until the clusters are quiet, so that what the benchmark times next does not
+// share the bed with the tail of what came before.
+func settle(ctx context.Context, b *testing.B, clusters []*testbed.Cluster) {
+	last := -1
+	poll(b, "a quiet bed", 10*time.Minute, apiPoll, func() bool {
+		now := writes(ctx, b, clusters)
+		quiet := last >= 0 && now-last < quietWrites*len(clusters)
+		last = now
+		return quiet
+	})
 }
 
 // writes sums the write requests the clusters' API servers served, leaving out heartbeat
