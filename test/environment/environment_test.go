@@ -21,19 +21,7 @@ func TestStartsAndStopsCleanly(t *testing.T) {
 	defer cancel()
 	o := Default(1, 2)
 	o.MetricsAddr = freeAddr(t)
-	e, err := Start(ctx, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			_ = e.Stop()
-		}
-	}()
-	if err := e.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
+	e, stop := startReady(ctx, t, o)
 	for _, c := range append(e.Members, e.Hub) {
 		if _, err := os.Stat(c.Kubeconfig); err != nil {
 			t.Errorf("kubeconfig of %s: %v", c.Name, err)
@@ -46,7 +34,7 @@ func TestStartsAndStopsCleanly(t *testing.T) {
 		`controller_runtime_reconcile_total{controller="coordination"`,
 	}
 	missing := ""
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		body := scrape(t, "http://"+o.MetricsAddr+"/metrics")
 		missing = ""
 		for _, w := range want {
@@ -60,8 +48,7 @@ func TestStartsAndStopsCleanly(t *testing.T) {
 		t.Fatalf("metrics lack %q: %v", missing, err)
 	}
 
-	stopped = true
-	if err := e.Stop(); err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	if left := e.Processes(); len(left) > 0 {
@@ -89,4 +76,27 @@ func scrape(t *testing.T, url string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// startReady starts the environment o and waits until its targets are Ready. The test stops
+// it with stop; if it does not, it is stopped when the test ends.
+func startReady(ctx context.Context, t *testing.T, o Options) (*Environment, func() error) {
+	t.Helper()
+	e, err := Start(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			_ = e.Stop()
+		}
+	})
+	if err := e.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return e, func() error {
+		stopped = true
+		return e.Stop()
+	}
 }

@@ -20,19 +20,7 @@ import (
 func TestStopsAndStartsMembers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	e, err := Start(ctx, OneLocation())
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			_ = e.Stop()
-		}
-	}()
-	if err := e.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
+	e, stop := startReady(ctx, t, OneLocation())
 
 	lost := MemberStatus{Name: "m1", Location: "loc"}
 	mustStop(t, e, "m1", false, lost)
@@ -64,8 +52,7 @@ func TestStopsAndStartsMembers(t *testing.T) {
 	mustStop(t, e, "m2", true, partitioned)
 
 	mustStop(t, e, "m1", false, lost)
-	stopped = true
-	if err := e.Stop(); err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("stopping with a member down: %v", err)
 	}
 	if left := e.Processes(); len(left) > 0 {
