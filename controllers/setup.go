@@ -5,12 +5,14 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/custody-dev/custody/controllers/coordination"
 	"github.com/custody-dev/custody/controllers/fencing"
 	"github.com/custody-dev/custody/controllers/health"
 	"github.com/custody-dev/custody/controllers/location"
 	"github.com/custody-dev/custody/controllers/placement"
+	"github.com/custody-dev/custody/controllers/reconnect"
 	"github.com/custody-dev/custody/controllers/scheduler"
 	"github.com/custody-dev/custody/controllers/storageclass"
 	"github.com/custody-dev/custody/controllers/workload"
@@ -29,6 +31,9 @@ type Options struct {
 	// Fence of it instead of its acknowledgement; zero means three of its heartbeat graces.
 	// A SyncTarget's spec.fenceDelay overrides it.
 	FenceDelay time.Duration
+	// Recovery, when set, gives every controller a work queue whose items waiting out a
+	// failure are retried as soon as an API server answers again.
+	Recovery *reconnect.Recovery
 }
 
 // Setup registers every hub controller with the manager.
@@ -36,27 +41,31 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if o.Resources == nil {
 		o.Resources = workload.DefaultResources
 	}
+	var opts controller.Options
+	if o.Recovery != nil {
+		opts.NewQueue = o.Recovery.NewQueue
+	}
 	c := mgr.GetClient()
-	if err := (&placement.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-placement")}).SetupWithManager(mgr); err != nil {
+	if err := (&placement.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-placement")}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	if err := (&location.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-location")}).SetupWithManager(mgr); err != nil {
+	if err := (&location.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-location")}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	if err := (&scheduler.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-scheduler")}).SetupWithManager(mgr); err != nil {
+	if err := (&scheduler.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-scheduler")}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	if err := (&health.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-health"), Grace: o.HeartbeatGrace}).SetupWithManager(mgr); err != nil {
+	if err := (&health.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-health"), Grace: o.HeartbeatGrace}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	if err := (&fencing.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-fencing")}).SetupWithManager(mgr); err != nil {
+	if err := (&fencing.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-fencing")}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	if err := (&storageclass.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-storageclass")}).SetupWithManager(mgr); err != nil {
+	if err := (&storageclass.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-storageclass")}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	if err := (&coordination.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-coordination"), Compatible: classes.Compatible, FenceDelay: o.FenceDelay, HeartbeatGrace: o.HeartbeatGrace}).SetupWithManager(mgr); err != nil {
+	if err := (&coordination.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-coordination"), Compatible: classes.Compatible, FenceDelay: o.FenceDelay, HeartbeatGrace: o.HeartbeatGrace}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	return workload.SetupWithManager(mgr, o.Resources)
+	return workload.SetupWithManager(mgr, o.Resources, opts)
 }

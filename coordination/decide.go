@@ -209,18 +209,14 @@ func depart(o Observation, d *Decision, h string) {
 		return
 	}
 	t := o.Targets[h]
-	delay := o.FenceDelay
-	if t.FenceDelay > 0 {
-		delay = t.FenceDelay
-	}
-	if d.Class == storagev1alpha1.Owned && fencing.Lost(t.UnreachableSince, o.Now, delay) {
+	if d.Class == storagev1alpha1.Owned && fencing.Lost(t.UnreachableSince, o.Now, t.FenceDelay) {
 		ownerLost(o, d, h, t)
 		return
 	}
 	d.Phase, d.Reason = storagev1alpha1.Moving, storagev1alpha1.ReasonWaitingForDetach
 	d.Message = "waiting for " + h + " to let go of the volume"
 	if d.Class == storagev1alpha1.Owned && !t.UnreachableSince.IsZero() {
-		d.Recheck = t.UnreachableSince.Add(delay).Sub(o.Now)
+		d.Recheck = t.UnreachableSince.Add(t.FenceDelay).Sub(o.Now)
 	}
 	leave(o, d, h)
 }

@@ -26,9 +26,9 @@ func class(domain, params string) *workloadv1alpha1.StorageClassInfo {
 // obs builds an observation over targets a, b and c, all Ready in domain d with class fast.
 func obs(modes []corev1.PersistentVolumeAccessMode, claim map[string]Presence, pv map[string]Presence, rec Record) Observation {
 	o := Observation{Claim: Claim{AccessModes: modes, On: claim}, Record: rec, Targets: map[string]Target{},
-		Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), FenceDelay: 30 * time.Second}
+		Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	for _, k := range []string{"a", "b", "c"} {
-		o.Targets[k] = Target{Name: "target-" + k, Ready: true, CanFence: true, Domains: []string{"d"}, Class: class("d", "gold")}
+		o.Targets[k] = Target{Name: "target-" + k, Ready: true, CanFence: true, FenceDelay: 30 * time.Second, Domains: []string{"d"}, Class: class("d", "gold")}
 	}
 	if pv != nil {
 		o.Claim.VolumeName = "pv"
@@ -122,12 +122,6 @@ func decideCases() []decideCase {
 			o: lost(obs(rwo, map[string]Presence{"a": departing, "b": placed}, map[string]Presence{"a": pvSync}, bound("a")), "a", fencing.Fencing), wantPhase: storagev1alpha1.Moving, wantOwner: "a",
 			wantReason: storagev1alpha1.ReasonWaitingForFence, wantActions: []Action{act(Unhold, "a"), act(RemoveVolume, "a")}},
 		{name: "Moving: an owner unreachable for less than the fence delay is waited for",
-			o: func() Observation {
-				o := lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Fenced)
-				o.FenceDelay = 2 * time.Minute
-				return o
-			}(), wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonWaitingForDetach, wantActions: []Action{}},
-		{name: "Moving: the target's own fence delay wins over the controller's",
 			o: func() Observation {
 				o := lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Fenced)
 				t := o.Targets["a"]

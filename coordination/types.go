@@ -59,8 +59,8 @@ type Target struct {
 	UnreachableSince time.Time
 	// CanFence: the target says how a NetworkFence cuts it off its storage.
 	CanFence bool
-	// FenceDelay is how long the target must be Unreachable before its owned volumes wait
-	// for a Fence of it; zero means the Observation's FenceDelay.
+	// FenceDelay is how long the target must be Unreachable before it is lost and its owned
+	// volumes wait for a Fence of it.
 	FenceDelay time.Duration
 	// Fences is where a Fence of the target stands, per storage domain; a domain without
 	// one is Unfenced.
@@ -89,10 +89,8 @@ type Observation struct {
 	Record  Record
 	// Compatible checks owned moves; nil allows every move to a target with the class.
 	Compatible CompatibleFunc
-	// Now is the time of the observation, and FenceDelay how long an owner must be
-	// Unreachable before it is lost and waits for a Fence of it.
-	Now        time.Time
-	FenceDelay time.Duration
+	// Now is the time of the observation.
+	Now time.Time
 }
 
 // ActionKind names one write of the coordinator.

@@ -63,10 +63,11 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	recovery := reconnect.New()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: api.NewScheme(),
 		// Catch up within a second of the hub answering again after an outage.
-		Cache:                   cache.Options{NewInformer: reconnect.New().NewInformer},
+		Cache:                   cache.Options{NewInformer: recovery.NewInformer},
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:  o.probeAddr,
 		LeaderElection:          o.leaderElect,
@@ -76,7 +77,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	if err := controllers.Setup(mgr, controllers.Options{Resources: kinds, HeartbeatGrace: o.heartbeatGrace, FenceDelay: o.fenceDelay}); err != nil {
+	if err := controllers.Setup(mgr, controllers.Options{Resources: kinds, HeartbeatGrace: o.heartbeatGrace, FenceDelay: o.fenceDelay, Recovery: recovery}); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

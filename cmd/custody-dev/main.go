@@ -96,6 +96,10 @@ func run(dir string, locations, members int, wipe bool, heartbeat time.Duration,
 	if err != nil {
 		return err
 	}
+	// Another run on the same state is refused before anything touches it.
+	if err := claimSocket(filepath.Join(dir, socketName)); err != nil {
+		return err
+	}
 	if wipe {
 		if err := os.RemoveAll(dir); err != nil {
 			return err

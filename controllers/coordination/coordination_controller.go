@@ -59,7 +59,8 @@ type Reconciler struct {
 // SetupWithManager registers the controller. Claims are reconciled when they change, when
 // their hub PV or VolumeOwnership changes, and when a target's readiness, domains or
 // reported classes change.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	opts.MaxConcurrentReconciles = concurrency
 	r.metrics = newVolumeMetrics()
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.PersistentVolume{}, claimRefIndex, func(o client.Object) []string {
 		if ref := o.(*corev1.PersistentVolume).Spec.ClaimRef; ref != nil {
@@ -76,7 +77,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(r.claimsOnTarget),
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: targetChanged})).
 		Watches(&storagev1alpha1.Fence{}, handler.EnqueueRequestsFromMapFunc(r.claimsOnFencedTarget)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
+		WithOptions(opts).
 		Complete(r)
 }
 

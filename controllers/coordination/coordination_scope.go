@@ -44,13 +44,14 @@ func (r *Reconciler) observe(ctx context.Context, claim *corev1.PersistentVolume
 		return nil, err
 	}
 	s.targets = targets.Items
+	// Fences and Leases are only read: the cache's own objects do.
 	fences := &storagev1alpha1.FenceList{}
-	if err := r.Client.List(ctx, fences); err != nil {
+	if err := r.Client.List(ctx, fences, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	s.fences = fences.Items
 	leases := &coordinationv1.LeaseList{}
-	if err := r.Client.List(ctx, leases, client.InNamespace(workloadv1alpha1.HeartbeatNamespace)); err != nil {
+	if err := r.Client.List(ctx, leases, client.InNamespace(workloadv1alpha1.HeartbeatNamespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	s.leases = make(map[string]*coordinationv1.Lease, len(leases.Items))
@@ -171,12 +172,20 @@ func classFor(t *workloadv1alpha1.SyncTarget, name *string) *workloadv1alpha1.St
 // unreachableSince is when the target whose key is key became Unreachable; zero while it
 // answers or when there is none.
 func (s *scope) unreachableSince(key string) time.Time {
-	for i := range s.targets {
-		if workloadv1alpha1.ToSyncTargetKey(s.targets[i].Name) == key {
-			return s.targets[i].UnreachableSince()
-		}
+	if t := targetOf(s.targets, key); t != nil {
+		return t.UnreachableSince()
 	}
 	return time.Time{}
+}
+
+// targetOf is the target whose key is key; nil when there is none.
+func targetOf(targets []workloadv1alpha1.SyncTarget, key string) *workloadv1alpha1.SyncTarget {
+	for i := range targets {
+		if workloadv1alpha1.ToSyncTargetKey(targets[i].Name) == key {
+			return &targets[i]
+		}
+	}
+	return nil
 }
 
 func (s *scope) volumeName() string {

@@ -116,10 +116,8 @@ func (w *writes) add(a coordination.Action) {
 
 // nameOf is the name of the SyncTarget whose key is key.
 func (w *writes) nameOf(key string) string {
-	for _, t := range w.targets {
-		if workloadv1alpha1.ToSyncTargetKey(t.Name) == key {
-			return t.Name
-		}
+	if t := targetOf(w.targets, key); t != nil {
+		return t.Name
 	}
 	return key
 }

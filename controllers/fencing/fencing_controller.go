@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -32,11 +33,12 @@ type Reconciler struct {
 }
 
 // SetupWithManager watches Fences, and the SyncTargets that fence or execute them.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	registerMetrics(mgr.GetCache())
 	return ctrl.NewControllerManagedBy(mgr).Named("fencing").
 		For(&storagev1alpha1.Fence{}).
 		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(r.fencesOfDomains)).
+		WithOptions(opts).
 		Complete(r)
 }
 

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
@@ -29,11 +30,12 @@ type Reconciler struct {
 
 // SetupWithManager registers the controller; every Location is reconciled when a SyncTarget
 // changes, as one whose labels change can leave one Location and join another.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	all := enqueue.All(r.Client, func() client.ObjectList { return &schedulingv1alpha1.LocationList{} }, nil)
 	return ctrl.NewControllerManagedBy(mgr).Named("location").
 		For(&schedulingv1alpha1.Location{}).
 		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(all)).
+		WithOptions(opts).
 		Complete(r)
 }
 

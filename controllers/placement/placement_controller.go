@@ -18,6 +18,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -40,7 +41,7 @@ type Reconciler struct {
 
 // SetupWithManager registers the controller. Placements are reconciled when they change,
 // and all of them when a Location, a SyncTarget or a namespace's labels change.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	all := handler.EnqueueRequestsFromMapFunc(enqueue.All(r.Client, func() client.ObjectList { return &schedulingv1alpha1.PlacementList{} }, nil))
 	return ctrl.NewControllerManagedBy(mgr).Named("placement").
 		For(&schedulingv1alpha1.Placement{}).
@@ -48,6 +49,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&workloadv1alpha1.SyncTarget{}, all, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&corev1.Namespace{}, all, builder.WithPredicates(userLabelsChanged)).
+		WithOptions(opts).
 		Complete(r)
 }
 

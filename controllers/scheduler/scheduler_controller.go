@@ -36,7 +36,8 @@ type Reconciler struct {
 }
 
 // SetupWithManager registers the controller.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	opts.MaxConcurrentReconciles = 4
 	placed := handler.EnqueueRequestsFromMapFunc(r.placedNamespaces)
 	return ctrl.NewControllerManagedBy(mgr).Named("scheduler").
 		For(&corev1.Namespace{}, builder.WithPredicates(predicate.Or(
@@ -50,7 +51,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		})).
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(namespaceOf),
 			builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
+		WithOptions(opts).
 		Complete(r)
 }
 

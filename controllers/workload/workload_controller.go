@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -39,10 +40,10 @@ type Reconciler struct {
 }
 
 // SetupWithManager registers one controller per resource type.
-func SetupWithManager(mgr ctrl.Manager, kinds []schema.GroupVersionKind) error {
+func SetupWithManager(mgr ctrl.Manager, kinds []schema.GroupVersionKind, opts controller.Options) error {
 	for _, kind := range kinds {
 		r := &Reconciler{Client: mgr.GetClient(), Kind: kind}
-		if err := r.SetupWithManager(mgr); err != nil {
+		if err := r.SetupWithManager(mgr, opts); err != nil {
 			return fmt.Errorf("workload controller for %s: %w", kind, err)
 		}
 	}
@@ -51,11 +52,12 @@ func SetupWithManager(mgr ctrl.Manager, kinds []schema.GroupVersionKind) error {
 
 // SetupWithManager registers the controller for r.Kind: objects are reconciled when they
 // change and when their namespace's labels or annotations change.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("workload-"+strings.ToLower(r.Kind.Kind)).
 		WatchesMetadata(r.newObject(), &handler.EnqueueRequestForObject{}).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(enqueue.All(r.Client, r.newList, enqueue.InNamespaceOf)),
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		WithOptions(opts).
 		Complete(r)
 }
 

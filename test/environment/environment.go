@@ -83,9 +83,6 @@ type Environment struct {
 	mu         sync.Mutex
 	controller *runner
 	syncers    map[string]*runner
-	// apiServerDown holds the members whose API server StopMember stopped.
-	apiServerDown map[string]bool
-
 	// lifecycle serializes StopMember and StartMember.
 	lifecycle sync.Mutex
 }
@@ -106,7 +103,7 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Environment{Bed: bed, opts: o, syncers: map[string]*runner{}, apiServerDown: map[string]bool{}}
+	e := &Environment{Bed: bed, opts: o, syncers: map[string]*runner{}}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, e.Stop())
@@ -179,10 +176,11 @@ func (e *Environment) StartController() error {
 	if addr == "" {
 		addr = "0"
 	}
+	recovery := reconnect.New()
 	mgr, err := ctrl.NewManager(e.Hub.Config, ctrl.Options{
 		Scheme: testbed.Scheme(),
 		// Catch up within a second of the hub answering again after an outage.
-		Cache:                  cache.Options{NewInformer: reconnect.New().NewInformer},
+		Cache:                  cache.Options{NewInformer: recovery.NewInformer},
 		Metrics:                metricsserver.Options{BindAddress: addr},
 		HealthProbeBindAddress: "0",
 		Logger:                 ctrl.Log.WithName("controller"),
@@ -192,7 +190,7 @@ func (e *Environment) StartController() error {
 	if err != nil {
 		return err
 	}
-	if err := controllers.Setup(mgr, controllers.Options{HeartbeatGrace: e.opts.HeartbeatGrace}); err != nil {
+	if err := controllers.Setup(mgr, controllers.Options{HeartbeatGrace: e.opts.HeartbeatGrace, Recovery: recovery}); err != nil {
 		return err
 	}
 	e.controller = run(mgr.Start)
@@ -213,9 +211,9 @@ func (e *Environment) StopController() error {
 
 // StartSyncer runs the syncer of the named member.
 func (e *Environment) StartSyncer(name string) error {
-	m := e.Member(name)
-	if m == nil {
-		return fmt.Errorf("no member %q", name)
+	m, err := e.lookUp(name)
+	if err != nil {
+		return err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

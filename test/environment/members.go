@@ -29,7 +29,7 @@ type MemberStatus struct {
 	Location string `json:"location"`
 	// APIServer is true while its API server runs.
 	APIServer bool `json:"apiServer"`
-	// Syncer is true while its syncer runs.
+	// Syncer is true from the syncer's start until it is stopped.
 	Syncer bool `json:"syncer"`
 }
 
@@ -54,7 +54,6 @@ func (e *Environment) StopMember(name string, partition bool) error {
 		log.Info("Partitioned member: its syncer stopped", "member", name)
 		return nil
 	}
-	e.setAPIServerDown(name, true)
 	if err := m.StopAPIServer(); err != nil {
 		return fmt.Errorf("stopping the API server of %s: %w", name, err)
 	}
@@ -63,7 +62,7 @@ func (e *Environment) StopMember(name string, partition bool) error {
 }
 
 // StartMember brings back what StopMember stopped: the API server, when it had stopped, then
-// the syncer. It returns once the API server answers and the syncer runs.
+// the syncer. It returns once the API server answers and the syncer was started.
 func (e *Environment) StartMember(ctx context.Context, name string) error {
 	m, err := e.lookUp(name)
 	if err != nil {
@@ -79,7 +78,6 @@ func (e *Environment) StartMember(ctx context.Context, name string) error {
 		if err := m.StartAPIServer(ctx); err != nil {
 			return fmt.Errorf("starting the API server of %s: %w", name, err)
 		}
-		e.setAPIServerDown(name, false)
 	}
 	if err := e.StartSyncer(name); err != nil {
 		return err
@@ -113,18 +111,7 @@ func (e *Environment) MemberStatus(name string) (MemberStatus, error) {
 func (e *Environment) status(name, location string) MemberStatus {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return MemberStatus{Name: name, Location: location, APIServer: !e.apiServerDown[name], Syncer: e.syncers[name] != nil}
-}
-
-// setAPIServerDown records whether StopMember stopped the named member's API server.
-func (e *Environment) setAPIServerDown(name string, down bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if down {
-		e.apiServerDown[name] = true
-	} else {
-		delete(e.apiServerDown, name)
-	}
+	return MemberStatus{Name: name, Location: location, APIServer: e.Member(name).APIServerRunning(), Syncer: e.syncers[name] != nil}
 }
 
 // stoppedAlready is the error for stopping a member whose syncer is stopped.

@@ -16,12 +16,13 @@
 // unfence. A member is fenced while one of its node CIDRs lies within a fenced CIDR. A fenced
 // member cannot attach, its writes are refused, and its attachments no longer keep an owned
 // volume from another member; unfencing it while it still has such a volume attached beside
-// another member is a violation. Tests may make fencing fail or slow at run time.
+// another member is a violation. Tests may make fencing fail or slow at run time, and say
+// that a member's nodes are powered off, which cuts it off as a fence does.
 //
 // Write stands in for a workload's writes: an acknowledged write lands in the volume's log,
 // which goes with the backing volume. The ledger records every refusal and every step that
-// breaks an invariant (a second owner, a release while in use, a write from a fenced member,
-// an acknowledged write lost), so that tests use it as the oracle.
+// breaks an invariant (a second owner, a release while in use, a member unfenced beside
+// another holder, an acknowledged write lost), so that tests use it as the oracle.
 //
 // It is a test and development part: no production code imports it.
 package simstorage

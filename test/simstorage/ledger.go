@@ -35,8 +35,6 @@ const (
 	// volume attached that another unfenced member had attached too, so both could write.
 	// A fencing flow prevents it by having the member let go before it is unfenced.
 	UnfencedWhileAttachedElsewhere ViolationKind = "UnfencedWhileAttachedElsewhere"
-	// WriteFromFenced: the storage accepted a write from a fenced member.
-	WriteFromFenced ViolationKind = "WriteFromFenced"
 )
 
 // Violation is one breach of an invariant, as the storage saw it.
@@ -217,7 +215,7 @@ func (l *ledger) detachLocked(member, pv, handle string) {
 }
 
 // release deletes the backing volume for the released PV pv of member. It refuses while
-// another member has the volume attached. It returns whether it deleted the volume now, and
+// any member has the volume attached. It returns whether it recorded this PV's release, and
 // the other PVs that the drivers last saw referring to it, for referenced to confirm: a PV
 // released twice is one release, as the driver sees a released PV again until its deletion
 // shows.
@@ -374,7 +372,8 @@ func parsePrefixes(cidrs []string) ([]netip.Prefix, error) {
 }
 
 // write appends record to the volume's log for member and acknowledges it. It is accepted
-// only while member has the volume attached and is not fenced; a refusal is recorded.
+// only while member has the volume attached and is neither fenced nor powered off; a
+// refusal is recorded.
 func (l *ledger) write(member, handle, record string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -389,23 +388,14 @@ func (l *ledger) write(member, handle, record string) error {
 	case l.isCutOffLocked(member):
 		return l.refuseWrite(WriteFenced, handle, member, member+" is "+l.cutOffLocked(member))
 	}
-	l.accept(v, member, record)
+	v.log = append(v.log, record)
+	v.acked = append(v.acked, record)
 	return nil
 }
 
 func (l *ledger) refuseWrite(kind RefusalKind, handle, member, msg string) error {
 	l.refuse(kind, handle, member, msg)
 	return fmt.Errorf("volume %s: %w: %s", handle, ErrWriteRefused, msg)
-}
-
-// accept appends a write that write admitted. It looks at fencing again, so that a change
-// that lets a fenced member's write through shows as a violation.
-func (l *ledger) accept(v *volumeState, member, record string) {
-	if l.fencedLocked(member) {
-		l.violate(WriteFromFenced, v.Handle, []string{member}, fmt.Sprintf("accepted %q from a fenced member", record))
-	}
-	v.log = append(v.log, record)
-	v.acked = append(v.acked, record)
 }
 
 // records returns the volume's write log.
@@ -418,12 +408,11 @@ func (l *ledger) records(handle string) []string {
 	return nil
 }
 
-// checkWrites fails if a write was accepted from a fenced member or an acknowledged write is
-// missing from its volume's log.
+// checkWrites fails if an acknowledged write is missing from its volume's log.
 func (l *ledger) checkWrites() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	errs := l.violationsLocked(WriteFromFenced)
+	var errs []error
 	for _, handle := range sortedKeys(l.volumes) {
 		v := l.volumes[handle]
 		if lost := lostWrites(v.acked, v.log); len(lost) > 0 {

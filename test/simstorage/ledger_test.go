@@ -272,16 +272,3 @@ func TestLedgerWrites(t *testing.T) {
 		t.Fatalf("acknowledged writes lost with the volume: %v", err)
 	}
 }
-
-// TestLedgerAcceptGuard shows that a write accepted from a fenced member, which write never
-// lets through, is a violation.
-func TestLedgerAcceptGuard(t *testing.T) {
-	l := fencedLedger(t)
-	if err := l.fence([]string{"10.1.0.0/24"}, true); err != nil {
-		t.Fatal(err)
-	}
-	l.accept(l.volumes["rwo"], "m1", "x")
-	if err := l.checkWrites(); err == nil || !strings.Contains(err.Error(), string(WriteFromFenced)) {
-		t.Fatalf("a write accepted from a fenced member: %v", err)
-	}
-}

@@ -179,8 +179,8 @@ func (s *Storage) CheckReleases() error {
 }
 
 // Write writes record to the volume for member, as the member's workload would. It is
-// acknowledged (nil) only while the member has the volume attached and is not fenced;
-// otherwise the error wraps ErrWriteRefused and the refusal is recorded.
+// acknowledged (nil) only while the member has the volume attached and is neither fenced
+// nor powered off; otherwise the error wraps ErrWriteRefused and the refusal is recorded.
 func (s *Storage) Write(member, handle, record string) error {
 	return s.ledger.write(member, handle, record)
 }
@@ -189,7 +189,7 @@ func (s *Storage) Write(member, handle, record string) error {
 func (s *Storage) Records(handle string) []string { return s.ledger.records(handle) }
 
 // CheckWrites fails if an acknowledged write is missing from its volume, for instance
-// because the volume was deleted since, or if a write was ever accepted from a fenced member.
+// because the volume was deleted since.
 func (s *Storage) CheckWrites() error { return s.ledger.checkWrites() }
 
 // Refusals returns the requests the storage refused without an invariant being broken (see

@@ -65,6 +65,7 @@ type Cluster struct {
 	dir     string
 	binDir  string
 	stopped time.Time // when StopAPIServer last ran
+	down    bool      // the API server is stopped
 	env     *envtest.Environment
 	log     *os.File
 	kcm     *exec.Cmd
@@ -125,7 +126,7 @@ func startCluster(name string, role Role, dir, binDir, kubeconfigPath string, cr
 	if c.Client, err = client.New(admin, client.Options{Scheme: scheme}); err != nil {
 		return c, err
 	}
-	return c, c.startControllerManager(binDir)
+	return c, c.startControllerManager()
 }
 
 // writeKubeconfig adds a system:masters user and writes a kubeconfig for it to path.
@@ -141,12 +142,12 @@ func (c *Cluster) writeKubeconfig(user, path string) (*rest.Config, error) {
 	return u.Config(), os.WriteFile(path, data, 0o600)
 }
 
-func (c *Cluster) startControllerManager(binDir string) error {
+func (c *Cluster) startControllerManager() error {
 	kubeconfig := filepath.Join(c.dir, "kube-controller-manager.kubeconfig")
 	if _, err := c.writeKubeconfig("system:kube-controller-manager", kubeconfig); err != nil {
 		return err
 	}
-	c.kcm = exec.Command(filepath.Join(binDir, "kube-controller-manager"),
+	c.kcm = exec.Command(filepath.Join(c.binDir, "kube-controller-manager"),
 		"--kubeconfig="+kubeconfig,
 		"--controllers="+strings.Join(controllers[c.Role], ","),
 		"--cluster-name="+c.Name,
@@ -169,9 +170,13 @@ func (c *Cluster) startControllerManager(binDir string) error {
 // StopAPIServer stops the cluster's API server and leaves etcd and the controller manager
 // running, as an outage of the API server alone would.
 func (c *Cluster) StopAPIServer() error {
-	c.stopped = time.Now()
+	c.stopped, c.down = time.Now(), true
 	return c.env.ControlPlane.APIServer.Stop()
 }
+
+// APIServerRunning tells whether the cluster's API server runs: StopAPIServer stopped it
+// and StartAPIServer did not start it again.
+func (c *Cluster) APIServerRunning() bool { return !c.down }
 
 // kcmRenewDeadline is how long a production kube-controller-manager keeps its leader lease
 // without reaching the API server; then it exits and the kubelet starts it again.
@@ -185,6 +190,7 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 	if err := c.env.ControlPlane.APIServer.Start(); err != nil {
 		return err
 	}
+	c.down = false
 	if err := waitReady(ctx, c.Config); err != nil {
 		return err
 	}
@@ -192,7 +198,7 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 		return nil
 	}
 	c.stopControllerManager()
-	return c.startControllerManager(c.binDir)
+	return c.startControllerManager()
 }
 
 // waitReady waits until the API server answers /readyz.

@@ -12,6 +12,7 @@ import (
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/fencing"
 )
 
 func (o *options) fenceCommand() *cobra.Command {
@@ -114,12 +115,11 @@ func (o *options) unfence(ctx context.Context, target string) error {
 	}
 	t := &workloadv1alpha1.SyncTarget{}
 	missing := h.Get(ctx, client.ObjectKey{Name: target}, t)
-	if missing != nil && !apierrors.IsNotFound(missing) {
+	switch {
+	case apierrors.IsNotFound(missing):
+		t = nil // the Fences of a deleted target may be lifted at any time
+	case missing != nil:
 		return missing
-	}
-	if missing != nil {
-		// The Fences of a deleted target may be lifted at any time.
-		t = nil
 	}
 	fences, err := fencesOf(ctx, h, target)
 	if err != nil {
@@ -187,7 +187,7 @@ func fenceStep(target, domain string, f *storagev1alpha1.Fence) step {
 			Spec:       storagev1alpha1.FenceSpec{TargetName: target, Domain: domain, State: storagev1alpha1.Fenced, Mode: storagev1alpha1.Manual},
 		}
 		return step{f, toWrite, fmt.Sprintf("created: %s is cut off storage domain %s as powered off", target, domain)}
-	case lifting(f):
+	case fencing.Of(f) == fencing.Unfencing:
 		return step{f, refused, fmt.Sprintf("left as it is: it is being lifted (%s); run this again once it is gone", phase(f))}
 	case f.Spec.Mode == storagev1alpha1.Manual:
 		return step{f, unchanged, fmt.Sprintf("unchanged: it already states that %s is powered off (%s)", target, phase(f))}
@@ -203,7 +203,7 @@ func unfenceStep(f *storagev1alpha1.Fence, t *workloadv1alpha1.SyncTarget) step 
 	// Only a Fence the storage confirmed keeps a target that still exists off its storage.
 	guarded := f.Holds() && t != nil
 	switch {
-	case lifting(f):
+	case fencing.Of(f) == fencing.Unfencing:
 		return step{f, unchanged, fmt.Sprintf("already unfenced (%s)", phase(f))}
 	case guarded && !t.IsReady():
 		return step{f, refused, fmt.Sprintf("not unfenced: %s is not Ready: %s", t.Name, stays)}
@@ -211,11 +211,6 @@ func unfenceStep(f *storagev1alpha1.Fence, t *workloadv1alpha1.SyncTarget) step 
 		return step{f, refused, fmt.Sprintf("not unfenced: %s has not reported clean in %s: %s", t.Name, f.Spec.Domain, stays)}
 	}
 	return step{f, toWrite, "unfenced: the hub lifts it"}
-}
-
-// lifting tells whether f is on its way out: Unfenced asked, or deleted.
-func lifting(f *storagev1alpha1.Fence) bool {
-	return f.Spec.State == storagev1alpha1.Unfenced || !f.DeletionTimestamp.IsZero()
 }
 
 // phase is f's phase and its reason, as a step's line shows them.

@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
@@ -197,9 +198,11 @@ func (r *Reconciler) ensureStatus(ctx context.Context, classes []storagev1.Stora
 }
 
 // clean tells, per storage domain of the member's classes, whether the member holds a volume
-// of the domain that the hub no longer gives the target: a claim the syncer made, bound,
-// whose hub claim is not synced to the target. A target back from a Fence is unfenced only
-// once every such condition of the fenced domain is True.
+// of the domain that the hub no longer gives the target: a bound claim the syncer made, or a
+// PV standing for a hub PV, whose hub object is not synced to the target. A PV stays while
+// the storage has it attached (its attacher's finalizer), so the member is clean only once
+// the storage let go of it. A target back from a Fence is unfenced only once every such
+// condition of the fenced domain is True.
 func (r *Reconciler) clean(ctx context.Context, classes []storagev1.StorageClass) ([]metav1.Condition, error) {
 	domainOf := map[string]string{}
 	held := map[string][]string{}
@@ -209,40 +212,24 @@ func (r *Reconciler) clean(ctx context.Context, classes []storagev1.StorageClass
 			held[d] = nil
 		}
 	}
-	claims := transform.EmptyList(transform.PVCGVK)
-	if err := r.Member.List(ctx, claims, client.MatchingLabelsSelector{Selector: r.Target.Selector()}); err != nil {
-		return nil, fmt.Errorf("reading the member's claims: %w", err)
-	}
-	for i := range claims.Items {
-		c := &claims.Items[i]
-		class, _, _ := unstructured.NestedString(c.Object, "spec", "storageClassName")
+	bound := func(c *unstructured.Unstructured) bool {
 		phase, _, _ := unstructured.NestedString(c.Object, "status", "phase")
-		d := domainOf[class]
-		key, ok := r.Target.Upstream(c, false)
-		if d == "" || !ok || phase != string(corev1.ClaimBound) {
-			continue
-		}
-		up := transform.Empty(transform.PVCGVK)
-		err := r.Hub.Get(ctx, key, up)
-		if state, _ := r.Target.State(up); err == nil && state == workloadv1alpha1.ResourceStateSync {
-			continue
-		}
-		if client.IgnoreNotFound(err) != nil {
-			return nil, err
-		}
-		held[d] = append(held[d], key.String())
+		return phase == string(corev1.ClaimBound)
 	}
-	if err := r.heldVolumes(ctx, domainOf, held); err != nil {
+	if err := r.addHeld(ctx, transform.PVCGVK, bound, domainOf, held); err != nil {
+		return nil, err
+	}
+	if err := r.addHeld(ctx, transform.PVGVK, func(*unstructured.Unstructured) bool { return true }, domainOf, held); err != nil {
 		return nil, err
 	}
 	out := make([]metav1.Condition, 0, len(held))
-	for d, claims := range held {
+	for d, objs := range held {
 		c := metav1.Condition{Type: workloadv1alpha1.CleanCondition(d), Status: metav1.ConditionTrue, Reason: "Clean",
 			Message: "the member holds no volume of storage domain " + d + " that the hub does not give it"}
-		if len(claims) > 0 {
-			slices.Sort(claims)
+		if len(objs) > 0 {
+			slices.Sort(objs)
 			c.Status, c.Reason = metav1.ConditionFalse, "HoldsVolumes"
-			c.Message = fmt.Sprintf("the member still holds %d claims or volumes of storage domain %s that the hub no longer gives it, e.g. %s", len(claims), d, claims[0])
+			c.Message = fmt.Sprintf("the member still holds %d claims or volumes of storage domain %s that the hub no longer gives it, e.g. %s", len(objs), d, objs[0])
 		}
 		out = append(out, c)
 	}
@@ -250,31 +237,30 @@ func (r *Reconciler) clean(ctx context.Context, classes []storagev1.StorageClass
 	return out, nil
 }
 
-// heldVolumes adds to held, per domain, the member's PVs that stand for a hub PV the hub no
-// longer gives the target. A PV stays while the storage has it attached (its attacher's
-// finalizer), so the member is clean only once the storage let go of it.
-func (r *Reconciler) heldVolumes(ctx context.Context, domainOf map[string]string, held map[string][]string) error {
-	pvs := transform.EmptyList(transform.PVGVK)
-	if err := r.Member.List(ctx, pvs, client.MatchingLabelsSelector{Selector: r.Target.Selector()}); err != nil {
-		return fmt.Errorf("reading the member's volumes: %w", err)
+// addHeld adds to held, per domain, each of the syncer's objects of kind gvk in the member
+// that holds storage and stands for a hub object no longer synced to the target.
+func (r *Reconciler) addHeld(ctx context.Context, gvk schema.GroupVersionKind, holds func(*unstructured.Unstructured) bool, domainOf map[string]string, held map[string][]string) error {
+	list := transform.EmptyList(gvk)
+	if err := r.Member.List(ctx, list, client.MatchingLabelsSelector{Selector: r.Target.Selector()}); err != nil {
+		return fmt.Errorf("reading the member's %s: %w", gvk.Kind, err)
 	}
-	for i := range pvs.Items {
-		pv := &pvs.Items[i]
-		class, _, _ := unstructured.NestedString(pv.Object, "spec", "storageClassName")
-		hubName := pv.GetAnnotations()[transform.HubNameAnnotation]
+	for i := range list.Items {
+		obj := &list.Items[i]
+		class, _, _ := unstructured.NestedString(obj.Object, "spec", "storageClassName")
 		d := domainOf[class]
-		if d == "" || hubName == "" {
+		key, ok := r.Target.Upstream(obj, false)
+		if d == "" || !ok || !holds(obj) {
 			continue
 		}
-		up := transform.Empty(transform.PVGVK)
-		err := r.Hub.Get(ctx, client.ObjectKey{Name: hubName}, up)
+		up := transform.Empty(gvk)
+		err := r.Hub.Get(ctx, key, up)
 		if state, _ := r.Target.State(up); err == nil && state == workloadv1alpha1.ResourceStateSync {
 			continue
 		}
 		if client.IgnoreNotFound(err) != nil {
 			return err
 		}
-		held[d] = append(held[d], "PersistentVolume "+pv.GetName())
+		held[d] = append(held[d], gvk.Kind+" "+key.String())
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -159,12 +160,9 @@ func boundPhase(st storagev1alpha1.VolumeOwnershipStatus) bool {
 // poll checks done every interval until it holds, and returns when it first did; the
 // benchmark fails when that takes longer than within.
 func poll(b *testing.B, what string, within, every time.Duration, done func() bool) time.Time {
-	deadline := time.Now().Add(within)
-	for !done() {
-		if time.Now().After(deadline) {
-			b.Fatalf("%s: not within %s", what, within)
-		}
-		time.Sleep(every)
+	err := wait.PollUntilContextTimeout(context.Background(), every, within, true, func(context.Context) (bool, error) { return done(), nil })
+	if err != nil {
+		b.Fatalf("%s: not within %s", what, within)
 	}
 	return time.Now()
 }

@@ -30,6 +30,7 @@ var _ = Describe("A lost owner", func() {
 	It("is fenced and its volume bound on the survivor, with every acknowledged write", func(ctx SpecContext) {
 		ns, lost, h := ownedVolume(ctx)
 		write(lost, h, "before", 5)
+		fenceTimes, failovers := metric("custody_fence_duration_seconds"), metric("custody_volume_failover_duration_seconds")
 		start := time.Now()
 		loseMember(ctx, lost, false)
 		survivor := failedOver(ctx, ns, lost)
@@ -39,8 +40,8 @@ var _ = Describe("A lost owner", func() {
 		write(survivor, h, "on the survivor", 5)
 		Expect(storage.Records(h)).To(HaveLen(10))
 		Expect(storage.CheckWrites()).To(Succeed())
-		Expect(metric("custody_fence_duration_seconds")).To(BeNumerically(">", 0), "no time to fence observed")
-		Expect(metric("custody_volume_failover_duration_seconds")).To(BeNumerically(">", 0), "no failover observed")
+		Expect(metric("custody_fence_duration_seconds")).To(BeNumerically(">", fenceTimes), "no time to fence observed")
+		Expect(metric("custody_volume_failover_duration_seconds")).To(BeNumerically(">", failovers), "no failover observed")
 		Expect(metric("custody_fences")).To(BeNumerically(">", 0), "no Fence counted")
 		comesBack(ctx, lost, ns)
 	})
@@ -53,8 +54,10 @@ var _ = Describe("A lost owner", func() {
 		survivor := failedOver(ctx, ns, lost)
 		w.stop()
 		AddReportEntry("partitioned writer", ReportEntryVisibilityAlways, w.String())
-		Expect(w.refusedFenced()).To(BeTrue(), "the writer never met the fence: %s", w)
-		Expect(storage.CheckWrites()).To(Succeed(), "a write from the fenced member was accepted, or an acknowledged one lost")
+		met, after := w.metFence()
+		Expect(met).To(BeTrue(), "the writer never met the fence: %s", w)
+		Expect(after).To(BeZero(), "writes were acknowledged after the fence")
+		Expect(storage.CheckWrites()).To(Succeed(), "an acknowledged write was lost")
 		write(survivor, h, "on the survivor", 3)
 		comesBack(ctx, lost, ns)
 		takesWork(ctx, lost)
@@ -170,7 +173,7 @@ var _ = Describe("A lost owner", func() {
 			Spec:       storagev1alpha1.FenceSpec{TargetName: lost, Domain: domain, State: storagev1alpha1.Fenced, Mode: storagev1alpha1.Manual},
 		})).To(Succeed())
 		failedOver(ctx, ns, lost)
-		restoreFencing(ctx, lost, fencing)
+		setFencing(ctx, lost, fencing)
 		comesBack(ctx, lost, ns)
 		storage.PowerOn(lost)
 	})
@@ -234,7 +237,7 @@ func failedOver(ctx context.Context, ns, lost string) string {
 		g.Expect(st.Owner).To(Equal(survivor))
 	})
 	if f := waitFence(ctx, lost, func(Gomega, *storagev1alpha1.Fence) {}); f.Spec.Mode == storagev1alpha1.Network {
-		Expect(storage.Fenced(lost)).To(BeTrue(), "%s took the volume while %s was not fenced", survivor, lost)
+		Expect(storage.Fenced(lost)).To(BeTrue(), "the volume is bound on %s while %s is not fenced", survivor, lost)
 	}
 	Expect(reasons(vo)).To(ContainElement(storagev1alpha1.ReasonOwnerFenced))
 	Expect(targetCondition(ctx, Default, lost, workloadv1alpha1.ConditionFenced).Status).To(Equal(metav1.ConditionTrue))
@@ -325,36 +328,30 @@ func restartController() {
 	Expect(env.StartController()).To(Succeed())
 }
 
-// withoutFencing takes the target's spec.fencing away and returns it.
+// withoutFencing takes the target's spec.fencing away for the spec and returns it.
 func withoutFencing(ctx context.Context, target string) *workloadv1alpha1.FencingSpec {
 	GinkgoHelper()
 	t := &workloadv1alpha1.SyncTarget{}
 	Expect(hub.Get(ctx, client.ObjectKey{Name: target}, t)).To(Succeed())
-	fencing := t.Spec.Fencing
-	restoreFencing(ctx, target, nil)
-	DeferCleanup(restoreFencing, context.Background(), target, fencing)
-	return fencing
-}
-
-func restoreFencing(ctx context.Context, target string, fencing *workloadv1alpha1.FencingSpec) {
-	GinkgoHelper()
-	t := &workloadv1alpha1.SyncTarget{}
-	Expect(hub.Get(ctx, client.ObjectKey{Name: target}, t)).To(Succeed())
-	patch := client.MergeFrom(t.DeepCopy())
-	t.Spec.Fencing = fencing
-	Expect(hub.Patch(ctx, t, patch)).To(Succeed())
+	setFencing(ctx, target, nil)
+	DeferCleanup(setFencing, context.Background(), target, t.Spec.Fencing)
+	return t.Spec.Fencing
 }
 
 // writer stands in for an application on a member: it writes a record every 20ms and
-// remembers which the storage acknowledged.
+// remembers which the storage acknowledged, and whether it acknowledged any after it first
+// refused one because the member was fenced.
 type writer struct {
 	member, handle string
 	cancel         context.CancelFunc
 	done           chan struct{}
 
-	mu                 sync.Mutex
-	acked, refused     int
-	refusedWhileFenced bool
+	mu             sync.Mutex
+	acked, refused int
+	// fenced: a write was refused while the member was fenced; ackedAfter counts the writes
+	// acknowledged since.
+	fenced     bool
+	ackedAfter int
 }
 
 func startWriter(member, h string) *writer {
@@ -370,11 +367,15 @@ func (w *writer) run(ctx context.Context) {
 	for i := 0; ; i++ {
 		err := storage.Write(w.member, w.handle, fmt.Sprintf("%s writer %d", w.member, i))
 		w.mu.Lock()
-		if err == nil {
+		switch {
+		case err == nil && w.fenced:
 			w.acked++
-		} else {
+			w.ackedAfter++
+		case err == nil:
+			w.acked++
+		default:
 			w.refused++
-			w.refusedWhileFenced = w.refusedWhileFenced || storage.Fenced(w.member)
+			w.fenced = w.fenced || storage.Fenced(w.member)
 		}
 		w.mu.Unlock()
 		select {
@@ -396,10 +397,12 @@ func (w *writer) accepted() int {
 	return w.acked
 }
 
-func (w *writer) refusedFenced() bool {
+// metFence tells whether a write was refused at the fence, and how many were acknowledged
+// after that.
+func (w *writer) metFence() (bool, int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.refusedWhileFenced
+	return w.fenced, w.ackedAfter
 }
 
 func (w *writer) String() string {

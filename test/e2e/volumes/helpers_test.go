@@ -140,21 +140,28 @@ func targetObject(name string) *workloadv1alpha1.SyncTarget {
 	return &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: name}}
 }
 
-func setCordon(ctx context.Context, target string, cordoned bool) {
+// patchTarget changes the SyncTarget's spec with change, in one merge patch.
+func patchTarget(ctx context.Context, target string, change func(*workloadv1alpha1.SyncTargetSpec)) {
+	GinkgoHelper()
 	t := &workloadv1alpha1.SyncTarget{}
 	Expect(hub.Get(ctx, client.ObjectKey{Name: target}, t)).To(Succeed())
 	patch := client.MergeFrom(t.DeepCopy())
-	t.Spec.Unschedulable = cordoned
+	change(&t.Spec)
 	Expect(hub.Patch(ctx, t, patch)).To(Succeed())
+}
+
+func setCordon(ctx context.Context, target string, cordoned bool) {
+	patchTarget(ctx, target, func(s *workloadv1alpha1.SyncTargetSpec) { s.Unschedulable = cordoned })
 }
 
 // setFenceDelay sets the target's own fence delay; nil takes it away.
 func setFenceDelay(ctx context.Context, target string, delay *metav1.Duration) {
-	t := &workloadv1alpha1.SyncTarget{}
-	Expect(hub.Get(ctx, client.ObjectKey{Name: target}, t)).To(Succeed())
-	patch := client.MergeFrom(t.DeepCopy())
-	t.Spec.FenceDelay = delay
-	Expect(hub.Patch(ctx, t, patch)).To(Succeed())
+	patchTarget(ctx, target, func(s *workloadv1alpha1.SyncTargetSpec) { s.FenceDelay = delay })
+}
+
+// setFencing sets the target's spec.fencing; nil takes it away.
+func setFencing(ctx context.Context, target string, fencing *workloadv1alpha1.FencingSpec) {
+	patchTarget(ctx, target, func(s *workloadv1alpha1.SyncTargetSpec) { s.Fencing = fencing })
 }
 
 // other is the member of Location "loc" that is not key.
