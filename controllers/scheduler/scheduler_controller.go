@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
 
@@ -50,7 +51,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 			UpdateFunc: func(e event.UpdateEvent) bool { return targetChanged(e.ObjectOld, e.ObjectNew) },
 		})).
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(namespaceOf),
-			builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
+			builder.WithPredicates(predicate.NewPredicateFuncs(hasDomain), predicate.Funcs{
+				UpdateFunc: func(e event.UpdateEvent) bool { return domainOf(e.ObjectOld) != domainOf(e.ObjectNew) },
+			})).
 		WithOptions(opts).
 		Complete(r)
 }
@@ -159,6 +162,12 @@ func (r *Reconciler) placedNamespaces(ctx context.Context, _ client.Object) []re
 func namespaceOf(_ context.Context, o client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: o.GetNamespace()}}}
 }
+
+// hasDomain and domainOf read a claim's storage domain, the one thing of it that restricts
+// where its namespace may go.
+func hasDomain(o client.Object) bool { return domainOf(o) != "" }
+
+func domainOf(o client.Object) string { return o.GetAnnotations()[storagev1alpha1.DomainAnnotation] }
 
 // placementChanged: only the selected Location and readiness move namespaces.
 func placementChanged(oldObj, newObj client.Object) bool {

@@ -51,7 +51,7 @@ func (r *Reconciler) observe(ctx context.Context, ns *corev1.Namespace) (*scope,
 			return nil, err
 		}
 	}
-	if err := r.Client.List(ctx, claims, client.InNamespace(ns.Name)); err != nil {
+	if err := r.Client.List(ctx, claims, client.InNamespace(ns.Name), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	s.locations, s.targets = locations.Items, targets.Items

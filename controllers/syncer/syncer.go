@@ -156,6 +156,9 @@ func setup(mgr ctrl.Manager, hub cluster.Cluster, o Options, target transform.Ta
 		RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](minRetryDelay, maxRetryDelay),
 		NewQueue:                recovery.NewQueue,
 	}
+	if err := target.Index(context.Background(), hub.GetFieldIndexer(), mgr.GetFieldIndexer()); err != nil {
+		return fmt.Errorf("indexing the caches: %w", err)
+	}
 	clients := transform.Clients{
 		Hub: hub.GetClient(), HubReader: hub.GetAPIReader(),
 		Member: mgr.GetClient(), MemberReader: mgr.GetAPIReader(),

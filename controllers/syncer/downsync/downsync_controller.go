@@ -129,15 +129,14 @@ func (r *Reconciler) downstream(ctx context.Context, key types.NamespacedName, u
 // downstreamPV finds the PV the syncer created or took over for the hub PV called name.
 func (r *Reconciler) downstreamPV(ctx context.Context, name string) (*unstructured.Unstructured, error) {
 	list := transform.EmptyList(transform.PVGVK)
-	if err := r.Member.List(ctx, list, client.MatchingLabelsSelector{Selector: r.Target.Selector()}); err != nil {
+	if err := r.Member.List(ctx, list, client.MatchingFields{transform.HubPVIndex: name},
+		client.MatchingLabelsSelector{Selector: r.Target.Selector()}); err != nil {
 		return nil, err
 	}
-	for i := range list.Items {
-		if list.Items[i].GetAnnotations()[transform.HubNameAnnotation] == name {
-			return &list.Items[i], nil
-		}
+	if len(list.Items) == 0 {
+		return nil, nil
 	}
-	return nil, nil
+	return &list.Items[0], nil
 }
 
 // get reads a member object from the cache, then directly, since the cache holds only what

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -240,8 +241,17 @@ func (r *Reconciler) clean(ctx context.Context, classes []storagev1.StorageClass
 // addHeld adds to held, per domain, each of the syncer's objects of kind gvk in the member
 // that holds storage and stands for a hub object no longer synced to the target.
 func (r *Reconciler) addHeld(ctx context.Context, gvk schema.GroupVersionKind, holds func(*unstructured.Unstructured) bool, domainOf map[string]string, held map[string][]string) error {
+	// Both lists are only read: the caches' own objects do.
+	synced := transform.EmptyList(gvk)
+	if err := r.Hub.List(ctx, synced, client.MatchingLabels{r.Target.StateLabel(): string(workloadv1alpha1.ResourceStateSync)}, client.UnsafeDisableDeepCopy); err != nil {
+		return err
+	}
+	given := make(sets.Set[types.NamespacedName], len(synced.Items))
+	for i := range synced.Items {
+		given.Insert(client.ObjectKeyFromObject(&synced.Items[i]))
+	}
 	list := transform.EmptyList(gvk)
-	if err := r.Member.List(ctx, list, client.MatchingLabelsSelector{Selector: r.Target.Selector()}); err != nil {
+	if err := r.Member.List(ctx, list, client.MatchingLabelsSelector{Selector: r.Target.Selector()}, client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("reading the member's %s: %w", gvk.Kind, err)
 	}
 	for i := range list.Items {
@@ -249,18 +259,9 @@ func (r *Reconciler) addHeld(ctx context.Context, gvk schema.GroupVersionKind, h
 		class, _, _ := unstructured.NestedString(obj.Object, "spec", "storageClassName")
 		d := domainOf[class]
 		key, ok := r.Target.Upstream(obj, false)
-		if d == "" || !ok || !holds(obj) {
-			continue
+		if d != "" && ok && !given.Has(key) && holds(obj) {
+			held[d] = append(held[d], gvk.Kind+" "+key.String())
 		}
-		up := transform.Empty(gvk)
-		err := r.Hub.Get(ctx, key, up)
-		if state, _ := r.Target.State(up); err == nil && state == workloadv1alpha1.ResourceStateSync {
-			continue
-		}
-		if client.IgnoreNotFound(err) != nil {
-			return err
-		}
-		held[d] = append(held[d], gvk.Kind+" "+key.String())
 	}
 	return nil
 }

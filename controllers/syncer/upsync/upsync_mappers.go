@@ -7,7 +7,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
@@ -30,13 +29,11 @@ func (r *Reconciler) fromMemberPV(ctx context.Context, obj client.Object) []reco
 		}
 	}
 	hubPVs := transform.EmptyList(transform.PVGVK)
-	if err := r.Hub.List(ctx, hubPVs); err != nil {
+	if err := r.Hub.List(ctx, hubPVs, client.MatchingFields{transform.MemberPVIndex: obj.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
 		return reqs
 	}
 	for i := range hubPVs.Items {
-		if hubPVs.Items[i].GetAnnotations()[workloadv1alpha1.PVNameAnnotation(r.Target.Key)] == obj.GetName() {
-			reqs = append(reqs, transform.ClaimOfVolume(ctx, &hubPVs.Items[i])...)
-		}
+		reqs = append(reqs, transform.ClaimOfVolume(ctx, &hubPVs.Items[i])...)
 	}
 	return reqs
 }

@@ -121,14 +121,14 @@ func (r *Reconciler) hubPV(ctx context.Context, name string) (*corev1.Persistent
 // no longer has would hand a dead volume to the next target.
 func (r *Reconciler) pruneUpsynced(ctx context.Context, key types.NamespacedName) error {
 	hubPVs := transform.EmptyList(transform.PVGVK)
-	if err := r.Hub.List(ctx, hubPVs, client.MatchingLabels{r.Target.StateLabel(): string(workloadv1alpha1.ResourceStateUpsync)}); err != nil {
+	if err := r.Hub.List(ctx, hubPVs, client.MatchingFields{transform.ClaimIndex: key.String()},
+		client.MatchingLabels{r.Target.StateLabel(): string(workloadv1alpha1.ResourceStateUpsync)}); err != nil {
 		return err
 	}
 	for i := range hubPVs.Items {
 		hubPV := &hubPVs.Items[i]
-		claim, _ := transform.ClaimOf(hubPV)
 		memberName := hubPV.GetAnnotations()[workloadv1alpha1.PVNameAnnotation(r.Target.Key)]
-		if claim != key || memberName == "" {
+		if memberName == "" {
 			continue
 		}
 		err := r.Member.Get(ctx, client.ObjectKey{Name: memberName}, transform.Empty(transform.PVGVK))

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,11 +50,12 @@ func BenchmarkMove500OwnedVolumes(b *testing.B) {
 		patchCordon(ctx, b, c, from)
 		waitOwners(ctx, b, r.cache, ns, volumes, other(from), inUse)
 		elapsed := time.Since(start)
-		moved := writes(ctx, b, clusters) - before
+		moved := writes(ctx, b, clusters).since(before)
 		r.stop(b)
 		b.ReportMetric(elapsed.Seconds(), "move-s")
 		b.ReportMetric(float64(volumes)/elapsed.Seconds(), "moves/s")
-		b.ReportMetric(float64(moved)/volumes, "writes/move")
+		b.ReportMetric(float64(moved.total())/volumes, "writes/move")
+		b.Logf("writes per move, by cluster, verb, resource and code:\n%s", moved.perVolume(volumes))
 	}
 }
 
@@ -183,17 +186,20 @@ const quietWrites = 10
 func settle(ctx context.Context, b *testing.B, clusters []*testbed.Cluster) {
 	last := -1
 	poll(b, "a quiet bed", 10*time.Minute, apiPoll, func() bool {
-		now := writes(ctx, b, clusters)
+		now := writes(ctx, b, clusters).total()
 		quiet := last >= 0 && now-last < quietWrites*len(clusters)
 		last = now
 		return quiet
 	})
 }
 
-// writes sums the write requests the clusters' API servers served, leaving out heartbeat
-// Leases and events.
-func writes(ctx context.Context, b *testing.B, clusters []*testbed.Cluster) int {
-	total := 0
+// writeCounts are the write requests the clusters' API servers served, by cluster, verb,
+// resource and response code, heartbeat Leases and events left out.
+type writeCounts map[string]int
+
+// writes reads the clusters' write counts from their API servers' metrics.
+func writes(ctx context.Context, b *testing.B, clusters []*testbed.Cluster) writeCounts {
+	out := writeCounts{}
 	for _, cl := range clusters {
 		cs, err := kubernetes.NewForConfig(cl.Config)
 		if err != nil {
@@ -203,30 +209,68 @@ func writes(ctx context.Context, b *testing.B, clusters []*testbed.Cluster) int 
 		if err != nil {
 			b.Fatal(err)
 		}
-		total += countWrites(string(raw))
+		addWrites(out, cl.Name, string(raw))
+	}
+	return out
+}
+
+var writeVerbs = []string{"POST", "PUT", "PATCH", "APPLY", "DELETE"}
+
+// addWrites adds the write counts of one cluster's metrics to out.
+func addWrites(out writeCounts, cluster, metrics string) {
+	sc := bufio.NewScanner(strings.NewReader(metrics))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		rest, found := strings.CutPrefix(sc.Text(), "apiserver_request_total{")
+		labels, value, ok := strings.Cut(rest, "} ")
+		if !found || !ok {
+			continue
+		}
+		l := map[string]string{}
+		for _, kv := range strings.Split(labels, ",") {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				l[k] = strings.Trim(v, `"`)
+			}
+		}
+		if l["resource"] == "leases" || l["resource"] == "events" || !slices.Contains(writeVerbs, l["verb"]) {
+			continue
+		}
+		resource := l["resource"]
+		if l["subresource"] != "" {
+			resource += "/" + l["subresource"]
+		}
+		if v, err := strconv.ParseFloat(value, 64); err == nil {
+			out[fmt.Sprintf("%s %s %s %s", cluster, l["verb"], resource, l["code"])] += int(v)
+		}
+	}
+}
+
+// total is the number of writes.
+func (w writeCounts) total() int {
+	total := 0
+	for _, n := range w {
+		total += n
 	}
 	return total
 }
 
-func countWrites(metrics string) int {
-	total := 0
-	sc := bufio.NewScanner(strings.NewReader(metrics))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "apiserver_request_total{") || strings.Contains(line, `resource="leases"`) ||
-			strings.Contains(line, `resource="events"`) {
-			continue
-		}
-		if !strings.Contains(line, `verb="POST"`) && !strings.Contains(line, `verb="PUT"`) &&
-			!strings.Contains(line, `verb="PATCH"`) && !strings.Contains(line, `verb="APPLY"`) &&
-			!strings.Contains(line, `verb="DELETE"`) {
-			continue
-		}
-		fields := strings.Fields(line)
-		if v, err := strconv.ParseFloat(fields[len(fields)-1], 64); err == nil {
-			total += int(v)
+// since is what was written after before was read.
+func (w writeCounts) since(before writeCounts) writeCounts {
+	out := writeCounts{}
+	for k, n := range w {
+		if d := n - before[k]; d > 0 {
+			out[k] = d
 		}
 	}
-	return total
+	return out
+}
+
+// perVolume tells, most first, how many writes of each kind each of n volumes cost.
+func (w writeCounts) perVolume(n int) string {
+	keys := slices.SortedFunc(maps.Keys(w), func(a, b string) int { return w[b] - w[a] })
+	lines := make([]string, 0, len(keys))
+	for _, k := range keys {
+		lines = append(lines, fmt.Sprintf("  %5.2f  %s", float64(w[k])/float64(n), k))
+	}
+	return strings.Join(lines, "\n")
 }

@@ -73,7 +73,7 @@ type failover struct {
 	detected, requested, fenced, bound, inUse time.Duration
 	// writes is what the hub's and the survivor's API servers wrote until every volume was in
 	// use on the survivor.
-	writes int
+	writes writeCounts
 }
 
 // measureFailover stops the lost member and waits for each step of its failover.
@@ -98,7 +98,7 @@ func measureFailover(ctx context.Context, b *testing.B, r *run, ns, lost string,
 	f.bound = time.Since(start)
 	waitOwners(ctx, b, r.cache, ns, n, survivor, inUse)
 	f.inUse = time.Since(start)
-	f.writes = writes(ctx, b, clusters) - before
+	f.writes = writes(ctx, b, clusters).since(before)
 	return f
 }
 
@@ -135,11 +135,12 @@ func (f failover) report(b *testing.B, n int, floor time.Duration) {
 	moves := f.bound - f.fenced
 	b.ReportMetric(moves.Seconds(), "moves-s")
 	b.ReportMetric(moves.Seconds()/floor.Seconds(), "moves/floor")
-	b.ReportMetric(float64(f.writes)/float64(n), "writes/volume")
+	b.ReportMetric(float64(f.writes.total())/float64(n), "writes/volume")
 	b.Logf("goals: detect-s %.1f (goal ≤ %.0f), total-s %.1f (goal < %.0f)",
 		f.detected.Seconds(), goalDetect.Seconds(), f.bound.Seconds(), goalTotal.Seconds())
 	b.Logf("from the stop: Unreachable %.1fs, Fence requested %.1fs, Fenced %.1fs, all Bound %.1fs, all in use %.1fs",
 		f.detected.Seconds(), f.requested.Seconds(), f.fenced.Seconds(), f.bound.Seconds(), f.inUse.Seconds())
+	b.Logf("writes per volume, by cluster, verb, resource and code:\n%s", f.writes.perVolume(n))
 }
 
 // checkLedger fails the benchmark if the storage saw an owned volume with two owners, or
