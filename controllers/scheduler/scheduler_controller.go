@@ -51,8 +51,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 			UpdateFunc: func(e event.UpdateEvent) bool { return targetChanged(e.ObjectOld, e.ObjectNew) },
 		})).
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(namespaceOf),
-			builder.WithPredicates(predicate.NewPredicateFuncs(hasDomain), predicate.Funcs{
+			builder.WithPredicates(predicate.Funcs{
+				CreateFunc: func(e event.CreateEvent) bool { return domainOf(e.Object) != "" },
 				UpdateFunc: func(e event.UpdateEvent) bool { return domainOf(e.ObjectOld) != domainOf(e.ObjectNew) },
+				DeleteFunc: func(e event.DeleteEvent) bool { return domainOf(e.Object) != "" },
 			})).
 		WithOptions(opts).
 		Complete(r)
@@ -163,10 +165,8 @@ func namespaceOf(_ context.Context, o client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: o.GetNamespace()}}}
 }
 
-// hasDomain and domainOf read a claim's storage domain, the one thing of it that restricts
-// where its namespace may go.
-func hasDomain(o client.Object) bool { return domainOf(o) != "" }
-
+// domainOf is a claim's storage domain, the one thing of it that restricts where its
+// namespace may go.
 func domainOf(o client.Object) string { return o.GetAnnotations()[storagev1alpha1.DomainAnnotation] }
 
 // placementChanged: only the selected Location and readiness move namespaces.
