@@ -38,8 +38,8 @@ func main() {
 	flag.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader so that only one replica acts at a time.")
 	flag.StringVar(&o.leaderNamespace, "leader-election-namespace", "custody-system", "Namespace of the leader election Lease.")
 	flag.StringVar(&o.resources, "resources", "", "Comma-separated namespaced types the workload controller labels, as kind.version.group (core: kind.v1); empty means the defaults.")
-	flag.Float64Var(&o.qps, "kube-api-qps", 50, "Requests per second to the hub API server.")
-	flag.IntVar(&o.burst, "kube-api-burst", 100, "Burst of requests to the hub API server.")
+	flag.Float64Var(&o.qps, "kube-api-qps", 0, "Requests per second to the hub API server; 0 leaves the pace to the API server's priority and fairness.")
+	flag.IntVar(&o.burst, "kube-api-burst", 0, "Burst of requests to the hub API server, with --kube-api-qps.")
 	flag.DurationVar(&o.heartbeatGrace, "heartbeat-grace", 0, "How long a target may miss heartbeats before it is Unreachable; 0 means three of the periods its syncer announces.")
 	flag.DurationVar(&o.fenceDelay, "fence-delay", 0, "How long a volume's owner may be Unreachable before the volume waits for a Fence of it; 0 means three heartbeat graces.")
 	zapOpts := zap.Options{}
@@ -59,6 +59,9 @@ func run(o options) error {
 		return fmt.Errorf("loading the hub kubeconfig: %w", err)
 	}
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
+	if o.qps <= 0 {
+		cfg.QPS = -1
+	}
 	kinds, err := parseKinds(o.resources)
 	if err != nil {
 		return err

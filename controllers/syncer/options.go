@@ -26,17 +26,12 @@ var DefaultResources = []schema.GroupVersionResource{
 // DefaultHeartbeatPeriod is how often the heartbeat Lease is renewed when Options say not.
 const DefaultHeartbeatPeriod = 10 * time.Second
 
-// Client rates the syncer uses for a config that sets none; client-go's own default (5 per
-// second) would make it crawl through a namespace of a few hundred objects.
-const (
-	defaultQPS   = 100
-	defaultBurst = 200
-)
-
 // Options configure a syncer.
 type Options struct {
-	// HubConfig and MemberConfig reach the hub and the member. A config without QPS gets
-	// 100 requests per second, burst 200, per resource type.
+	// HubConfig and MemberConfig reach the hub and the member. A config without QPS is not
+	// rate-limited by the client: the API servers' priority and fairness paces the syncer,
+	// as it does controller-runtime's clients by default. client-go's own default (5 per
+	// second) would make a failover of a thousand volumes take minutes.
 	HubConfig, MemberConfig *rest.Config
 	// SyncTargetName names the SyncTarget the syncer serves; its target key is
 	// ToSyncTargetKey of this name.
@@ -79,7 +74,7 @@ func (o Options) complete() (Options, error) {
 func withRates(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	if cfg.QPS == 0 {
-		cfg.QPS, cfg.Burst = defaultQPS, defaultBurst
+		cfg.QPS = -1
 	}
 	return cfg
 }
