@@ -210,6 +210,11 @@ func (r *Reconciler) carryOut(ctx context.Context, s *scope, d coordination.Deci
 		w.add(a)
 	}
 	w.ensureDomain(d)
+	if w.fence != "" {
+		if err := confirmFenced(ctx, r.APIReader, w.fence); err != nil {
+			return err
+		}
+	}
 	for _, step := range w.order {
 		if err := step(ctx, r.Client); err != nil {
 			return fmt.Errorf("%s: %w", w.describe(), err)

@@ -17,6 +17,7 @@ import (
 	"github.com/custody-dev/custody/controllers/internal/protection"
 	"github.com/custody-dev/custody/controllers/internal/status"
 	"github.com/custody-dev/custody/coordination"
+	"github.com/custody-dev/custody/fencing"
 )
 
 // writes gathers a decision's actions into at most one patch of the claim, one of the PV, and
@@ -27,8 +28,11 @@ type writes struct {
 	domain                  string
 	targets                 []workloadv1alpha1.SyncTarget
 	claimPatch, volumePatch client.Patch
-	order                   []func(context.Context, client.Client) error
-	kinds                   []string
+	// fence names the Fence whose hold the writes stand on, to be read from the API server
+	// before any of them is made; empty when they stand on none.
+	fence string
+	order []func(context.Context, client.Client) error
+	kinds []string
 }
 
 func newWrites(s *scope, domain string) *writes {
@@ -90,6 +94,7 @@ func (w *writes) add(a coordination.Action) {
 	case coordination.ReleaseFenced:
 		// The fenced target's syncer cannot acknowledge; its copies stay Retain in its member,
 		// and its syncer removes them when it returns.
+		w.fence = storagev1alpha1.FenceName(w.nameOf(key), w.domain)
 		release := func(o client.Object) {
 			workloadv1alpha1.Release(o, key)
 			workloadv1alpha1.SetHold(o, key, storagev1alpha1.HoldFinalizer, false)
@@ -120,6 +125,24 @@ func (w *writes) nameOf(key string) string {
 		return t.Name
 	}
 	return key
+}
+
+// confirmFenced reads the Fence past the cache and fails unless it holds. A cache that
+// still shows a Fence lifted a moment ago, with the target given the volume again since, must
+// not release the target: the claim's and the PV's optimistic locks refuse a release decided
+// on their older versions, and this read refuses one decided on an older Fence.
+func confirmFenced(ctx context.Context, r client.Reader, name string) error {
+	f := &storagev1alpha1.Fence{}
+	switch err := r.Get(ctx, client.ObjectKey{Name: name}, f); {
+	case apierrors.IsNotFound(err):
+		f = nil
+	case err != nil:
+		return err
+	}
+	if state := fencing.Of(f); state != fencing.Fenced {
+		return fmt.Errorf("fence %s is %s on the API server, not Fenced: the release waits", name, state)
+	}
+	return nil
 }
 
 // requestFence creates the Network Fence of the target in the domain, unless it exists.
