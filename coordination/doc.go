@@ -25,6 +25,24 @@
 // Released, claimRef naming the claim, annotations naming the target that held it last and
 // the storage domain, no finalizer left. No target holds it, so deleting it releases nothing.
 //
+// Writes. A volume's failover from a fenced owner h to a target n needs at the least five
+// writes: one patch of the hub claim and one of the hub PV that take h off and give n Sync,
+// the decision on the VolumeOwnership, and n's copies of the claim and the PV in its member.
+// The failover benchmark makes exactly these as its floor. The protocol makes more, each for
+// a reason (measured per volume: 5 claim patches, 4 PV patches, 4 status records and 1 claim
+// status on the hub):
+//
+//   - the workload controller marks the claim as leaving h when its namespace does, and
+//     coordination asks h to let go of the claim and the PV at once, for h may answer within
+//     the fence delay and acknowledge;
+//   - releasing h and giving n Sync are two patches of each object, not one: a crash between
+//     the claim's patch and the PV's then leaves h on one of them, which the fence releases
+//     again, never h and n on the two;
+//   - n's syncer puts its finalizer on the claim and the PV before it makes copies;
+//   - each phase is recorded before it acts (WaitingForFence before the Fence is requested,
+//     OwnerFenced before the release, Moved before the grant, then InUse);
+//   - n's syncer reports the claim's status to the hub.
+//
 // A hold (the HoldFinalizer in the claim's per-target coordination finalizers) keeps a claim
 // on a target while leaving it would break an invariant: during provisioning, for internal
 // volumes, for moves the storage class refuses, and on the owner of a deleted claim until
