@@ -29,8 +29,8 @@ import (
 	"github.com/custody-dev/custody/coordination"
 )
 
-// concurrency is how many claims take a step at once; each claim's steps stay in order.
-const concurrency = 4
+// Concurrency is how many claims take a step at once; each claim's steps stay in order.
+const Concurrency = 16
 
 // fieldOwner owns the VolumeOwnership's status.
 const fieldOwner = "custody-coordination"
@@ -60,7 +60,7 @@ type Reconciler struct {
 // their hub PV or VolumeOwnership changes, and when a target's readiness, domains or
 // reported classes change.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
-	opts.MaxConcurrentReconciles = concurrency
+	opts.MaxConcurrentReconciles = Concurrency
 	r.metrics = newVolumeMetrics()
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.PersistentVolume{}, claimRefIndex, func(o client.Object) []string {
 		if ref := o.(*corev1.PersistentVolume).Spec.ClaimRef; ref != nil {

@@ -45,7 +45,7 @@ import (
 // the hub or the member answers again after an outage, the requests waiting are retried at
 // once (package reconnect).
 const (
-	workers       = 4
+	workers       = 16
 	minRetryDelay = 100 * time.Millisecond
 	maxRetryDelay = 30 * time.Second
 )

@@ -154,6 +154,9 @@ func (c *Cluster) startControllerManager() error {
 		"--leader-elect=false",
 		"--secure-port=0",
 		"--pvclaimbinder-sync-period=2s",
+		// Its default client rate, 20 requests per second, would pace every volume test at
+		// the member's binder; large clusters raise it too.
+		"--kube-api-qps=500", "--kube-api-burst=1000",
 	)
 	c.kcm.Stdout, c.kcm.Stderr = c.log, c.log
 	if err := c.kcm.Start(); err != nil {

@@ -119,12 +119,15 @@ func (t Target) Downstream(up *unstructured.Unstructured, in Inputs) (*unstructu
 	down.SetLabels(crossing(up.GetLabels(), t.Markers()))
 	down.SetAnnotations(crossing(up.GetAnnotations(), back))
 
+	// The member binder's fields of a PV's claimRef, kept from the current copy but left out
+	// of the hash: binding the copy must not make it look changed upstream.
+	var binder map[string]any
 	switch gk {
 	case NamespaceKind:
 		// A namespace's spec holds its finalizers, which only its own cluster manages.
 		delete(down.Object, "spec")
 	case PVKind:
-		t.rewriteClaimRef(down, in.Current)
+		binder = t.rewriteClaimRef(down, in.Current)
 		if err := unstructured.SetNestedField(down.Object, string(CopyReclaimPolicy(in.Current)), "spec", "persistentVolumeReclaimPolicy"); err != nil {
 			return nil, err
 		}
@@ -146,33 +149,42 @@ func (t Target) Downstream(up *unstructured.Unstructured, in Inputs) (*unstructu
 	annotations := down.GetAnnotations()
 	annotations[AppliedAnnotation] = hash(down.Object)
 	down.SetAnnotations(annotations)
+	for k, v := range binder {
+		if err := unstructured.SetNestedField(down.Object, v, "spec", "claimRef", k); err != nil {
+			return nil, err
+		}
+	}
 	return down, nil
 }
 
 // rewriteClaimRef points a PV's claimRef at the downstream claim, by namespace and name
-// only: the uid and resourceVersion are the member binder's, kept from the current object
-// when it refers to the same claim, never copied from the hub.
-func (t Target) rewriteClaimRef(pv *unstructured.Unstructured, current *unstructured.Unstructured) {
+// only, and returns the uid and resourceVersion to keep: they are the member binder's, taken
+// from the current object when it refers to the same claim, never copied from the hub.
+func (t Target) rewriteClaimRef(pv *unstructured.Unstructured, current *unstructured.Unstructured) map[string]any {
 	ref, found, _ := unstructured.NestedMap(pv.Object, "spec", "claimRef")
 	if !found {
-		return
+		return nil
 	}
 	name, _ := ref["name"].(string)
 	out := map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim", "name": name}
 	if ns, _ := ref["namespace"].(string); ns != "" {
 		out["namespace"] = t.Namespace(ns)
 	}
-	if current != nil {
-		cur, found, _ := unstructured.NestedMap(current.Object, "spec", "claimRef")
-		if found && cur["namespace"] == out["namespace"] && cur["name"] == name {
-			for _, k := range []string{"uid", "resourceVersion"} {
-				if v, ok := cur[k]; ok {
-					out[k] = v
-				}
-			}
+	_ = unstructured.SetNestedMap(pv.Object, out, "spec", "claimRef")
+	if current == nil {
+		return nil
+	}
+	cur, found, _ := unstructured.NestedMap(current.Object, "spec", "claimRef")
+	if !found || cur["namespace"] != out["namespace"] || cur["name"] != name {
+		return nil
+	}
+	binder := map[string]any{}
+	for _, k := range []string{"uid", "resourceVersion"} {
+		if v, ok := cur[k]; ok {
+			binder[k] = v
 		}
 	}
-	_ = unstructured.SetNestedMap(pv.Object, out, "spec", "claimRef")
+	return binder
 }
 
 // stripAllocated removes the addresses and ports that the hub allocated for a Service: the

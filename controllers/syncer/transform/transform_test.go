@@ -287,6 +287,34 @@ func TestDownstreamPVClaimRef(t *testing.T) {
 	}
 }
 
+// A copy that the member's binder bound is still what the syncer applied: the binder's
+// claimRef fields count in neither the hash nor the comparison, so it is not applied again.
+func TestDownstreamPVBoundByTheMemberIsUpToDate(t *testing.T) {
+	up := toUnstructured(t, hubPV(nil), "v1", "PersistentVolume")
+	first, err := target.Downstream(up, Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := first.DeepCopy()
+	if err := unstructured.SetNestedField(bound.Object, "member-uid", "spec", "claimRef", "uid"); err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(bound.Object, "42", "spec", "claimRef", "resourceVersion"); err != nil {
+		t.Fatal(err)
+	}
+	again, err := target.Downstream(up, Inputs{Current: bound})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !UpToDate(bound, again) {
+		t.Fatalf("the bound copy is not up to date: applied %s, wanted %s",
+			bound.GetAnnotations()[AppliedAnnotation], again.GetAnnotations()[AppliedAnnotation])
+	}
+	if uid, _, _ := unstructured.NestedString(again.Object, "spec", "claimRef", "uid"); uid != "member-uid" {
+		t.Fatalf("the binder's uid was not kept: %q", uid)
+	}
+}
+
 func TestDownstreamPVCVolumeName(t *testing.T) {
 	claim := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "data"},

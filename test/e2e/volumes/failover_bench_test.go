@@ -19,6 +19,7 @@ import (
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/coordination"
 	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/simstorage"
 	"github.com/custody-dev/custody/test/testbed"
@@ -30,8 +31,6 @@ const (
 	// goalDetect is three heartbeats: the default grace.
 	goalDetect = 3 * failoverHeartbeat
 	goalTotal  = 30 * time.Second
-	// coordinationWorkers is how many claims the coordination controller reconciles at once.
-	coordinationWorkers = 4
 	// fieldOwner is the field manager of the floor's server-side applies.
 	fieldOwner = "custody-floor"
 )
@@ -186,7 +185,7 @@ func writeFloor(ctx context.Context, b *testing.B, r *run, ns, survivor string, 
 	settle(ctx, b, r.clusters())
 	start := time.Now()
 	g := &errgroup.Group{}
-	g.SetLimit(coordinationWorkers)
+	g.SetLimit(coordination.Concurrency)
 	for _, v := range vols {
 		g.Go(func() error { return v.failOver(ctx, hub, member, survivor, statuses[v.claim.Name]) })
 	}
@@ -280,7 +279,7 @@ func prepareFloor(ctx context.Context, b *testing.B, hub, member client.Client, 
 		}
 	}
 	g := &errgroup.Group{}
-	g.SetLimit(coordinationWorkers)
+	g.SetLimit(coordination.Concurrency)
 	for _, v := range vols {
 		g.Go(func() error {
 			for _, o := range []client.Object{v.pv, v.claim, v.ownership} {
