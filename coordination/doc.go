@@ -29,8 +29,8 @@
 // writes: one patch of the hub claim and one of the hub PV that take h off and give n Sync,
 // the decision on the VolumeOwnership, and n's copies of the claim and the PV in its member.
 // The failover benchmark makes exactly these as its floor. The protocol makes more, each for
-// a reason (measured per volume: 5 claim patches, 4 PV patches, 4 status records and 1 claim
-// status on the hub):
+// a reason (measured per volume: 5 claim patches, 4 PV patches, 4 status records and 1 to 2
+// claim statuses on the hub):
 //
 //   - the workload controller marks the claim as leaving h when its namespace does, and
 //     coordination asks h to let go of the claim and the PV at once, for h may answer within
