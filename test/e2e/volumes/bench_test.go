@@ -34,7 +34,10 @@ const (
 
 // BenchmarkMove500OwnedVolumes provisions 500 owned volumes in one namespace, cordons their
 // member, and reports how long it takes until every volume is Bound on the other member, and
-// how many API writes (hub and members, heartbeats and events left out) each move cost.
+// how many API writes (hub and members, heartbeats and events left out) each move cost;
+// beside them the write floor of the same moves, measured in the same run (see writeFloor),
+// and the ratio of the two. The goals: under 10 s, within 2x the floor, at most
+// 10 writes per move.
 func BenchmarkMove500OwnedVolumes(b *testing.B) {
 	const volumes = 500
 	ctx := context.Background()
@@ -44,7 +47,9 @@ func BenchmarkMove500OwnedVolumes(b *testing.B) {
 		c := r.Hub.Client
 		ns := seedVolumes(ctx, b, c, volumes)
 		from := waitOwners(ctx, b, r.cache, ns, volumes, "", inUse)
+		floor := writeFloor(ctx, b, r, ns, other(from), volumes, true)
 		clusters := r.clusters()
+		settle(ctx, b, clusters)
 		before := writes(ctx, b, clusters)
 		start := time.Now()
 		patchCordon(ctx, b, c, from)
@@ -54,6 +59,8 @@ func BenchmarkMove500OwnedVolumes(b *testing.B) {
 		r.stop(b)
 		b.ReportMetric(elapsed.Seconds(), "move-s")
 		b.ReportMetric(float64(volumes)/elapsed.Seconds(), "moves/s")
+		b.ReportMetric(floor.Seconds(), "floor-s")
+		b.ReportMetric(elapsed.Seconds()/floor.Seconds(), "move/floor")
 		b.ReportMetric(float64(moved.total())/volumes, "writes/move")
 		b.Logf("writes per move, by cluster, verb, resource and code:\n%s", moved.perVolume(volumes))
 	}

@@ -59,7 +59,7 @@ func BenchmarkFailover1000OwnedVolumes(b *testing.B) {
 		r := startRun(ctx, b, o)
 		ns := seedVolumes(ctx, b, r.Hub.Client, volumes)
 		lost := waitOwners(ctx, b, r.cache, ns, volumes, "", inUse)
-		floor := writeFloor(ctx, b, r, ns, other(lost), volumes)
+		floor := writeFloor(ctx, b, r, ns, other(lost), volumes, false)
 		f := measureFailover(ctx, b, r, ns, lost, volumes)
 		r.stop(b)
 		checkLedger(b, r.Storage(domain))
@@ -153,47 +153,52 @@ func checkLedger(b *testing.B, s *simstorage.Storage) {
 	}
 }
 
-// floorNamespace holds the floor's scratch objects, on the hub and in the survivor.
+// floorNamespace holds the floor's scratch objects, on the hub and in the members.
 const floorNamespace = "floor"
 
-// writeFloor times the writes that the failover of the namespace's n volumes to survivor
-// cannot do without, done directly by as many workers as coordination has, each volume's in
-// order:
+// writeFloor times the writes that moving the namespace's n volumes to member to cannot do
+// without, done directly by as many workers as coordination has, each volume's in order:
 //
 //   - a merge patch of the hub claim and one of the hub PV, each taking the state label of
-//     the lost owner off and giving the survivor its own, as coordination patches them;
+//     the old owner off and giving the new owner its own, as coordination patches them;
 //   - a server-side apply of the VolumeOwnership's status, with the status coordination
 //     last recorded for the volume;
-//   - a server-side apply of the copy of the claim and of the PV in the survivor, as its
-//     syncer makes them.
+//   - a server-side apply of the copy of the claim and of the PV in the new owner, as its
+//     syncer makes them;
+//   - when the old owner answers (acknowledged), the deletion of its copies of the claim and
+//     the PV, as its syncer lets go of them; a lost owner deletes nothing.
 //
 // They go to scratch objects in namespace floorNamespace, which no controller or syncer acts
 // on: labels of their own instead of Custody's, and a PV of a CSI driver other than the
-// simulated storage's. The floor runs on the quiet bed before the failover, and returns once
-// the survivor's binder bound the copies: each starts on a quiet bed (see settle). Left out, as
-// writes a failover could in principle spare: the Fence, the survivor's syncer finalizers on
-// the hub claim and PV, the claim's status reported back, every step a volume waits in on the
-// way, and the survivor's binder and attacher, which bind and attach the copies.
-func writeFloor(ctx context.Context, b *testing.B, r *run, ns, survivor string, n int) time.Duration {
-	hub, member := r.Hub.Client, r.Member(survivor).Client
+// simulated storage's. The floor runs on the quiet bed before what it is compared with, and
+// returns once the new owner's binder bound the copies: each starts on a quiet bed (see
+// settle). Left out, as writes a move could in principle spare: the Fence of a lost owner,
+// the syncers' finalizers on the hub claim and PV, the claim's status reported back, every
+// step a volume waits in on the way, and the members' binders and attachers.
+func writeFloor(ctx context.Context, b *testing.B, r *run, ns, to string, n int, acknowledged bool) time.Duration {
+	hub, member := r.Hub.Client, r.Member(to).Client
+	var left client.Client
+	if acknowledged {
+		left = r.Member(other(to)).Client
+	}
 	statuses := ownershipStatuses(ctx, b, r.cache, ns)
 	vols := make([]*floorVolume, n)
 	for i := range vols {
-		vols[i] = newFloorVolume(fmt.Sprintf("data-%03d", i), other(survivor))
+		vols[i] = newFloorVolume(fmt.Sprintf("data-%03d", i), other(to))
 	}
-	prepareFloor(ctx, b, hub, member, vols)
+	prepareFloor(ctx, b, hub, left, vols, member)
 	settle(ctx, b, r.clusters())
 	start := time.Now()
 	g := &errgroup.Group{}
 	g.SetLimit(coordination.Concurrency)
 	for _, v := range vols {
-		g.Go(func() error { return v.failOver(ctx, hub, member, survivor, statuses[v.claim.Name]) })
+		g.Go(func() error { return v.move(ctx, hub, member, left, to, statuses[v.claim.Name]) })
 	}
 	if err := g.Wait(); err != nil {
 		b.Fatal(err)
 	}
 	elapsed := time.Since(start)
-	poll(b, "the floor's copies Bound in "+survivor, 10*time.Minute, apiPoll, func() bool { return allBound(ctx, b, member, n) })
+	poll(b, "the floor's copies Bound in "+to, 10*time.Minute, apiPoll, func() bool { return allBound(ctx, b, member, n) })
 	return elapsed
 }
 
@@ -270,10 +275,13 @@ func hand(o metav1.Object, from, to string) {
 	o.SetLabels(labels)
 }
 
-// prepareFloor creates the scratch namespace on the hub and in the member, and the volumes'
-// objects on the hub.
-func prepareFloor(ctx context.Context, b *testing.B, hub, member client.Client, vols []*floorVolume) {
-	for _, c := range []client.Client{hub, member} {
+// prepareFloor creates the scratch namespace on the hub and in the members, the volumes'
+// objects on the hub, and their copies in left, unless it is nil.
+func prepareFloor(ctx context.Context, b *testing.B, hub, left client.Client, vols []*floorVolume, members ...client.Client) {
+	if left != nil {
+		members = append(members, left)
+	}
+	for _, c := range append([]client.Client{hub}, members...) {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: floorNamespace}}); err != nil {
 			b.Fatal(err)
 		}
@@ -287,7 +295,10 @@ func prepareFloor(ctx context.Context, b *testing.B, hub, member client.Client, 
 					return err
 				}
 			}
-			return nil
+			if left == nil {
+				return nil
+			}
+			return v.applyCopies(ctx, left)
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -295,15 +306,31 @@ func prepareFloor(ctx context.Context, b *testing.B, hub, member client.Client, 
 	}
 }
 
-// failOver makes the minimal writes of the volume's failover to survivor; st is the status
-// to record.
-func (v *floorVolume) failOver(ctx context.Context, hub, member client.Client, survivor string, st storagev1alpha1.VolumeOwnershipStatus) error {
-	if err := v.handOver(ctx, hub, survivor); err != nil {
+// move makes the minimal writes of the volume's move to member to, with the deletion of
+// its copies in left unless left is nil; st is the status to record.
+func (v *floorVolume) move(ctx context.Context, hub, member, left client.Client, to string, st storagev1alpha1.VolumeOwnershipStatus) error {
+	if err := v.handOver(ctx, hub, to); err != nil {
 		return err
 	}
 	if err := v.record(ctx, hub, st); err != nil {
 		return err
 	}
+	if err := v.applyCopies(ctx, member); err != nil {
+		return err
+	}
+	if left == nil {
+		return nil
+	}
+	for _, o := range []client.Object{copyOf(v.claim), copyOf(v.pv)} {
+		if err := left.Delete(ctx, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyCopies applies the member's copies of the volume's claim and PV.
+func (v *floorVolume) applyCopies(ctx context.Context, member client.Client) error {
 	for _, o := range []client.Object{copyOf(v.claim), copyOf(v.pv)} {
 		cfg, err := applyConfiguration(member, o)
 		if err != nil {
