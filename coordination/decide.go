@@ -216,7 +216,13 @@ func depart(o Observation, d *Decision, h string) {
 	d.Phase, d.Reason = storagev1alpha1.Moving, storagev1alpha1.ReasonWaitingForDetach
 	d.Message = "waiting for " + h + " to let go of the volume"
 	if d.Class == storagev1alpha1.Owned && !t.UnreachableSince.IsZero() {
+		// An owner that does not answer cannot let go: it is asked once it answers again,
+		// or released once fenced. Asking now would cost two writes per volume of a lost
+		// member, on the way of its failover.
 		d.Recheck = t.UnreachableSince.Add(t.FenceDelay).Sub(o.Now)
+		d.Message = fmt.Sprintf("waiting for %s, unreachable since %s, to answer and let go of the volume",
+			h, t.UnreachableSince.UTC().Format(time.RFC3339))
+		return
 	}
 	leave(o, d, h)
 }
@@ -226,7 +232,6 @@ func depart(o Observation, d *Decision, h string) {
 // the detach in h's place. Until then it waits, as it would for the acknowledgement.
 func ownerLost(o Observation, d *Decision, h string, t Target) {
 	d.Phase = storagev1alpha1.Moving
-	leave(o, d, h)
 	fence := storagev1alpha1.FenceName(t.Name, d.Domain)
 	switch t.Fences[d.Domain] {
 	case fencing.Fenced:

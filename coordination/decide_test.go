@@ -120,7 +120,15 @@ func decideCases() []decideCase {
 			wantReason: storagev1alpha1.ReasonWaitingForDetach, wantActions: []Action{act(Unhold, "a"), act(RemoveVolume, "a")}},
 		{name: "Bound → Moving: a lost owner cannot let go; the volume waits for a Fence of it",
 			o: lost(obs(rwo, map[string]Presence{"a": departing, "b": placed}, map[string]Presence{"a": pvSync}, bound("a")), "a", fencing.Fencing), wantPhase: storagev1alpha1.Moving, wantOwner: "a",
-			wantReason: storagev1alpha1.ReasonWaitingForFence, wantActions: []Action{act(Unhold, "a"), act(RemoveVolume, "a")}},
+			wantReason: storagev1alpha1.ReasonWaitingForFence, wantActions: []Action{}},
+		{name: "Bound → Moving: an owner unreachable for less than the fence delay is not asked to let go",
+			o: func() Observation {
+				o := lost(obs(rwo, map[string]Presence{"a": departing, "b": placed}, map[string]Presence{"a": pvSync}, bound("a")), "a", fencing.Unfenced)
+				t := o.Targets["a"]
+				t.FenceDelay = 2 * time.Minute
+				o.Targets["a"] = t
+				return o
+			}(), wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonWaitingForDetach, wantActions: []Action{}},
 		{name: "Moving: an owner unreachable for less than the fence delay is waited for",
 			o: func() Observation {
 				o := lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Fenced)

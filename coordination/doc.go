@@ -29,19 +29,17 @@
 // writes: one patch of the hub claim and one of the hub PV that take h off and give n Sync,
 // the decision on the VolumeOwnership, and n's copies of the claim and the PV in its member.
 // The failover benchmark makes exactly these as its floor. The protocol makes more, each for
-// a reason (measured per volume: 5 claim patches, 4 PV patches, 4 status records and 1 to 2
-// claim statuses on the hub):
+// a reason:
 //
-//   - the workload controller marks the claim as leaving h when its namespace does, and
-//     coordination asks h to let go of the claim and the PV at once, for h may answer within
-//     the fence delay and acknowledge;
+//   - the workload controller marks the claim as leaving h when its namespace does (h is not
+//     asked to let go while it does not answer: it is asked when it answers again);
 //   - releasing h and giving n Sync are two patches of each object, not one: a crash between
 //     the claim's patch and the PV's then leaves h on one of them, which the fence releases
 //     again, never h and n on the two;
 //   - n's syncer puts its finalizer on the claim and the PV before it makes copies;
 //   - each phase is recorded before it acts (WaitingForFence before the Fence is requested,
 //     OwnerFenced before the release, Moved before the grant, then InUse);
-//   - n's syncer reports the claim's status to the hub.
+//   - n's syncer reports the claim's status to the hub, once per change of it in n.
 //
 // A hold (the HoldFinalizer in the claim's per-target coordination finalizers) keeps a claim
 // on a target while leaving it would break an invariant: during provisioning, for internal
