@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -36,22 +37,22 @@ type driver struct {
 	reader  client.Reader // the member's API server, uncached
 }
 
-func (d *driver) setup(mgr ctrl.Manager) error {
+func (d *driver) setup(mgr ctrl.Manager, opts controller.Options) error {
 	name := fmt.Sprintf("simstorage-%s-%s", d.storage.name, d.member)
 	if err := ctrl.NewControllerManagedBy(mgr).Named(name + "-provisioner").
-		For(&corev1.PersistentVolumeClaim{}).
+		For(&corev1.PersistentVolumeClaim{}).WithOptions(opts).
 		Complete(reconcile.Func(d.provision)); err != nil {
 		return err
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).Named(name + "-volumes").
-		For(&corev1.PersistentVolume{}).
+		For(&corev1.PersistentVolume{}).WithOptions(opts).
 		Complete(reconcile.Func(d.observe)); err != nil {
 		return err
 	}
 	// As the csi-addons controller, act on spec changes only: its own writes to the
 	// finalizers and the status do not start the operation again.
 	return ctrl.NewControllerManagedBy(mgr).Named(name+"-fences").
-		For(&csiaddonsv1alpha1.NetworkFence{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&csiaddonsv1alpha1.NetworkFence{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).WithOptions(opts).
 		Complete(reconcile.Func(d.fence))
 }
 

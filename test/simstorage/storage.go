@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
@@ -69,11 +70,13 @@ func (s *Storage) Attach(ctx context.Context, member string, cfg *rest.Config, n
 	if err := csiaddonsv1alpha1.AddToScheme(scheme); err != nil {
 		return err
 	}
+	// A real driver's sidecars lose their leader lease in an outage of the member's API
+	// server and restart, so they see the member at once when it answers again, with no
+	// backoff left from the outage.
+	recovery := reconnect.New()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: scheme,
-		// A real driver's sidecars lose their leader lease in an outage of the member's API
-		// server and restart, so they see the member at once when it answers again.
-		Cache:                  cache.Options{NewInformer: reconnect.New().NewInformer},
+		Scheme:                 scheme,
+		Cache:                  cache.Options{NewInformer: recovery.NewInformer},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
@@ -91,7 +94,7 @@ func (s *Storage) Attach(ctx context.Context, member string, cfg *rest.Config, n
 	s.readers[member] = mgr.GetAPIReader()
 	s.mu.Unlock()
 	d := &driver{storage: s, member: member, client: mgr.GetClient(), reader: mgr.GetAPIReader()}
-	if err := d.setup(mgr); err != nil {
+	if err := d.setup(mgr, controller.Options{NewQueue: recovery.NewQueue}); err != nil {
 		return err
 	}
 	s.wg.Add(1)
@@ -151,12 +154,33 @@ func (s *Storage) classes() []client.Object {
 	}}
 }
 
-// ensure creates obj unless an object of its kind and name exists.
+// ensure creates obj unless an object of its kind and name exists. One that exists gets
+// obj's annotations: a member kept from an earlier run may have its class from before the
+// class was marked default.
 func ensure(ctx context.Context, r client.Reader, w client.Writer, obj client.Object) error {
-	if err := r.Get(ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object)); !apierrors.IsNotFound(err) {
+	cur := obj.DeepCopyObject().(client.Object)
+	err := r.Get(ctx, client.ObjectKeyFromObject(obj), cur)
+	if apierrors.IsNotFound(err) {
+		return client.IgnoreAlreadyExists(w.Create(ctx, obj))
+	}
+	if err != nil {
 		return err
 	}
-	return client.IgnoreAlreadyExists(w.Create(ctx, obj))
+	annotations := cur.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	patch := client.MergeFrom(cur.DeepCopyObject().(client.Object))
+	changed := false
+	for k, v := range obj.GetAnnotations() {
+		changed = changed || annotations[k] != v
+		annotations[k] = v
+	}
+	if !changed {
+		return nil
+	}
+	cur.SetAnnotations(annotations)
+	return w.Patch(ctx, cur, patch)
 }
 
 // Volume returns the record of the volume with the given handle.
