@@ -14,6 +14,7 @@ import (
 	"github.com/custody-dev/custody/controllers/placement"
 	"github.com/custody-dev/custody/controllers/reconnect"
 	"github.com/custody-dev/custody/controllers/scheduler"
+	"github.com/custody-dev/custody/controllers/statefulset"
 	"github.com/custody-dev/custody/controllers/storageclass"
 	"github.com/custody-dev/custody/controllers/workload"
 	classes "github.com/custody-dev/custody/storageclass"
@@ -65,6 +66,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		return err
 	}
 	if err := (&coordination.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-coordination"), Compatible: classes.Compatible, FenceDelay: o.FenceDelay, HeartbeatGrace: o.HeartbeatGrace}).SetupWithManager(mgr, opts); err != nil {
+		return err
+	}
+	if err := (&statefulset.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-statefulset")}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	return workload.SetupWithManager(mgr, o.Resources, opts)

@@ -124,6 +124,25 @@ type Report struct {
 	Mismatches []Mismatch
 	// Missing is sorted by class.
 	Missing []Missing
+	// Defaults groups the targets by the class they mark default, as a quoted name, or
+	// "none" for a target without one (several defaults are listed together), in the order of
+	// their first target; empty when every target has the same default. A claim that names no
+	// class gets a target's default, so its volume cannot move between targets whose defaults
+	// differ.
+	Defaults []Values
+}
+
+// DefaultsDiffer describes the targets' differing default classes, and what that refuses;
+// empty when every target has the same default.
+func (r Report) DefaultsDiffer() string {
+	if len(r.Defaults) == 0 {
+		return ""
+	}
+	vs := make([]string, len(r.Defaults))
+	for i, v := range r.Defaults {
+		vs[i] = v.Value + " on " + strings.Join(v.Targets, ", ")
+	}
+	return "the default class differs: " + strings.Join(vs, "; ") + "; volumes of claims that name no class do not move between those targets"
 }
 
 // Refusals describes, one line each, what refuses some move among the targets: the
@@ -171,6 +190,7 @@ func Compare(targets []Target) Report {
 	}
 	slices.Sort(r.Targets)
 	r.Classes = slices.Sorted(maps.Keys(byClass))
+	r.Defaults = defaults(targets)
 	for _, class := range r.Classes {
 		present := slices.Sorted(maps.Keys(byClass[class]))
 		if len(present) < len(r.Targets) {
@@ -223,6 +243,32 @@ func differingKeys(infos []*workloadv1alpha1.StorageClassInfo) []string {
 		}) {
 			out = append(out, k)
 		}
+	}
+	return out
+}
+
+// defaults groups the targets by their default classes, in the order of the targets' names;
+// nil when they all agree.
+func defaults(targets []Target) []Values {
+	sorted := slices.SortedFunc(slices.Values(targets), func(a, b Target) int { return cmp.Compare(a.Name, b.Name) })
+	var out []Values
+	for _, t := range sorted {
+		var names []string
+		for _, c := range t.Classes {
+			if c.Default {
+				names = append(names, strconv.Quote(c.Name))
+			}
+		}
+		slices.Sort(names)
+		v := cmp.Or(strings.Join(names, ", "), "none")
+		if j := slices.IndexFunc(out, func(g Values) bool { return g.Value == v }); j >= 0 {
+			out[j].Targets = append(out[j].Targets, t.Name)
+		} else {
+			out = append(out, Values{Value: v, Targets: []string{t.Name}})
+		}
+	}
+	if len(out) < 2 {
+		return nil
 	}
 	return out
 }

@@ -163,7 +163,27 @@ func TestCompare(t *testing.T) {
 			},
 			want: Report{Targets: []string{"t1", "t2"}, Classes: []string{"fast"}, Mismatches: []Mismatch{
 				{Class: "fast", Field: FieldDefault, Values: []Values{{"true", []string{"t1"}}, {"false", []string{"t2"}}}},
-			}},
+			}, Defaults: []Values{{`"fast"`, []string{"t1"}}, {"none", []string{"t2"}}}},
+		},
+		{
+			name: "default classes of other names",
+			targets: []Target{
+				target("t1", fast(func(c *workloadv1alpha1.StorageClassInfo) { c.Default = true }), fast(named("slow"))),
+				target("t2", fast(), fast(named("slow"), func(c *workloadv1alpha1.StorageClassInfo) { c.Default = true })),
+				target("t3", fast(func(c *workloadv1alpha1.StorageClassInfo) { c.Default = true }), fast(named("slow"))),
+			},
+			want: Report{Targets: []string{"t1", "t2", "t3"}, Classes: []string{"fast", "slow"}, Mismatches: []Mismatch{
+				{Class: "fast", Field: FieldDefault, Values: []Values{{"true", []string{"t1", "t3"}}, {"false", []string{"t2"}}}},
+				{Class: "slow", Field: FieldDefault, Values: []Values{{"false", []string{"t1", "t3"}}, {"true", []string{"t2"}}}},
+			}, Defaults: []Values{{`"fast"`, []string{"t1", "t3"}}, {`"slow"`, []string{"t2"}}}},
+		},
+		{
+			name: "the same default class everywhere",
+			targets: []Target{
+				target("t1", fast(func(c *workloadv1alpha1.StorageClassInfo) { c.Default = true }), fast(named("slow"))),
+				target("t2", fast(named("slow")), fast(func(c *workloadv1alpha1.StorageClassInfo) { c.Default = true })),
+			},
+			want: Report{Targets: []string{"t1", "t2"}, Classes: []string{"fast", "slow"}},
 		},
 		{
 			name:    "a class missing on one target",
@@ -205,7 +225,7 @@ func TestCompare(t *testing.T) {
 				{Class: "fast", Field: FieldProvisioner, Values: []Values{{`"c"`, []string{"t1", "t4"}}, {`"b"`, []string{"t2", "t3"}}}},
 				{Class: "fast", Field: FieldParameters, Values: []Values{{`{pool="ssd"}`, []string{"t1", "t3", "t4"}}, {`{pool="hdd"}`, []string{"t2"}}}},
 				{Class: "fast", Field: FieldAllowVolumeExpansion, Values: []Values{{"false", []string{"t1"}}, {"true", []string{"t2", "t3", "t4"}}}},
-			}},
+			}, Defaults: []Values{{"none", []string{"t1", "t2", "t4"}}, {`"alpha"`, []string{"t3"}}}},
 		},
 	}
 	for _, tt := range tests {
@@ -258,5 +278,34 @@ func TestRefusesMoves(t *testing.T) {
 		if got := f.RefusesMoves(); got != refuses {
 			t.Errorf("%s.RefusesMoves() = %v, want %v", f, got, refuses)
 		}
+	}
+}
+
+func TestDefaultsDiffer(t *testing.T) {
+	isDefault := func(c *workloadv1alpha1.StorageClassInfo) { c.Default = true }
+	tests := []struct {
+		name    string
+		targets []Target
+		want    string
+	}{
+		{name: "the same default", targets: []Target{target("t1", fast(isDefault)), target("t2", fast(isDefault))}},
+		{name: "no default anywhere", targets: []Target{target("t1", fast()), target("t2", fast())}},
+		{
+			name:    "a target without one",
+			targets: []Target{target("t1", fast(isDefault)), target("t2", fast())},
+			want:    `the default class differs: "fast" on t1; none on t2; volumes of claims that name no class do not move between those targets`,
+		},
+		{
+			name:    "other names, and a target with two",
+			targets: []Target{target("t1", fast(isDefault)), target("t2", fast(named("slow"), isDefault)), target("t3", fast(named("slow"), isDefault), fast(isDefault))},
+			want:    `the default class differs: "fast" on t1; "slow" on t2; "fast", "slow" on t3; volumes of claims that name no class do not move between those targets`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Compare(tt.targets).DefaultsDiffer(); got != tt.want {
+				t.Fatalf("DefaultsDiffer:\n got %q\nwant %q", got, tt.want)
+			}
+		})
 	}
 }

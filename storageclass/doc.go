@@ -13,7 +13,10 @@
 // default flag only govern new claims and later operations: coordination sets Retain on
 // every downstream copy and records the policy the volume was provisioned with, moved volumes
 // arrive pre-bound, and a refused expansion fails without harm; these are reported so that an
-// operator can align them, and never refuse a move.
+// operator can align them, and never refuse a move. Which class each target marks default is
+// compared apart: a claim that names no class gets its target's default, so targets whose
+// defaults differ cannot pass such a claim's volume between them: Compatible, given the
+// claim's class on each side, refuses the move, as each class is missing on the other side.
 //
 // The package imports no API client. The storageclass controller turns Compare's report into
 // the Location's StorageClassesCompatible condition and events; the coordination controller

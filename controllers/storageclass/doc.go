@@ -5,8 +5,11 @@
 // The condition is False, with reason StorageClassMismatch or StorageClassMissing and a
 // message naming the classes and the targets, when a class differs in provisioner, parameters
 // or storage domain, or is missing on some targets: volumes of that class cannot move between
-// those targets. It is True otherwise, with reason StorageClassSettingsDiffer when a class
-// differs only in settings that moves do not depend on. A Warning event goes with each change
+// those targets. It is False too when the targets mark different classes default, with a
+// message naming each target's default (reason DefaultStorageClassMismatch when nothing else
+// is wrong): the volumes of claims that name no class cannot move between them. It is True
+// otherwise, with reason StorageClassSettingsDiffer when a class differs only in settings
+// that moves do not depend on. A Warning event goes with each change
 // to False, or to another False message; a Normal event with the return to True. Events are
 // recorded after the condition is written, so a retried write never repeats them.
 //

@@ -37,11 +37,17 @@ func condition(loc *schedulingv1alpha1.Location, all []workloadv1alpha1.SyncTarg
 	}
 	r := classes.Compare(reported)
 	refusals, differences := r.Refusals(), r.Differences()
+	if d := r.DefaultsDiffer(); d != "" {
+		refusals = append(refusals, d)
+	}
 	switch {
 	case len(refusals) > 0:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, schedulingv1alpha1.ReasonStorageClassMissing, summary(refusals)
-		if slices.ContainsFunc(r.Mismatches, func(m classes.Mismatch) bool { return m.Field.RefusesMoves() }) {
+		switch {
+		case slices.ContainsFunc(r.Mismatches, func(m classes.Mismatch) bool { return m.Field.RefusesMoves() }):
 			c.Reason = schedulingv1alpha1.ReasonStorageClassMismatch
+		case len(r.Missing) == 0:
+			c.Reason = schedulingv1alpha1.ReasonDefaultStorageClassMismatch
 		}
 	case len(differences) > 0:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, schedulingv1alpha1.ReasonStorageClassSettingsDiffer, summary(differences)

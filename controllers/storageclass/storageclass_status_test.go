@@ -30,6 +30,8 @@ func TestCondition(t *testing.T) {
 	deleting.Finalizers = []string{"x"}
 	retain := class("fast", "p")
 	retain.ReclaimPolicy = corev1.PersistentVolumeReclaimRetain
+	fastDefault, slowDefault := class("fast", "p"), class("slow", "q")
+	fastDefault.Default, slowDefault.Default = true, true
 
 	tests := []struct {
 		name     string
@@ -77,6 +79,18 @@ func TestCondition(t *testing.T) {
 			},
 			want: metav1.Condition{Status: metav1.ConditionFalse, Reason: schedulingv1alpha1.ReasonStorageClassMismatch,
 				Message: `class "fast" differs in provisioner: "p" on t1; "q" on t2; class "gold" is missing on t2 (present on t1)`},
+		},
+		{
+			name:    "default classes differ",
+			targets: []workloadv1alpha1.SyncTarget{syncTarget("t1", "a", fastDefault, class("slow", "q")), syncTarget("t2", "a", class("fast", "p"), slowDefault)},
+			want: metav1.Condition{Status: metav1.ConditionFalse, Reason: schedulingv1alpha1.ReasonDefaultStorageClassMismatch,
+				Message: `the default class differs: "fast" on t1; "slow" on t2; volumes of claims that name no class do not move between those targets`},
+		},
+		{
+			name:    "a missing class outranks differing defaults in the reason; the message names both",
+			targets: []workloadv1alpha1.SyncTarget{syncTarget("t1", "a", fastDefault), syncTarget("t2", "a", class("fast", "p"), slowDefault)},
+			want: metav1.Condition{Status: metav1.ConditionFalse, Reason: schedulingv1alpha1.ReasonStorageClassMissing,
+				Message: `class "slow" is missing on t1 (present on t2); the default class differs: "fast" on t1; "slow" on t2; volumes of claims that name no class do not move between those targets`},
 		},
 		{
 			name:     "the selector does not parse",

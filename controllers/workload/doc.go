@@ -4,6 +4,7 @@
 //
 // A PersistentVolumeClaim gets the state label with the empty value ("placed, waiting for
 // coordination"): the coordination controller decides when, and on which target, it turns
-// to Sync. The controller only adds; removing state labels is the syncers' part of the
-// deletion flow.
+// to Sync. So does a StatefulSet, which the statefulset controller turns to Sync on a target
+// once the claims of its volumeClaimTemplates are there. The controller only adds; removing
+// state labels is the syncers' part of the deletion flow.
 package workload

@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,8 +30,13 @@ var DefaultResources = []schema.GroupVersionKind{
 	{Group: "apps", Version: "v1", Kind: "StatefulSet"},
 }
 
-// claimKind is the type whose state coordination decides.
-var claimKind = corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim")
+// decided are the types whose state on a target another controller decides: coordination a
+// claim's, and the statefulset controller a StatefulSet's, which goes to a target only once
+// the claims of its volumeClaimTemplates are there.
+var decided = []schema.GroupVersionKind{
+	corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"),
+	{Group: "apps", Version: "v1", Kind: "StatefulSet"},
+}
 
 // Reconciler makes the objects of one type follow their namespace's placement. It reads
 // metadata only, so it caches no object bodies.
@@ -89,7 +95,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: req.Namespace}, ns); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	change := Propagate(ns, obj, r.Kind == claimKind)
+	change := Propagate(ns, obj, slices.Contains(decided, r.Kind))
 	if change.Empty() {
 		return ctrl.Result{}, nil
 	}

@@ -23,8 +23,8 @@ const (
 	ConditionSelectorValid = "SelectorValid"
 	// ConditionStorageClassesCompatible (Location): every StorageClass that a target of the
 	// Location reports is on every target, alike in provisioner, parameters and storage
-	// domain, so that an owned volume may move between any two of them. Unknown while the
-	// instance selector does not parse.
+	// domain, and every target marks the same class default, so that an owned volume may move
+	// between any two of them. Unknown while the instance selector does not parse.
 	ConditionStorageClassesCompatible = "StorageClassesCompatible"
 )
 
@@ -65,4 +65,8 @@ const (
 	// ReasonStorageClassMissing: a class is missing on some targets, and no class differs;
 	// its volumes do not move to those targets.
 	ReasonStorageClassMissing = "StorageClassMissing"
+	// ReasonDefaultStorageClassMismatch: the targets mark different classes default (or some
+	// none), and no class differs or is missing; the volumes of claims that name no class do
+	// not move between those targets.
+	ReasonDefaultStorageClassMismatch = "DefaultStorageClassMismatch"
 )

@@ -22,3 +22,9 @@ const (
 	// the key of the target that held the volume last: where an admin finds the storage.
 	LastOwnerAnnotation = "storage.custody.dev/last-owner"
 )
+
+// StatefulSetAnnotation on a hub claim names the StatefulSet of its namespace whose
+// volumeClaimTemplates it was made from (or, for a claim that existed first, whose pod of
+// that ordinal uses it): the claim is that set's, and follows its
+// persistentVolumeClaimRetentionPolicy when the set scales down.
+const StatefulSetAnnotation = "storage.custody.dev/statefulset"

@@ -68,3 +68,21 @@ const (
 	// all but one let go.
 	ReasonMultipleHolders = "MultipleHolders"
 )
+
+// Reasons of the events about the claims of a StatefulSet, on the StatefulSet or the claim.
+const (
+	// ReasonClaimCreated: a claim of the set's volumeClaimTemplates was made on the hub.
+	ReasonClaimCreated = "ClaimCreated"
+	// ReasonClaimRefused: the hub refused a claim of the set's volumeClaimTemplates, for
+	// instance because its name is not valid; the event carries the API server's answer.
+	ReasonClaimRefused = "ClaimRefused"
+	// ReasonClaimDeleted: the set scaled down with whenScaled Delete, and the claim of an
+	// ordinal it no longer has was deleted.
+	ReasonClaimDeleted = "ClaimDeleted"
+	// ReasonClaimAdopted: a member made a claim itself, and its syncer adopted it: the
+	// member's volume is the claim's, coordinated like any other.
+	ReasonClaimAdopted = "ClaimAdopted"
+	// ReasonClaimNotAdopted: a member made a claim itself that cannot be adopted, as the hub
+	// claim's volume is another one; the member's claim and its volume stay as they are.
+	ReasonClaimNotAdopted = "ClaimNotAdopted"
+)

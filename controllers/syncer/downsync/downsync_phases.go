@@ -78,6 +78,11 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, hubNamespace string) e
 func (r *Reconciler) ensureDownstream(ctx context.Context, up, down *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	log := ctrl.LoggerFrom(ctx)
 	if down != nil && !r.Target.Owns(down) && !r.isOrigin(up, down) {
+		if r.GVK.GroupKind() == transform.PVCKind {
+			// A claim the member made itself: its deletion in the member shows in no watch of
+			// the syncer, so the claim is retried until the upsync adopted it or it is gone.
+			return nil, fmt.Errorf("downstream claim %s exists and was not created by the syncer; it is left alone until adopted or deleted", client.ObjectKeyFromObject(down))
+		}
 		log.Info("Leaving alone a downstream object the syncer did not create", "downstream", client.ObjectKeyFromObject(down))
 		return nil, nil
 	}

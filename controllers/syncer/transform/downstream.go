@@ -3,6 +3,7 @@ package transform
 import (
 	"maps"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,6 +21,8 @@ var (
 	PVCKind       = schema.GroupKind{Kind: "PersistentVolumeClaim"}
 	ServiceKind   = schema.GroupKind{Kind: "Service"}
 	JobKind       = schema.GroupKind{Group: "batch", Kind: "Job"}
+	// StatefulSetKind is a StatefulSet, whose claims the hub keeps (controllers/statefulset).
+	StatefulSetKind = schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
 )
 
 // jobUIDLabels are the labels a cluster generates for a Job's selector from the Job's UID.
@@ -142,6 +145,10 @@ func (t Target) Downstream(up *unstructured.Unstructured, in Inputs) (*unstructu
 		stripAllocated(down)
 	case JobKind:
 		stripGeneratedSelector(down)
+	case StatefulSetKind:
+		if err := retainClaims(down); err != nil {
+			return nil, err
+		}
 	}
 	if err := placePods(down, in.Current, in.NodeSelector, in.Tolerations); err != nil {
 		return nil, err
@@ -218,6 +225,17 @@ func stripGeneratedSelector(job *unstructured.Unstructured) {
 	for _, l := range jobUIDLabels {
 		unstructured.RemoveNestedField(job.Object, "spec", "template", "metadata", "labels", l)
 	}
+}
+
+// retainClaims gives a StatefulSet's copy the claim retention policy Retain for both scaling
+// and deletion. The hub carries out the set's own policy on the hub claims, and coordination
+// releases a deleted claim's volume on its member; the member's StatefulSet controller must not
+// own the syncer's claims, as its garbage collector would then delete them behind
+// coordination's back, before it gave their volumes the claim's release policy.
+func retainClaims(set *unstructured.Unstructured) error {
+	retain := string(appsv1.RetainPersistentVolumeClaimRetentionPolicyType)
+	return unstructured.SetNestedStringMap(set.Object, map[string]string{"whenDeleted": retain, "whenScaled": retain},
+		"spec", "persistentVolumeClaimRetentionPolicy")
 }
 
 // CopyReclaimPolicy is the reclaim policy of a member's copy of a hub PV: Retain, so that the

@@ -618,3 +618,24 @@ func TestCopyReclaimPolicy(t *testing.T) {
 		}
 	}
 }
+
+// The member's StatefulSet controller must not own or delete the claims the syncer makes:
+// the hub carries out the set's retention policy.
+func TestDownstreamStatefulSetRetainsItsClaims(t *testing.T) {
+	up := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "StatefulSet",
+		"metadata": map[string]any{"name": "web", "namespace": "team-a"},
+		"spec":     map[string]any{"persistentVolumeClaimRetentionPolicy": map[string]any{"whenDeleted": "Delete", "whenScaled": "Delete"}},
+	}}
+	down, err := target.Downstream(up, Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, _, _ := unstructured.NestedStringMap(down.Object, "spec", "persistentVolumeClaimRetentionPolicy")
+	if want := map[string]string{"whenDeleted": "Retain", "whenScaled": "Retain"}; !maps.Equal(policy, want) {
+		t.Fatalf("retention policy %v, want %v", policy, want)
+	}
+	if kept, _, _ := unstructured.NestedStringMap(up.Object, "spec", "persistentVolumeClaimRetentionPolicy"); kept["whenDeleted"] != "Delete" {
+		t.Fatalf("the hub object changed: %v", kept)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/protection"
 	"github.com/custody-dev/custody/controllers/internal/status"
@@ -22,22 +23,25 @@ import (
 
 // provisioned returns the hub claim and the member PV to upsync for it: the hub claim is
 // synced to the target, its downstream copy (created by the syncer) is Bound, and the PV it
-// is bound to was not made by the syncer. Both are nil when there is nothing to upsync.
+// is bound to was not made by the syncer. For a hub claim upsynced from a claim the member
+// made itself (labelled Upsync), that claim stands for the downstream copy. Both are nil when
+// there is nothing to upsync.
 func (r *Reconciler) provisioned(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, *corev1.PersistentVolume, error) {
 	claim := transform.Empty(transform.PVCGVK)
 	if err := r.Hub.Get(ctx, key, claim); err != nil {
 		return nil, nil, client.IgnoreNotFound(err)
 	}
-	if state, _ := r.Target.State(claim); state != workloadv1alpha1.ResourceStateSync {
+	state, _ := r.Target.State(claim)
+	if state != workloadv1alpha1.ResourceStateSync && state != workloadv1alpha1.ResourceStateUpsync {
 		return nil, nil, nil
 	}
-	down := transform.Empty(transform.PVCGVK)
-	if err := r.Member.Get(ctx, types.NamespacedName{Namespace: r.Target.Namespace(key.Namespace), Name: key.Name}, down); err != nil {
-		return nil, nil, client.IgnoreNotFound(err)
+	down, err := r.memberClaim(ctx, key, state == workloadv1alpha1.ResourceStateUpsync)
+	if err != nil || down == nil {
+		return nil, nil, err
 	}
 	phase, _, _ := unstructured.NestedString(down.Object, "status", "phase")
 	volumeName, _, _ := unstructured.NestedString(down.Object, "spec", "volumeName")
-	if !r.Target.Owns(down) || phase != string(corev1.ClaimBound) || volumeName == "" {
+	if (!r.Target.Owns(down) && state == workloadv1alpha1.ResourceStateSync) || phase != string(corev1.ClaimBound) || volumeName == "" {
 		return nil, nil, nil
 	}
 	memberPV := transform.Empty(transform.PVGVK)
@@ -148,6 +152,164 @@ func (r *Reconciler) pruneUpsynced(ctx context.Context, key types.NamespacedName
 		ctrl.LoggerFrom(ctx).Info("Removed an upsynced volume whose member PV is gone", "hubPV", hubPV.GetName(), "memberPV", memberName)
 	}
 	return nil
+}
+
+// adopt takes up a claim the member made itself, in one of the syncer's namespaces, under the
+// name of hub claim key: a member's StatefulSet controller that made a pod's claim before the
+// hub's reached the member, or an operator in the member. Without a hub claim, it upsyncs
+// one, labelled Upsync, from which coordination takes the member's volume up as it does a
+// provisioned one. Once the hub claim is Sync for the target, it marks the member's claim as
+// the syncer's, so that the downsync keeps it and the upsync records its volume, unless the
+// hub claim's volume is another one: then the member's claim stays as it is, with its volume,
+// and an event on the hub claim says why.
+func (r *Reconciler) adopt(ctx context.Context, key types.NamespacedName) error {
+	up, err := r.hubClaim(ctx, key)
+	if err != nil {
+		return err
+	}
+	state, placed := workloadv1alpha1.ResourceState(""), false
+	if up != nil {
+		state, placed = r.Target.State(up)
+	}
+	switch {
+	case placed && state == workloadv1alpha1.ResourceStateUpsync && up.GetDeletionTimestamp() != nil:
+		// Deleted before coordination took it up: the member's claim stays the member's.
+		return r.release(ctx, up)
+	case placed && (state != workloadv1alpha1.ResourceStateSync || r.Target.RemovalRequested(up)):
+		return nil // waiting for coordination, or leaving the target: nothing to adopt
+	}
+	// Only now is the member read past the cache, which holds only the syncer's claims.
+	down, err := r.memberClaim(ctx, key, true)
+	if err != nil || down == nil || r.Target.Owns(down) || down.GetDeletionTimestamp() != nil {
+		return err
+	}
+	switch {
+	case up == nil:
+		return r.upsyncClaim(ctx, key, down)
+	case !placed:
+		r.refuse(up, down, "the hub claim is not on this target")
+		return nil
+	}
+	return r.markOwned(ctx, up, down)
+}
+
+// upsyncClaim creates the hub claim for a claim the member made itself, when the hub
+// namespace is synced to the target: its spec without the binding, its labels, and the
+// state Upsync. Annotations stay in the member: its binder and controllers wrote them there.
+func (r *Reconciler) upsyncClaim(ctx context.Context, key types.NamespacedName, down *unstructured.Unstructured) error {
+	ns := transform.Empty(transform.NamespaceGVK)
+	if err := r.HubReader.Get(ctx, client.ObjectKey{Name: key.Namespace}, ns); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if state, _ := r.Target.State(ns); state != workloadv1alpha1.ResourceStateSync || r.Target.RemovalRequested(ns) {
+		return nil
+	}
+	member := &corev1.PersistentVolumeClaim{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(down.Object, member); err != nil {
+		return err
+	}
+	claim := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: maps.Clone(member.Labels)},
+		Spec:       *member.Spec.DeepCopy(),
+	}
+	claim.Spec.VolumeName = ""
+	maps.DeleteFunc(claim.Labels, func(k, _ string) bool { return workloadv1alpha1.IsProtocolKey(k) })
+	workloadv1alpha1.SetState(claim, r.Target.Key, workloadv1alpha1.ResourceStateUpsync)
+	if err := r.Hub.Create(ctx, claim); err != nil {
+		// A claim made on the hub meanwhile is adopted on its next change.
+		return client.IgnoreAlreadyExists(err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Upsynced a claim the member made itself", "claim", key, "memberVolume", member.Spec.VolumeName)
+	r.Recorder.Eventf(claim, nil, corev1.EventTypeNormal, storagev1alpha1.ReasonClaimAdopted, "Adopt",
+		"%s made the claim itself; its volume %s is taken up as the claim's", r.Target.Key, member.Spec.VolumeName)
+	return nil
+}
+
+// markOwned marks the member's claim as the syncer's copy of the hub claim up, when it is
+// bound to the hub claim's volume or the hub claim has none yet.
+func (r *Reconciler) markOwned(ctx context.Context, up, down *unstructured.Unstructured) error {
+	want, _, _ := unstructured.NestedString(up.Object, "spec", "volumeName")
+	have, _, _ := unstructured.NestedString(down.Object, "spec", "volumeName")
+	if want != "" {
+		pv, err := r.hubPV(ctx, want)
+		if err != nil {
+			return err
+		}
+		if pv == nil || r.Target.PVName(want, pv.Annotations) != have {
+			r.refuse(up, down, "the claim's volume is "+want)
+			return nil
+		}
+	}
+	orig := down.DeepCopy()
+	labels := down.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	maps.Copy(labels, r.Target.Markers())
+	down.SetLabels(labels)
+	annotations := down.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[transform.HubNamespaceAnnotation], annotations[transform.HubNameAnnotation] = up.GetNamespace(), up.GetName()
+	down.SetAnnotations(annotations)
+	if err := r.Member.Patch(ctx, down, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Adopted a claim the member made itself", "claim", client.ObjectKeyFromObject(up), "memberVolume", have)
+	r.Recorder.Eventf(up, nil, corev1.EventTypeNormal, storagev1alpha1.ReasonClaimAdopted, "Adopt",
+		"%s made the claim itself; the syncer keeps it as the claim's copy", r.Target.Key)
+	return nil
+}
+
+// refuse says on the hub claim why the member's own claim of its name is not adopted.
+func (r *Reconciler) refuse(up, down *unstructured.Unstructured, why string) {
+	have, _, _ := unstructured.NestedString(down.Object, "spec", "volumeName")
+	r.Recorder.Eventf(up, nil, corev1.EventTypeWarning, storagev1alpha1.ReasonClaimNotAdopted, "Adopt",
+		"%s made a claim of this name itself, bound to volume %q, and it is not adopted: %s; it stays in the member with its volume until it is deleted there",
+		r.Target.Key, have, why)
+}
+
+// release drops the target's state label from a hub claim upsynced from a member's claim and
+// deleted before coordination took it up.
+func (r *Reconciler) release(ctx context.Context, up *unstructured.Unstructured) error {
+	orig := up.DeepCopy()
+	workloadv1alpha1.Release(up, r.Target.Key)
+	if err := r.Hub.Patch(ctx, up, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Let go of a deleted claim upsynced from the member's", "claim", client.ObjectKeyFromObject(up))
+	return nil
+}
+
+// memberClaim reads the member's claim of the hub claim's name in the syncer's namespace from
+// the cache, which holds the claims the syncer made, and, with madeByMember, past it; nil when
+// there is none.
+func (r *Reconciler) memberClaim(ctx context.Context, key types.NamespacedName, madeByMember bool) (*unstructured.Unstructured, error) {
+	var direct client.Reader
+	if madeByMember {
+		direct = r.MemberReader
+	}
+	return r.read(ctx, r.Member, direct, types.NamespacedName{Namespace: r.Target.Namespace(key.Namespace), Name: key.Name})
+}
+
+// hubClaim reads a hub claim: from the cache when it is synced to the target, else directly;
+// nil when there is none.
+func (r *Reconciler) hubClaim(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, error) {
+	return r.read(ctx, r.Hub, r.HubReader, key)
+}
+
+// read reads a claim from the cache, else from direct unless it is nil; nil when there is none.
+func (r *Reconciler) read(ctx context.Context, cached, direct client.Reader, key types.NamespacedName) (*unstructured.Unstructured, error) {
+	obj := transform.Empty(transform.PVCGVK)
+	err := cached.Get(ctx, key, obj)
+	if apierrors.IsNotFound(err) && direct != nil {
+		err = direct.Get(ctx, key, obj)
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return obj, err
 }
 
 func merged(into, from map[string]string) map[string]string {

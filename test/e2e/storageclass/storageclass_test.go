@@ -74,6 +74,22 @@ var _ = Describe("StorageClassesCompatible", func() {
 		f.expectEvent(ctx, corev1.EventTypeNormal, schedulingv1alpha1.ReasonStorageClassesMatch)
 	})
 
+	It("is False when the targets mark different classes default, naming each target's default", func(ctx SpecContext) {
+		f := newFixture()
+		fastDefault, slowDefault := class("fast", rbd, ssd), class("slow", "nfs.csi.k8s.io", nil)
+		fastDefault.Default, slowDefault.Default = true, true
+		t1 := f.target(ctx, "t1", true, fastDefault, class("slow", "nfs.csi.k8s.io", nil))
+		t2 := f.target(ctx, "t2", true, class("fast", rbd, ssd), slowDefault)
+		f.location(ctx)
+
+		parts := []string{`the default class differs: "fast" on ` + t1 + `; "slow" on ` + t2, "claims that name no class"}
+		f.expectCompatible(ctx, metav1.ConditionFalse, schedulingv1alpha1.ReasonDefaultStorageClassMismatch, parts...)
+		f.expectEvent(ctx, corev1.EventTypeWarning, schedulingv1alpha1.ReasonDefaultStorageClassMismatch, parts...)
+
+		report(ctx, t2, fastDefault, class("slow", "nfs.csi.k8s.io", nil))
+		f.expectCompatible(ctx, metav1.ConditionTrue, schedulingv1alpha1.ReasonStorageClassesMatch, "classes: 2, targets: 2")
+	})
+
 	It("reports settings that differ without refusing moves", func(ctx SpecContext) {
 		f := newFixture()
 		retain := class("fast", rbd, ssd)
