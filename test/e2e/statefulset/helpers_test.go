@@ -258,3 +258,20 @@ func values[K comparable, V any](m map[K]V) []V {
 	}
 	return out
 }
+
+// madeInMember creates the claim in the member of target key, as something in the member
+// would, and returns the handle of the volume the member bound it to.
+func madeInMember(ctx context.Context, key string, claim *corev1.PersistentVolumeClaim) string {
+	GinkgoHelper()
+	c := member(key).Client
+	Expect(c.Create(ctx, claim)).To(Succeed())
+	var handle string
+	Eventually(func(g Gomega) {
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(claim), claim)).To(Succeed())
+		g.Expect(claim.Status.Phase).To(Equal(corev1.ClaimBound))
+		pv := &corev1.PersistentVolume{}
+		g.Expect(c.Get(ctx, client.ObjectKey{Name: claim.Spec.VolumeName}, pv)).To(Succeed())
+		handle = pv.Spec.CSI.VolumeHandle
+	}).WithContext(ctx).Should(Succeed())
+	return handle
+}

@@ -195,15 +195,7 @@ var _ = Describe("A claim a member made itself", func() {
 		made := template("www")
 		made.Namespace, made.Name = t.Namespace(ns), "www-web-0"
 		made.Labels = map[string]string{"app": "nginx"}
-		Expect(member(key).Client.Create(ctx, &made)).To(Succeed())
-		var handle string
-		Eventually(func(g Gomega) {
-			g.Expect(member(key).Client.Get(ctx, client.ObjectKeyFromObject(&made), &made)).To(Succeed())
-			g.Expect(made.Status.Phase).To(Equal(corev1.ClaimBound))
-			pv := &corev1.PersistentVolume{}
-			g.Expect(member(key).Client.Get(ctx, client.ObjectKey{Name: made.Spec.VolumeName}, pv)).To(Succeed())
-			handle = pv.Spec.CSI.VolumeHandle
-		}).WithContext(ctx).Should(Succeed())
+		handle := madeInMember(ctx, key, &made)
 
 		By("adopting it on the hub before the set exists there")
 		_, handles := boundOn(ctx, ns, key, []string{"www-web-0"})
@@ -256,15 +248,7 @@ var _ = Describe("A claim a member made itself, of a claim whose volume is elsew
 		By("making a claim of the same name in " + to + ", which provisions a volume of its own")
 		made := template("data")
 		made.Namespace = toNS
-		Expect(member(to).Client.Create(ctx, &made)).To(Succeed())
-		var own string
-		Eventually(func(g Gomega) {
-			g.Expect(member(to).Client.Get(ctx, client.ObjectKeyFromObject(&made), &made)).To(Succeed())
-			g.Expect(made.Status.Phase).To(Equal(corev1.ClaimBound))
-			pv := &corev1.PersistentVolume{}
-			g.Expect(member(to).Client.Get(ctx, client.ObjectKey{Name: made.Spec.VolumeName}, pv)).To(Succeed())
-			own = pv.Spec.CSI.VolumeHandle
-		}).WithContext(ctx).Should(Succeed())
+		own := madeInMember(ctx, to, &made)
 
 		By("letting the volume go from " + from)
 		Expect(member(from).Client.Delete(ctx, pod, client.GracePeriodSeconds(0))).To(Succeed())
