@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -98,9 +99,14 @@ func provisioning(o Observation, d *Decision) {
 	})
 	if len(candidates) == 0 {
 		d.Phase, d.Owner = storagev1alpha1.Pending, ""
-		d.Reason, d.Message = storagev1alpha1.ReasonNoProvisioningTarget, "no Ready target of the claim reaches its storage class"
-		if len(placedKeys(o.Claim.On)) == 0 {
+		placed := placedKeys(o.Claim.On)
+		switch {
+		case len(placed) == 0:
 			d.Reason, d.Message = storagev1alpha1.ReasonWaitingForPlacement, "the claim's namespace is not placed"
+		case !slices.ContainsFunc(placed, func(k string) bool { return o.Targets[k].Class != nil }):
+			d.Reason, d.Message = storagev1alpha1.ReasonStorageClassMissing, missingClass(o.Claim.StorageClassName, placed)
+		default:
+			d.Reason, d.Message = storagev1alpha1.ReasonNoProvisioningTarget, "no Ready target of the claim reaches its storage class"
 		}
 		return
 	}
@@ -111,6 +117,16 @@ func provisioning(o Observation, d *Decision) {
 	d.Phase, d.Owner = storagev1alpha1.Provisioning, p
 	d.Reason, d.Message = storagev1alpha1.ReasonProvisioning, "provisioning on "+p
 	d.Actions = append(d.Actions, Action{Kind: Hold, Target: p}, Action{Kind: SyncClaim, Target: p})
+}
+
+// missingClass says that none of the targets has the claim's class, by name, or a default
+// class when the claim names none.
+func missingClass(name *string, targets []string) string {
+	on := strings.Join(targets, ", ")
+	if name == nil {
+		return fmt.Sprintf("no target of the claim's namespace (%s) has a default storage class; name one in spec.storageClassName", on)
+	}
+	return fmt.Sprintf("no target of the claim's namespace (%s) has storage class %q", on, *name)
 }
 
 // upsyncing returns the target whose syncer is bringing the PV up, if any.

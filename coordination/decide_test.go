@@ -310,3 +310,28 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+// A claim whose class no target of its namespace has says so, by name.
+func TestProvisioningNamesTheMissingClass(t *testing.T) {
+	fast := "fast"
+	for _, tc := range []struct {
+		name  string
+		class *string
+		want  string
+	}{
+		{"a named class", &fast, `no target of the claim's namespace (a) has storage class "fast"`},
+		{"the default class", nil, "no target of the claim's namespace (a) has a default storage class; name one in spec.storageClassName"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := obs(rwo, map[string]Presence{"a": placed}, nil, Record{Phase: storagev1alpha1.Pending})
+			target := o.Targets["a"]
+			target.Class = nil
+			o.Targets["a"] = target
+			o.Claim.StorageClassName = tc.class
+			d := Decide(o)
+			if d.Phase != storagev1alpha1.Pending || d.Reason != storagev1alpha1.ReasonStorageClassMissing || d.Message != tc.want {
+				t.Fatalf("%s %s: %q; want Pending %s: %q", d.Phase, d.Reason, d.Message, storagev1alpha1.ReasonStorageClassMissing, tc.want)
+			}
+		})
+	}
+}

@@ -33,7 +33,9 @@ type Claim struct {
 	Deleting    bool
 	// ReleasePolicy is the policy the claim carries for its last target's copy, if set.
 	ReleasePolicy corev1.PersistentVolumeReclaimPolicy
-	On            map[string]Presence
+	// StorageClassName is the class the claim names; nil asks for the default class.
+	StorageClassName *string
+	On               map[string]Presence
 }
 
 // Volume is the hub PersistentVolume of the claim.

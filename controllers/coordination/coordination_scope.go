@@ -93,11 +93,12 @@ func (r *Reconciler) volumeOf(ctx context.Context, claim *corev1.PersistentVolum
 func (s *scope) observation(compatible coordination.CompatibleFunc, now time.Time, fenceDelay func(*workloadv1alpha1.SyncTarget, *coordinationv1.Lease) time.Duration) coordination.Observation {
 	o := coordination.Observation{
 		Claim: coordination.Claim{
-			AccessModes:   s.claim.Spec.AccessModes,
-			VolumeName:    s.claim.Spec.VolumeName,
-			Deleting:      !s.claim.DeletionTimestamp.IsZero(),
-			ReleasePolicy: corev1.PersistentVolumeReclaimPolicy(s.claim.Annotations[storagev1alpha1.ReleasePolicyAnnotation]),
-			On:            presences(s.claim),
+			AccessModes:      s.claim.Spec.AccessModes,
+			VolumeName:       s.claim.Spec.VolumeName,
+			Deleting:         !s.claim.DeletionTimestamp.IsZero(),
+			ReleasePolicy:    corev1.PersistentVolumeReclaimPolicy(s.claim.Annotations[storagev1alpha1.ReleasePolicyAnnotation]),
+			StorageClassName: s.claim.Spec.StorageClassName,
+			On:               presences(s.claim),
 		},
 		Targets: map[string]coordination.Target{},
 		Record: coordination.Record{

@@ -78,6 +78,18 @@ var _ = Describe("Claims that name no storage class", func() {
 		Expect(handle(ctx, moved.Status.VolumeName)).To(Equal(h))
 		holders(ctx, h, other(owner))
 	})
+
+	It("says by name that no target has the class a claim asks for", func(ctx SpecContext) {
+		ns := app(ctx, "loc")
+		c := claimObject(ns, "fast", corev1.ReadWriteOnce)
+		c.Spec.StorageClassName = ptr.To("fast")
+		Expect(hub.Create(ctx, c)).To(Succeed())
+		waitFor(ctx, ns, "fast", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
+			g.Expect(st.Phase).To(Equal(storagev1alpha1.Pending))
+			g.Expect(st.Reason).To(Equal(storagev1alpha1.ReasonStorageClassMissing))
+			g.Expect(st.Message).To(ContainSubstring(`has storage class "fast"`))
+		})
+	})
 })
 
 var _ = Describe("Shared volumes", func() {
