@@ -63,6 +63,13 @@ func TestCompatible(t *testing.T) {
 			wantReason: `class "fast" is missing on the source (present on the target)`,
 		},
 		{
+			// A claim that names no class gets each target's default class.
+			name:       "different default classes",
+			from:       ptr(fast(func(c *workloadv1alpha1.StorageClassInfo) { c.Default = true })),
+			to:         ptr(fast(func(c *workloadv1alpha1.StorageClassInfo) { c.Name, c.Default = "standard", true })),
+			wantReason: `class "fast" is missing on the target (present on the source); class "standard" is missing on the source (present on the target)`,
+		},
+		{
 			name:       "reported by neither",
 			wantReason: "the class is reported by neither the source nor the target",
 		},

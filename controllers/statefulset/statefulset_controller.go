@@ -69,8 +69,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// The hub's garbage collector deletes the claims the set owns; the others stay.
 		return ctrl.Result{}, nil
 	}
+	// Every claim of the namespace, straight from the cache: this runs on each change of the
+	// set's claims, and the plan copies a claim before it changes one.
 	claims := &corev1.PersistentVolumeClaimList{}
-	if err := r.Client.List(ctx, claims, client.InNamespace(set.Namespace)); err != nil {
+	if err := r.Client.List(ctx, claims, client.InNamespace(set.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, err
 	}
 	p := planClaims(set, claims.Items)

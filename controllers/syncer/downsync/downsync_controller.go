@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -142,13 +141,5 @@ func (r *Reconciler) downstreamPV(ctx context.Context, name string) (*unstructur
 // get reads a member object from the cache, then directly, since the cache holds only what
 // the syncer created; nil when it does not exist.
 func (r *Reconciler) get(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) (*unstructured.Unstructured, error) {
-	obj := transform.Empty(gvk)
-	err := r.Member.Get(ctx, key, obj)
-	if apierrors.IsNotFound(err) {
-		err = r.MemberReader.Get(ctx, key, obj)
-	}
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	return obj, err
+	return transform.Read(ctx, r.Member, r.MemberReader, gvk, key)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -30,6 +31,21 @@ func EmptyList(gvk schema.GroupVersionKind) *unstructured.UnstructuredList {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	return list
+}
+
+// Read reads the object of the kind from the cache, and, when the cache does not hold it and
+// direct is not nil, from direct: a cache of the syncer's holds only the objects labelled for
+// its target. It returns nil when the object does not exist.
+func Read(ctx context.Context, cached, direct client.Reader, gvk schema.GroupVersionKind, key client.ObjectKey) (*unstructured.Unstructured, error) {
+	obj := Empty(gvk)
+	err := cached.Get(ctx, key, obj)
+	if apierrors.IsNotFound(err) && direct != nil {
+		err = direct.Get(ctx, key, obj)
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return obj, err
 }
 
 // ClaimOf names the claim a PV's claimRef points at; ok is false when it points at none.

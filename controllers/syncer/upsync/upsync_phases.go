@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -105,15 +104,8 @@ func (r *Reconciler) ensureHubStatus(ctx context.Context, pv *corev1.PersistentV
 // hubPV reads a hub PV from the cache, else directly, as one not labelled for the target is
 // not cached; nil when it does not exist.
 func (r *Reconciler) hubPV(ctx context.Context, name string) (*corev1.PersistentVolume, error) {
-	obj := transform.Empty(transform.PVGVK)
-	err := r.Hub.Get(ctx, client.ObjectKey{Name: name}, obj)
-	if apierrors.IsNotFound(err) {
-		err = r.HubReader.Get(ctx, client.ObjectKey{Name: name}, obj)
-	}
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
+	obj, err := transform.Read(ctx, r.Hub, r.HubReader, transform.PVGVK, client.ObjectKey{Name: name})
+	if err != nil || obj == nil {
 		return nil, err
 	}
 	pv := &corev1.PersistentVolume{}
@@ -135,14 +127,9 @@ func (r *Reconciler) pruneUpsynced(ctx context.Context, key types.NamespacedName
 		if memberName == "" {
 			continue
 		}
-		err := r.Member.Get(ctx, client.ObjectKey{Name: memberName}, transform.Empty(transform.PVGVK))
-		if apierrors.IsNotFound(err) {
-			err = r.MemberReader.Get(ctx, client.ObjectKey{Name: memberName}, transform.Empty(transform.PVGVK))
-		}
-		if !apierrors.IsNotFound(err) {
-			if err != nil {
-				return err
-			}
+		if memberPV, err := transform.Read(ctx, r.Member, r.MemberReader, transform.PVGVK, client.ObjectKey{Name: memberName}); err != nil {
+			return err
+		} else if memberPV != nil {
 			continue
 		}
 		// The record is the syncer's: it lets go of the protection finalizer too.
@@ -290,26 +277,13 @@ func (r *Reconciler) memberClaim(ctx context.Context, key types.NamespacedName, 
 	if madeByMember {
 		direct = r.MemberReader
 	}
-	return r.read(ctx, r.Member, direct, types.NamespacedName{Namespace: r.Target.Namespace(key.Namespace), Name: key.Name})
+	return transform.Read(ctx, r.Member, direct, transform.PVCGVK, types.NamespacedName{Namespace: r.Target.Namespace(key.Namespace), Name: key.Name})
 }
 
 // hubClaim reads a hub claim: from the cache when it is synced to the target, else directly;
 // nil when there is none.
 func (r *Reconciler) hubClaim(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, error) {
-	return r.read(ctx, r.Hub, r.HubReader, key)
-}
-
-// read reads a claim from the cache, else from direct unless it is nil; nil when there is none.
-func (r *Reconciler) read(ctx context.Context, cached, direct client.Reader, key types.NamespacedName) (*unstructured.Unstructured, error) {
-	obj := transform.Empty(transform.PVCGVK)
-	err := cached.Get(ctx, key, obj)
-	if apierrors.IsNotFound(err) && direct != nil {
-		err = direct.Get(ctx, key, obj)
-	}
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	return obj, err
+	return transform.Read(ctx, r.Hub, r.HubReader, transform.PVCGVK, key)
 }
 
 func merged(into, from map[string]string) map[string]string {

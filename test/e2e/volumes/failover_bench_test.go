@@ -186,7 +186,7 @@ func writeFloor(ctx context.Context, b *testing.B, r *run, ns, to string, n int,
 	for i := range vols {
 		vols[i] = newFloorVolume(fmt.Sprintf("data-%03d", i), other(to))
 	}
-	prepareFloor(ctx, b, hub, left, vols, member)
+	prepareFloor(ctx, b, hub, member, left, vols)
 	settle(ctx, b, r.clusters())
 	start := time.Now()
 	g := &errgroup.Group{}
@@ -275,13 +275,14 @@ func hand(o metav1.Object, from, to string) {
 	o.SetLabels(labels)
 }
 
-// prepareFloor creates the scratch namespace on the hub and in the members, the volumes'
-// objects on the hub, and their copies in left, unless it is nil.
-func prepareFloor(ctx context.Context, b *testing.B, hub, left client.Client, vols []*floorVolume, members ...client.Client) {
+// prepareFloor creates the scratch namespace on the hub, in member and in left unless it is
+// nil, the volumes' objects on the hub, and their copies in left.
+func prepareFloor(ctx context.Context, b *testing.B, hub, member, left client.Client, vols []*floorVolume) {
+	clusters := []client.Client{hub, member}
 	if left != nil {
-		members = append(members, left)
+		clusters = append(clusters, left)
 	}
-	for _, c := range append([]client.Client{hub}, members...) {
+	for _, c := range clusters {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: floorNamespace}}); err != nil {
 			b.Fatal(err)
 		}
