@@ -72,8 +72,19 @@ vet: ## Check formatting and run go vet.
 	go vet ./...
 
 .PHONY: test
-test: tools verify-gen vet ## Run every test: unit, envtest and multi-cluster suites.
+test: tools verify-gen vet ## Run every test: unit, envtest and multi-cluster suites, then a batch of fault schedules.
 	go test ./... -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(TEST_FLAGS)
+	$(MAKE) faults
+
+# The fault schedules run alone, after the suites: they measure how many fit in a minute.
+N ?= 100
+SEED ?= 0
+FAULTS_BUDGET ?= 10m
+FAULTS_TIMEOUT ?= 30m
+.PHONY: faults
+faults: tools ## Run N fault schedules (default 100) on one bed from SEED (default: from the clock); the soak: N=10000 FAULTS_BUDGET=0 FAULTS_TIMEOUT=0.
+	go test -tags faults ./test/faults -run '^TestFaults$$' -count=1 -v -timeout $(FAULTS_TIMEOUT) \
+		-args -n=$(N) -seed=$(SEED) -budget=$(FAULTS_BUDGET) $(if $(filter 1,$(N)),-steps)
 
 .PHONY: bench
 bench: tools ## Run the benchmarks once each and print their figures.

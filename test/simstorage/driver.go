@@ -80,6 +80,9 @@ func (d *driver) provision(ctx context.Context, req reconcile.Request) (reconcil
 		return reconcile.Result{}, nil
 	}
 
+	if err := d.storage.volumes.answer(ctx); err != nil {
+		return reconcile.Result{}, fmt.Errorf("provisioning for claim %s: %w", req.NamespacedName, err)
+	}
 	pv := d.storage.newPV(pvc, class)
 	d.storage.ledger.create(Volume{
 		Handle:        pv.Spec.CSI.VolumeHandle,
@@ -151,6 +154,11 @@ func (d *driver) observe(ctx context.Context, req reconcile.Request) (reconcile.
 	if pv.Status.Phase == corev1.VolumeBound {
 		return d.attach(ctx, pv, handle)
 	}
+	if d.storage.ledger.holds(d.member, handle) {
+		if err := d.storage.volumes.answer(ctx); err != nil {
+			return reconcile.Result{}, fmt.Errorf("detaching %s: %w", handle, err)
+		}
+	}
 	d.storage.ledger.detach(d.member, pv.Name, handle)
 	if err := d.setFinalizer(ctx, pv, d.storage.attacherFinalizer(), false); err != nil {
 		return reconcile.Result{}, err
@@ -166,6 +174,11 @@ func (d *driver) attach(ctx context.Context, pv *corev1.PersistentVolume, handle
 	if !controllerutil.ContainsFinalizer(pv, d.storage.attacherFinalizer()) {
 		return reconcile.Result{}, d.setFinalizer(ctx, pv, d.storage.attacherFinalizer(), true)
 	}
+	if !d.storage.ledger.holds(d.member, handle) {
+		if err := d.storage.volumes.answer(ctx); err != nil {
+			return reconcile.Result{}, fmt.Errorf("attaching %s: %w", handle, err)
+		}
+	}
 	if err := d.storage.ledger.attach(d.member, pv.Name, handle); err != nil {
 		ctrl.LoggerFrom(ctx).Info("Attach refused", "pv", pv.Name, "handle", handle, "reason", err.Error())
 		return reconcile.Result{RequeueAfter: attachRetry}, nil
@@ -177,6 +190,9 @@ func (d *driver) attach(ctx context.Context, pv *corev1.PersistentVolume, handle
 // PV, as a CSI provisioner that honours the reclaim policy does, also for a PV already being
 // deleted.
 func (d *driver) release(ctx context.Context, pv *corev1.PersistentVolume, handle string) error {
+	if err := d.storage.volumes.answer(ctx); err != nil {
+		return fmt.Errorf("releasing %s: %w", handle, err)
+	}
 	released, refs, err := d.storage.ledger.release(d.member, pv, handle)
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Info("Release refused", "pv", pv.Name, "handle", handle, "reason", err.Error())

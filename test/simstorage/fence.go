@@ -2,7 +2,6 @@ package simstorage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -80,35 +79,19 @@ func (d *driver) report(ctx context.Context, nf *csiaddonsv1alpha1.NetworkFence,
 // executeFence runs a fencing operation on the array: after the delay SlowFencing set, it
 // fails with the message FailFencing set, or fences or unfences the CIDRs.
 func (s *Storage) executeFence(ctx context.Context, spec csiaddonsv1alpha1.NetworkFenceSpec) error {
-	s.mu.Lock()
-	delay, failure := s.fenceDelay, s.fenceFailure
-	s.mu.Unlock()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(delay):
-	}
-	if failure != "" {
-		return errors.New(failure)
+	if err := s.fencing.answer(ctx); err != nil {
+		return err
 	}
 	return s.ledger.fence(spec.Cidrs, spec.FenceState != csiaddonsv1alpha1.Unfenced)
 }
 
 // FailFencing makes every fencing operation from now on fail with msg, reported in the
 // NetworkFence's status.message; "" makes them succeed again.
-func (s *Storage) FailFencing(msg string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fenceFailure = msg
-}
+func (s *Storage) FailFencing(msg string) { s.fencing.fail(msg) }
 
 // SlowFencing makes every fencing operation from now on take d before it takes effect and
 // is reported; 0 makes them immediate again.
-func (s *Storage) SlowFencing(d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fenceDelay = d
-}
+func (s *Storage) SlowFencing(d time.Duration) { s.fencing.slow(d) }
 
 // Fenced tells whether member is fenced: one of its node CIDRs lies within a fenced CIDR.
 func (s *Storage) Fenced(member string) bool { return s.ledger.fenced(member) }

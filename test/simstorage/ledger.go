@@ -422,6 +422,29 @@ func (l *ledger) checkWrites() error {
 	return errors.Join(errs...)
 }
 
+// lostWritesOf returns the acknowledged writes the log of a volume that still exists lacks.
+func (l *ledger) lostWritesOf(handle string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	v := l.volumes[handle]
+	if v == nil || !v.Deleted.IsZero() {
+		return nil
+	}
+	return lostWrites(v.acked, v.log)
+}
+
+// holds tells whether member has the volume attached.
+func (l *ledger) holds(member, handle string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	v := l.volumes[handle]
+	if v == nil {
+		return false
+	}
+	_, ok := v.attached[member]
+	return ok
+}
+
 // lostWrites returns the acknowledged records that the log lacks.
 func lostWrites(acked, log []string) []string {
 	have := map[string]int{}
@@ -459,6 +482,13 @@ func (l *ledger) violate(kind ViolationKind, handle string, members []string, ms
 // refuse records a refusal; the caller holds the lock.
 func (l *ledger) refuse(kind RefusalKind, handle, member, msg string) {
 	l.refusals = append(l.refusals, Refusal{Kind: kind, Handle: handle, Member: member, Message: msg, At: time.Now()})
+}
+
+// listViolations returns every violation, oldest first.
+func (l *ledger) listViolations() []Violation {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.violations)
 }
 
 // listRefusals returns every refusal, oldest first.

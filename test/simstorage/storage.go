@@ -33,10 +33,12 @@ type Storage struct {
 	ledger *ledger
 	wg     sync.WaitGroup
 
-	mu           sync.Mutex
-	readers      map[string]client.Reader // each attached member's API server, uncached
-	fenceDelay   time.Duration            // see SlowFencing
-	fenceFailure string                   // see FailFencing
+	// fencing and volumes degrade the array's answers to fencing operations and to volume
+	// operations (provisioning, attaching, detaching, releasing) while a test says so.
+	fencing, volumes degradation
+
+	mu      sync.Mutex
+	readers map[string]client.Reader // each attached member's API server, uncached
 }
 
 // New returns the storage domain called name, with nothing attached yet.
@@ -215,6 +217,22 @@ func (s *Storage) Records(handle string) []string { return s.ledger.records(hand
 // CheckWrites fails if an acknowledged write is missing from its volume, for instance
 // because the volume was deleted since.
 func (s *Storage) CheckWrites() error { return s.ledger.checkWrites() }
+
+// Violations returns every breach of an invariant the storage saw, oldest first.
+func (s *Storage) Violations() []Violation { return s.ledger.listViolations() }
+
+// LostWrites returns the acknowledged writes that the volume's log lacks. A deleted
+// volume's writes went with it: it has none lost.
+func (s *Storage) LostWrites(handle string) []string { return s.ledger.lostWritesOf(handle) }
+
+// FailVolumes makes every volume operation from now on (provisioning, attaching, detaching,
+// releasing) fail with msg, as an array that errs; the drivers retry as CSI sidecars do. ""
+// makes them succeed again.
+func (s *Storage) FailVolumes(msg string) { s.volumes.fail(msg) }
+
+// SlowVolumes makes every volume operation from now on take d before it answers; 0 makes
+// them immediate again.
+func (s *Storage) SlowVolumes(d time.Duration) { s.volumes.slow(d) }
 
 // Refusals returns the requests the storage refused without an invariant being broken (see
 // RefusalKind), oldest first. A retried attach is recorded once.

@@ -1,0 +1,97 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/test/environment"
+	"github.com/custody-dev/custody/test/simstorage"
+)
+
+// The bed's shape and pace. Its heartbeats and fence delay are short, so that a member lost
+// for a few seconds is fenced and failed over within a schedule.
+const (
+	location        = "loc"
+	domain          = "shared"
+	heartbeatPeriod = 250 * time.Millisecond
+	fenceDelay      = time.Second
+)
+
+// targets are the members of the bed's one Location, also their SyncTargets' names.
+var targets = []string{"m1", "m2", "m3"}
+
+// Bed is the long-lived environment the schedules run on, one after the other.
+type Bed struct {
+	env     *environment.Environment
+	hub     client.Client
+	storage *simstorage.Storage
+	obs     *observer
+	cancel  context.CancelFunc
+}
+
+// StartBed starts a hub and the Location's members in dir, with the controller, the syncers
+// and an observer of every version of the volumes, and waits until every target is Ready.
+func StartBed(ctx context.Context, dir string) (_ *Bed, err error) {
+	env, err := environment.Start(ctx, environment.Options{
+		Dir:             dir,
+		Locations:       []environment.LocationOptions{{Name: location, Domain: domain, Members: targets}},
+		HeartbeatPeriod: heartbeatPeriod,
+	})
+	if err != nil {
+		return nil, err
+	}
+	obsCtx, cancel := context.WithCancel(context.Background())
+	b := &Bed{env: env, hub: env.Hub.Client, storage: env.Storage(domain), cancel: cancel}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, b.Stop())
+		}
+	}()
+	for _, t := range targets {
+		if err := patchTarget(ctx, b.hub, t, func(s *workloadv1alpha1.SyncTargetSpec) {
+			s.FenceDelay = &metav1.Duration{Duration: fenceDelay}
+		}); err != nil {
+			return b, err
+		}
+	}
+	members := map[string]*rest.Config{}
+	for _, m := range env.Members {
+		members[m.Name] = m.Config
+	}
+	if b.obs, err = watch(obsCtx, env.Hub.Config, members); err != nil {
+		return b, err
+	}
+	return b, env.WaitReady(ctx)
+}
+
+// Stop stops the observer and the environment.
+func (b *Bed) Stop() error {
+	b.cancel()
+	return b.env.Stop()
+}
+
+// Leftovers lists the bed's processes still running; after Stop there must be none.
+func (b *Bed) Leftovers() []string {
+	var out []string
+	for _, p := range b.env.Processes() {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// patchTarget changes the SyncTarget's spec with change, in one merge patch.
+func patchTarget(ctx context.Context, c client.Client, name string, change func(*workloadv1alpha1.SyncTargetSpec)) error {
+	t := &workloadv1alpha1.SyncTarget{}
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, t); err != nil {
+		return err
+	}
+	patch := client.MergeFrom(t.DeepCopy())
+	change(&t.Spec)
+	return c.Patch(ctx, t, patch)
+}

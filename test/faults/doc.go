@@ -1,0 +1,26 @@
+// Package faults runs randomized fault schedules against the real test bed and checks
+// Custody's invariants with the simulated storage as the oracle.
+//
+// A schedule is a seed. Draw turns it into a workload (claims, a StatefulSet, writes through
+// the storage's write path, moves by cordon and uncordon, a hub PV kept with Retain, claims
+// deleted) interleaved with faults that each heal after a drawn time: the controller killed,
+// a syncer killed, a member's API server stopped, a member partitioned (its syncer stopped
+// while it runs on), the hub's API server restarted, and slow or failing storage answers to
+// volume and fencing operations. Run plays a schedule on one long-lived bed, in a namespace
+// of its own, waits until the system settles, deletes what the schedule made and checks:
+//
+//   - the storage's ledger recorded no violation (a second unfenced holder of an owned
+//     volume, a release of a volume in use or still referenced, a double release, a member
+//     unfenced beside another holder) and every acknowledged write is in its volume;
+//   - every version of a hub claim or PV the observer saw had at most one target in Sync or
+//     Upsync for an owned volume, and no other target beside one in Upsync;
+//   - no member PV was Delete before its claim's deletion was asked for, once it had been
+//     Retain or when it was a copy (not the PV the storage provisioned there);
+//   - a hub PV kept with Retain was never released, and every other deleted claim's volume
+//     was released exactly once;
+//   - every claim converged to one owner where its namespace runs, and the system settled
+//     (every target Ready, every fence lifted) within the liveness bound.
+//
+// TestFaults runs a batch from a seed that changes with each run unless -seed fixes it; a
+// failing schedule prints its seed, its steps, and the make command that replays it.
+package faults

@@ -1,0 +1,216 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/reconnect"
+	"github.com/custody-dev/custody/test/testbed"
+)
+
+// observer watches every version of the hub's claims and PVs and of the members' PVs, as
+// their API servers deliver them, and records what breaks the protocol's invariants.
+type observer struct {
+	mu sync.Mutex
+	// breaches are the hub versions that broke invariant 1, by namespace.
+	breaches map[string][]string
+	// claims maps a volume handle to the hub claim its hub PV is bound to, namespace/name;
+	// hubPVs to the hub PV's name.
+	claims, hubPVs map[string]string
+	// deletes are the member PVs seen with reclaimPolicy Delete, by handle; retained the
+	// member PVs seen Retain before.
+	deletes  map[string][]deletePolicy
+	retained map[string]bool
+	// placed are the targets each hub namespace is in Sync on.
+	placed map[string][]string
+}
+
+// deletePolicy is one member PV seen with reclaimPolicy Delete.
+type deletePolicy struct {
+	member, pv string
+	// wasRetain: the same PV was seen Retain before.
+	wasRetain bool
+	at        time.Time
+}
+
+// watch starts watching the hub and each member until ctx ends, and returns once the
+// watches have synced.
+func watch(ctx context.Context, hub *rest.Config, members map[string]*rest.Config) (*observer, error) {
+	o := &observer{breaches: map[string][]string{}, claims: map[string]string{}, hubPVs: map[string]string{}, deletes: map[string][]deletePolicy{}, retained: map[string]bool{}, placed: map[string][]string{}}
+	if err := o.inform(ctx, hub, map[client.Object]func(any){
+		&corev1.PersistentVolumeClaim{}: o.hubObject,
+		&corev1.PersistentVolume{}:      o.hubObject,
+		&corev1.Namespace{}:             o.namespace,
+	}); err != nil {
+		return nil, fmt.Errorf("watching the hub: %w", err)
+	}
+	for name, cfg := range members {
+		if err := o.inform(ctx, cfg, map[client.Object]func(any){
+			&corev1.PersistentVolume{}: func(obj any) { o.memberPV(name, obj) },
+		}); err != nil {
+			return nil, fmt.Errorf("watching %s: %w", name, err)
+		}
+	}
+	return o, nil
+}
+
+// inform runs a cache on the cluster that hands every added or updated object of each kind
+// to its function.
+func (o *observer) inform(ctx context.Context, cfg *rest.Config, handlers map[client.Object]func(any)) error {
+	c, err := cache.New(cfg, cache.Options{Scheme: testbed.Scheme(), NewInformer: reconnect.New().NewInformer})
+	if err != nil {
+		return err
+	}
+	for obj, handle := range handlers {
+		inf, err := c.GetInformer(ctx, obj)
+		if err != nil {
+			return err
+		}
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    handle,
+			UpdateFunc: func(_, obj any) { handle(obj) },
+		}); err != nil {
+			return err
+		}
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		return fmt.Errorf("cache did not sync: %w", ctx.Err())
+	}
+	return nil
+}
+
+// hubObject checks one version of a hub claim or PV: an owned volume has at most one target
+// in Sync or Upsync, and a target in Upsync is the only one synced.
+func (o *observer) hubObject(obj any) {
+	var ns, what string
+	var modes []corev1.PersistentVolumeAccessMode
+	switch v := obj.(type) {
+	case *corev1.PersistentVolumeClaim:
+		ns, what, modes = v.Namespace, "claim "+v.Namespace+"/"+v.Name, v.Spec.AccessModes
+	case *corev1.PersistentVolume:
+		if v.Spec.ClaimRef == nil {
+			return
+		}
+		ns, what, modes = v.Spec.ClaimRef.Namespace, "PV "+v.Name, v.Spec.AccessModes
+		if v.Spec.CSI != nil {
+			o.mu.Lock()
+			o.claims[v.Spec.CSI.VolumeHandle] = ns + "/" + v.Spec.ClaimRef.Name
+			o.hubPVs[v.Spec.CSI.VolumeHandle] = v.Name
+			o.mu.Unlock()
+		}
+	default:
+		return
+	}
+	m := obj.(client.Object)
+	var synced, upsync []string
+	for key, p := range workloadv1alpha1.Presences(m) {
+		if p.Synced() {
+			synced = append(synced, key+"="+string(p.State))
+		}
+		if p.State == workloadv1alpha1.ResourceStateUpsync {
+			upsync = append(upsync, key)
+		}
+	}
+	slices.Sort(synced)
+	owned := slices.ContainsFunc(modes, func(m corev1.PersistentVolumeAccessMode) bool {
+		return m == corev1.ReadWriteOnce || m == corev1.ReadWriteOncePod
+	})
+	if len(synced) > 1 && (owned || len(upsync) > 0) {
+		o.mu.Lock()
+		o.breaches[ns] = append(o.breaches[ns], fmt.Sprintf("%s at resourceVersion %s has %v", what, m.GetResourceVersion(), synced))
+		o.mu.Unlock()
+	}
+}
+
+// namespace records the targets a hub namespace is in Sync on.
+func (o *observer) namespace(obj any) {
+	if ns, ok := obj.(*corev1.Namespace); ok {
+		on := synced(ns)
+		o.mu.Lock()
+		o.placed[ns.Name] = on
+		o.mu.Unlock()
+	}
+}
+
+// runsOn returns the target the namespace was last seen in Sync on, "" when none or several.
+func (o *observer) runsOn(ns string) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if on := o.placed[ns]; len(on) == 1 {
+		return on[0]
+	}
+	return ""
+}
+
+// memberPV records the reclaim policy of one version of a member's PV.
+func (o *observer) memberPV(member string, obj any) {
+	pv, ok := obj.(*corev1.PersistentVolume)
+	if !ok || pv.Spec.CSI == nil {
+		return
+	}
+	key := member + "/" + pv.Name
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch pv.Spec.PersistentVolumeReclaimPolicy {
+	case corev1.PersistentVolumeReclaimRetain:
+		o.retained[key] = true
+	case corev1.PersistentVolumeReclaimDelete:
+		h := pv.Spec.CSI.VolumeHandle
+		o.deletes[h] = append(o.deletes[h], deletePolicy{member: member, pv: pv.Name, wasRetain: o.retained[key], at: time.Now()})
+	}
+}
+
+// handles returns the volume handles of the hub PVs bound to claims of the namespace.
+func (o *observer) handles(ns string) map[string]string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := map[string]string{}
+	for h, c := range o.claims {
+		if cns, name, _ := strings.Cut(c, "/"); cns == ns {
+			out[h] = name
+		}
+	}
+	return out
+}
+
+// hubPV returns the name of the volume's hub PV.
+func (o *observer) hubPV(handle string) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.hubPVs[handle]
+}
+
+// protocolBreaches returns the hub versions of the namespace's objects that broke
+// invariant 1.
+func (o *observer) protocolBreaches(ns string) []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.breaches[ns])
+}
+
+// earlyDeletes returns the member PVs of the volume seen with reclaimPolicy Delete before
+// deleteAsked (zero: never asked) while they were copies or had been Retain: provisionedIn
+// is the member whose PV the storage provisioned, Delete until it is first made Retain.
+func (o *observer) earlyDeletes(handle, provisionedIn string, deleteAsked time.Time) []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []string
+	for _, d := range o.deletes[handle] {
+		if (d.wasRetain || d.member != provisionedIn) && (deleteAsked.IsZero() || d.at.Before(deleteAsked)) {
+			out = append(out, fmt.Sprintf("%s/%s Delete at %s", d.member, d.pv, d.at.Format("15:04:05.000")))
+		}
+	}
+	return out
+}

@@ -1,0 +1,409 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+)
+
+// Bounds of a schedule's run.
+const (
+	// Liveness is how long the system may take to settle once every fault healed.
+	Liveness = 60 * time.Second
+	// retryFor is how long a workload step retries an API server that does not answer.
+	retryFor = 60 * time.Second
+	// writePeriod paces the workload's writes.
+	writePeriod = 25 * time.Millisecond
+)
+
+// Result is what one schedule's run found.
+type Result struct {
+	Schedule Schedule
+	// Violations are the invariants broken and the liveness missed, one line each.
+	Violations []string
+	// Converged is how long the system took to settle after the last fault healed.
+	Converged time.Duration
+	// Took is the whole run, cleanup included.
+	Took time.Duration
+	// Writes counts the acknowledged writes.
+	Writes int
+	// Notes say what the steps did: where an Owner step fell, and which steps were skipped.
+	Notes []string
+}
+
+// run is one schedule's run on the bed.
+type run struct {
+	*Bed
+	s  Schedule
+	ns string
+
+	mu sync.Mutex
+	// deleteAsked is when each claim's deletion was asked for.
+	deleteAsked map[string]time.Time
+	// kept are the hub PVs made Retain, by claim.
+	kept map[string]string
+	// orphaned are the hub PVs kept because their claim went while no target held them,
+	// by handle.
+	orphaned map[string]string
+	// busy are the members under a fault now.
+	busy   map[string]bool
+	errs   []string
+	notes  []string
+	writes int
+}
+
+// Run plays the schedule in a namespace of its own, waits until the system settles, deletes
+// what it made and checks every invariant.
+func (b *Bed) Run(ctx context.Context, s Schedule) Result {
+	start := time.Now()
+	r := &run{Bed: b, s: s, ns: fmt.Sprintf("faults-%x", s.Seed), deleteAsked: map[string]time.Time{}, kept: map[string]string{}, orphaned: map[string]string{}, busy: map[string]bool{}}
+	res := Result{Schedule: s}
+	if err := r.place(ctx); err != nil {
+		res.Violations = []string{"placing the namespace: " + err.Error()}
+		return res
+	}
+	writing, stopWriting := context.WithCancel(ctx)
+	wrote := make(chan struct{})
+	go func() { defer close(wrote); r.write(writing) }()
+
+	var lanes sync.WaitGroup
+	for _, lane := range r.lanes() {
+		lanes.Add(1)
+		go func() { defer lanes.Done(); r.play(ctx, start, lane) }()
+	}
+	lanes.Wait()
+	healed := time.Now()
+	if err := r.await(ctx, "settle", Liveness, r.settled); err != nil {
+		r.fail("liveness: %v", err)
+	}
+	res.Converged = time.Since(healed)
+	stopWriting()
+	<-wrote
+	r.checkWrites()
+	if err := r.cleanUp(ctx); err != nil {
+		r.fail("liveness: cleaning up: %v", err)
+	}
+	r.checkInvariants()
+	res.Violations, res.Writes, res.Notes, res.Took = r.errs, r.writes, r.notes, time.Since(start)
+	return res
+}
+
+// fail records a violation.
+func (r *run) fail(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+// note records what a step did.
+func (r *run) note(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.notes = append(r.notes, fmt.Sprintf(format, args...))
+}
+
+// occupy resolves the step's target and, for a member fault, takes the member for it; ""
+// when the step falls on nothing: the namespace runs nowhere yet, or the member is under
+// another fault.
+func (r *run) occupy(st Step) string {
+	t := st.Target
+	if t == Owner {
+		if t = r.obs.runsOn(r.ns); t == "" {
+			r.note("%s: skipped, the namespace runs on no one target", st)
+			return ""
+		}
+	}
+	if st.Kind == Cordon {
+		r.note("%s: on %s", st, t)
+		return t
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.busy[t] {
+		r.notes = append(r.notes, fmt.Sprintf("%s: skipped, %s is under another fault", st, t))
+		return ""
+	}
+	r.busy[t] = true
+	r.notes = append(r.notes, fmt.Sprintf("%s: on %s", st, t))
+	return t
+}
+
+// free gives the member back.
+func (r *run) free(t string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.busy, t)
+}
+
+// place creates the namespace and places it on the Location.
+func (r *run) place(ctx context.Context) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.ns, Labels: map[string]string{"faults": r.ns}}}
+	placement := &schedulingv1alpha1.Placement{
+		ObjectMeta: metav1.ObjectMeta{Name: r.ns},
+		Spec: schedulingv1alpha1.PlacementSpec{
+			LocationName:      location,
+			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"faults": r.ns}},
+		},
+	}
+	for _, obj := range []client.Object{ns, placement} {
+		if err := r.hub.Create(ctx, obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// event is one thing a lane does at its offset.
+type event struct {
+	at   time.Duration
+	what string
+	do   func(context.Context) error
+}
+
+// lanes splits the schedule into the faults' events and the workload's, each ordered by
+// time. Faults and their heals act on processes and never wait for an API server; workload
+// steps retry until the hub answers, so a hub outage delays the workload's lane alone.
+func (r *run) lanes() [][]event {
+	var faults, workload []event
+	for _, st := range r.s.Steps {
+		start, heal := r.actions(st)
+		lane := &faults
+		if st.Kind == Cordon || st.Kind == CreateClaim || st.Kind == CreateStatefulSet || st.Kind == Keep || st.Kind == DeleteClaim {
+			lane = &workload
+		}
+		*lane = append(*lane, event{at: st.At, what: st.String(), do: start})
+		if heal != nil {
+			*lane = append(*lane, event{at: st.At + st.For, what: "heal " + st.String(), do: heal})
+		}
+	}
+	for _, lane := range [][]event{faults, workload} {
+		slices.SortStableFunc(lane, func(a, b event) int { return int(a.at - b.at) })
+	}
+	return [][]event{faults, workload}
+}
+
+// play runs the lane's events at their offsets from start.
+func (r *run) play(ctx context.Context, start time.Time, lane []event) {
+	for _, e := range lane {
+		if wait := time.Until(start.Add(e.at)); wait > 0 {
+			time.Sleep(wait)
+		}
+		if err := e.do(ctx); err != nil {
+			r.fail("%s: %v", e.what, err)
+		}
+	}
+}
+
+// actions returns what starts the step and what heals it (nil: nothing).
+func (r *run) actions(st Step) (start, heal func(context.Context) error) {
+	env := r.env
+	switch st.Kind {
+	case CreateClaim:
+		return r.retrying(func(ctx context.Context) error { return r.create(ctx, claimObject(r.ns, st.Name, st.Mode)) }), nil
+	case CreateStatefulSet:
+		return r.retrying(func(ctx context.Context) error { return r.create(ctx, statefulSet(r.ns, st.Name, st.Replicas)) }), nil
+	case Keep:
+		return r.retrying(func(ctx context.Context) error { return r.keep(ctx, st.Name) }), nil
+	case DeleteClaim:
+		return r.retrying(func(ctx context.Context) error { return r.deleteClaim(ctx, st.Name) }), nil
+	case Cordon:
+		var t string
+		return func(ctx context.Context) error {
+				if t = r.occupy(st); t == "" {
+					return nil
+				}
+				return r.retrying(func(ctx context.Context) error { return r.cordon(ctx, t, true) })(ctx)
+			}, func(ctx context.Context) error {
+				if t == "" {
+					return nil
+				}
+				return r.retrying(func(ctx context.Context) error { return r.cordon(ctx, t, false) })(ctx)
+			}
+	case KillController:
+		return func(context.Context) error { return env.StopController() },
+			func(context.Context) error { return env.StartController() }
+	case KillSyncer, StopMember, Partition:
+		var t string
+		return func(context.Context) error {
+				if t = r.occupy(st); t == "" {
+					return nil
+				}
+				if st.Kind == KillSyncer {
+					return env.StopSyncer(t)
+				}
+				return env.StopMember(t, st.Kind == Partition)
+			}, func(ctx context.Context) error {
+				if t == "" {
+					return nil
+				}
+				defer r.free(t)
+				if st.Kind == KillSyncer {
+					return env.StartSyncer(t)
+				}
+				return env.StartMember(ctx, t)
+			}
+	case RestartHub:
+		return func(context.Context) error { return env.Hub.StopAPIServer() }, env.Hub.StartAPIServer
+	case SlowStorage:
+		return degrade(func() { r.storage.SlowVolumes(st.Delay) }), degrade(func() { r.storage.SlowVolumes(0) })
+	case FailStorage:
+		return degrade(func() { r.storage.FailVolumes("the array answers with an error") }), degrade(func() { r.storage.FailVolumes("") })
+	case SlowFencing:
+		return degrade(func() { r.storage.SlowFencing(st.Delay) }), degrade(func() { r.storage.SlowFencing(0) })
+	case FailFencing:
+		return degrade(func() { r.storage.FailFencing("the array answers with an error") }), degrade(func() { r.storage.FailFencing("") })
+	}
+	return func(context.Context) error { return fmt.Errorf("unknown step kind %q", st.Kind) }, nil
+}
+
+func degrade(f func()) func(context.Context) error {
+	return func(context.Context) error { f(); return nil }
+}
+
+// retrying retries f until it succeeds or retryFor passed, as a user retries against a hub
+// that does not answer.
+func (r *run) retrying(f func(context.Context) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		return r.await(ctx, "the hub to take it", retryFor, func(ctx context.Context) error { return f(ctx) })
+	}
+}
+
+// await polls done until it returns nil, and returns its last error once within passed.
+func (r *run) await(ctx context.Context, what string, within time.Duration, done func(context.Context) error) error {
+	deadline := time.Now().Add(within)
+	for {
+		err := done(ctx)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("waited %s for %s: %w", within, what, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// create creates obj; one that exists (a retried create that landed) is fine.
+func (r *run) create(ctx context.Context, obj client.Object) error {
+	return client.IgnoreAlreadyExists(r.hub.Create(ctx, obj))
+}
+
+// keep makes the claim's hub PV Retain once the claim is bound. A claim already gone has
+// nothing to keep.
+func (r *run) keep(ctx context.Context, name string) error {
+	c := &corev1.PersistentVolumeClaim{}
+	if err := r.hub.Get(ctx, client.ObjectKey{Namespace: r.ns, Name: name}, c); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if c.DeletionTimestamp != nil {
+		return nil
+	}
+	if c.Spec.VolumeName == "" {
+		return errors.New("the claim is not bound yet")
+	}
+	pv := &corev1.PersistentVolume{}
+	if err := r.hub.Get(ctx, client.ObjectKey{Name: c.Spec.VolumeName}, pv); err != nil {
+		return err
+	}
+	patch := client.MergeFrom(pv.DeepCopy())
+	pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain
+	if err := r.hub.Patch(ctx, pv, patch); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.kept[name] = pv.Name
+	r.mu.Unlock()
+	return nil
+}
+
+// deleteClaim deletes the claim, noting first when its deletion was asked for.
+func (r *run) deleteClaim(ctx context.Context, name string) error {
+	r.mu.Lock()
+	if _, ok := r.deleteAsked[name]; !ok {
+		r.deleteAsked[name] = time.Now()
+	}
+	r.mu.Unlock()
+	c := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: name}}
+	return client.IgnoreNotFound(r.hub.Delete(ctx, c))
+}
+
+func (r *run) cordon(ctx context.Context, target string, cordoned bool) error {
+	return patchTarget(ctx, r.hub, target, func(s *workloadv1alpha1.SyncTargetSpec) { s.Unschedulable = cordoned })
+}
+
+// write writes to every volume of the namespace through every member that has it attached,
+// as the workload's pods there would, until ctx ends.
+func (r *run) write(ctx context.Context) {
+	n := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(writePeriod):
+		}
+		for h, claim := range r.obs.handles(r.ns) {
+			v, ok := r.storage.Volume(h)
+			if !ok {
+				continue
+			}
+			for _, m := range v.Holders {
+				n++
+				if r.storage.Write(m, h, fmt.Sprintf("%s#%d@%s", claim, n, m)) == nil {
+					r.mu.Lock()
+					r.writes++
+					r.mu.Unlock()
+				}
+			}
+		}
+	}
+}
+
+// claimObject is a 1Gi claim of the Location's class.
+func claimObject(ns, name string, mode corev1.PersistentVolumeAccessMode) *corev1.PersistentVolumeClaim {
+	return &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{mode},
+			StorageClassName: ptr.To(domain),
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+}
+
+// statefulSet is a set whose pods each claim one ReadWriteOnce volume, "data".
+func statefulSet(ns, name string, replicas int) *appsv1.StatefulSet {
+	labels := map[string]string{"app": name}
+	return &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.StatefulSetSpec{
+			Selector:    &metav1.LabelSelector{MatchLabels: labels},
+			ServiceName: name,
+			Replicas:    ptr.To(int32(replicas)),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: "db", Image: "registry.k8s.io/pause:3.10",
+					VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+				}}},
+			},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{*claimObject("", "data", corev1.ReadWriteOnce)},
+		},
+	}
+}
