@@ -204,7 +204,7 @@ func decideCases() []decideCase {
 			o: withDeleting(obs(rwo, map[string]Presence{"a": {State: sync, Held: true}}, map[string]Presence{"a": {State: sync}}, Record{Owner: "a", Phase: storagev1alpha1.Deleting})), wantPhase: storagev1alpha1.Deleting, wantOwner: "a",
 			wantActions: []Action{act(Unhold, "a")}},
 		{name: "Deleting: an owner deleted while it leaves (a move) keeps the storage: it may be letting go with Retain already",
-			o: withDeleting(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Deleting})),
+			o:         withDeleting(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Deleting})),
 			wantPhase: storagev1alpha1.Deleting, wantOwner: "a", wantReason: storagev1alpha1.ReasonReleasing, wantActions: []Action{}},
 		{name: "Deleting: the claim left the owner, now the PV",
 			o: withDeleting(obs(rwo, map[string]Presence{}, map[string]Presence{"a": pvSync}, Record{Owner: "a", Phase: storagev1alpha1.Deleting})), wantPhase: storagev1alpha1.Deleting, wantOwner: "a",

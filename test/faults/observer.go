@@ -207,9 +207,11 @@ func (o *observer) earlyDeletes(handle, provisionedIn string, deleteAsked time.T
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var out []string
+	seen := map[string]bool{}
 	for _, d := range o.deletes[handle] {
-		if (d.wasRetain || d.member != provisionedIn) && (deleteAsked.IsZero() || d.at.Before(deleteAsked)) {
-			out = append(out, fmt.Sprintf("%s/%s Delete at %s", d.member, d.pv, d.at.Format("15:04:05.000")))
+		if key := d.member + "/" + d.pv; !seen[key] && (d.wasRetain || d.member != provisionedIn) && (deleteAsked.IsZero() || d.at.Before(deleteAsked)) {
+			seen[key] = true
+			out = append(out, fmt.Sprintf("%s Delete at %s", key, d.at.Format("15:04:05.000")))
 		}
 	}
 	return out

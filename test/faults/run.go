@@ -36,6 +36,8 @@ type Result struct {
 	Violations []string
 	// Converged is how long the system took to settle after the last fault healed.
 	Converged time.Duration
+	// CleanedUp is how long the deletion of what the schedule made took.
+	CleanedUp time.Duration
 	// Took is the whole run, cleanup included.
 	Took time.Duration
 	// Writes counts the acknowledged writes.
@@ -93,9 +95,11 @@ func (b *Bed) Run(ctx context.Context, s Schedule) Result {
 	stopWriting()
 	<-wrote
 	r.checkWrites()
+	cleaning := time.Now()
 	if err := r.cleanUp(ctx); err != nil {
 		r.fail("liveness: cleaning up: %v", err)
 	}
+	res.CleanedUp = time.Since(cleaning)
 	r.checkInvariants()
 	res.Violations, res.Writes, res.Notes, res.Took = r.errs, r.writes, r.notes, time.Since(start)
 	return res
