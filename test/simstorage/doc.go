@@ -16,8 +16,9 @@
 // unfence. A member is fenced while one of its node CIDRs lies within a fenced CIDR. A fenced
 // member cannot attach, its writes are refused, and its attachments no longer keep an owned
 // volume from another member; unfencing it while it still has such a volume attached beside
-// another member is a violation. Tests may make fencing fail or slow at run time, and say
-// that a member's nodes are powered off, which cuts it off as a fence does.
+// another member is a violation. Tests may make fencing and volume operations (provisioning,
+// attaching, detaching, releasing) fail or slow at run time, and say that a member's nodes
+// are powered off, which cuts it off as a fence does.
 //
 // Write stands in for a workload's writes: an acknowledged write lands in the volume's log,
 // which goes with the backing volume. The ledger records every refusal and every step that
