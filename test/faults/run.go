@@ -10,13 +10,13 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/test/environment"
 )
 
 // Bounds of a schedule's run.
@@ -216,7 +216,9 @@ func (r *run) actions(st Step) (start, heal func(context.Context) error) {
 	env := r.env
 	switch st.Kind {
 	case CreateClaim:
-		return r.retrying(func(ctx context.Context) error { return r.create(ctx, claimObject(r.ns, st.Name, st.Mode)) }), nil
+		return r.retrying(func(ctx context.Context) error {
+			return r.create(ctx, environment.Claim(r.ns, st.Name, domain, st.Mode))
+		}), nil
 	case CreateStatefulSet:
 		return r.retrying(func(ctx context.Context) error { return r.create(ctx, statefulSet(r.ns, st.Name, st.Replicas)) }), nil
 	case Keep:
@@ -379,18 +381,6 @@ func (r *run) write(ctx context.Context) {
 	}
 }
 
-// claimObject is a 1Gi claim of the Location's class.
-func claimObject(ns, name string, mode corev1.PersistentVolumeAccessMode) *corev1.PersistentVolumeClaim {
-	return &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes:      []corev1.PersistentVolumeAccessMode{mode},
-			StorageClassName: ptr.To(domain),
-			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
-		},
-	}
-}
-
 // statefulSet is a set whose pods each claim one ReadWriteOnce volume, "data".
 func statefulSet(ns, name string, replicas int) *appsv1.StatefulSet {
 	labels := map[string]string{"app": name}
@@ -407,7 +397,7 @@ func statefulSet(ns, name string, replicas int) *appsv1.StatefulSet {
 					VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
 				}}},
 			},
-			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{*claimObject("", "data", corev1.ReadWriteOnce)},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{*environment.Claim("", "data", domain, corev1.ReadWriteOnce)},
 		},
 	}
 }
