@@ -72,11 +72,10 @@ vet: ## Check formatting and run go vet.
 	go vet ./...
 
 .PHONY: test
-test: tools verify-gen vet ## Run every test: unit, envtest and multi-cluster suites, then a batch of fault schedules.
+test: tools verify-gen vet ## Run every test: unit, envtest and multi-cluster suites.
 	go test ./... -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(TEST_FLAGS)
-	$(MAKE) faults
 
-# The fault schedules run alone, after the suites: they measure how many fit in a minute.
+# The fault schedules run alone: they measure how many fit in a minute.
 N ?= 100
 SEED ?= 0
 FAULTS_BUDGET ?= 10m

@@ -21,7 +21,7 @@
 //   - every claim converged to one owner where its namespace runs, and the system settled
 //     (every target Ready, every fence lifted) within the liveness bound.
 //
-// TestFaults (build tag faults, run by make faults and make test) runs the regression
+// TestFaults (build tag faults, run by make faults) runs the regression
 // schedules, kept as steps, then a batch drawn from a seed that changes with each run unless
 // -seed fixes it; a failing schedule prints its seed, its steps as drawn and as run, and the
 // make command that replays it.
