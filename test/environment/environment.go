@@ -224,9 +224,9 @@ func (e *Environment) StartSyncer(name string) error {
 		HubConfig: e.Hub.Config, MemberConfig: m.Config, SyncTargetName: name,
 		HeartbeatPeriod: e.opts.HeartbeatPeriod,
 	}
-	e.syncers[name] = run(func(ctx context.Context) error {
+	e.syncers[name] = run(restarting("syncer "+name, func(ctx context.Context) error {
 		return syncer.Run(ctrl.LoggerInto(ctx, ctrl.Log.WithName("syncer").WithValues("target", name)), o)
-	})
+	}))
 	return nil
 }
 
@@ -280,6 +280,29 @@ func (e *Environment) Stop() error {
 	}
 	errs = append(errs, e.StopController(), e.Bed.Stop())
 	return errors.Join(errs...)
+}
+
+// restartDelay is how long a syncer that exited waits before it runs again.
+const restartDelay = time.Second
+
+// restarting runs f again, after restartDelay, each time it returns before ctx ends, as the
+// kubelet restarts the syncer's container when it exits: a syncer that starts while the hub
+// does not serve its API yet exits, and must come back as it would in a member.
+func restarting(name string, f func(context.Context) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		for {
+			err := f(ctx)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			log.Error(err, "Exited; restarting it", "process", name, "after", restartDelay)
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(restartDelay):
+			}
+		}
+	}
 }
 
 // runner is a goroutine that runs until stopped.

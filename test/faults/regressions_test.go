@@ -24,4 +24,15 @@ var regressions = []Schedule{
 		{At: 2420 * time.Millisecond, Kind: DeleteClaim, Name: "c3"},
 		{At: 2650 * time.Millisecond, Kind: KillController, For: 460 * time.Millisecond},
 	}},
+	// Two members' syncers started again just as the hub's API server came back, before it
+	// served Custody's API: each exited, and the bed did not run it again as a kubelet
+	// restarts a container that exits. Both targets stayed Unreachable, and the claims on
+	// them could not be deleted.
+	{Seed: 1795498559246565233, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteOnce},
+		{At: 970 * time.Millisecond, Kind: StopMember, Target: "m1", For: 3800 * time.Millisecond},
+		{At: 2060 * time.Millisecond, Kind: RestartHub, For: 2470 * time.Millisecond},
+		{At: 2670 * time.Millisecond, Kind: StopMember, Target: "m2", For: 1510 * time.Millisecond},
+	}},
 }
