@@ -329,11 +329,12 @@ func deleting(o Observation, d *Decision) {
 	}
 	if p, ok := o.Claim.On[owner]; ok && p.Synced() {
 		d.Reason, d.Message = storagev1alpha1.ReasonReleasing, owner+" lets the claim go"
-		// Only an owner whose copies of the claim and the PV exist can release the storage;
-		// any other keeps it, and so does the hub PV below. So does an owner already leaving
-		// (a move under way): its syncer may be deleting its copies with Retain right now, and
+		// Only an owner whose copies of the claim and the PV exist can release the storage:
+		// the PV its syncer made, or the one its member provisioned, still upsynced. Any
+		// other keeps it, and so does the hub PV below. So does an owner already leaving (a
+		// move under way): its syncer may be deleting its copies with Retain right now, and
 		// a release policy set now would make the storage count as released when it is not.
-		if p.Downstream && !p.Leaving && (o.Volume == nil || o.Volume.On[owner].Downstream) {
+		if p.Downstream && !p.Leaving && (o.Volume == nil || o.Volume.On[owner].Downstream || o.Volume.On[owner].State == workloadv1alpha1.ResourceStateUpsync) {
 			policy := releasePolicy(o, owner)
 			d.Reclaim.Current = policy
 			d.Message = fmt.Sprintf("%s lets the claim go with reclaim policy %s", owner, policy)

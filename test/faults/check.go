@@ -198,7 +198,7 @@ func (r *run) cleanUp(ctx context.Context) error {
 			return err
 		}
 		if n := len(claims.Items) + len(sets.Items); n > 0 {
-			return fmt.Errorf("%d claims and StatefulSets left, the first %s", n, first(claims.Items, sets.Items))
+			return fmt.Errorf("%d claims and StatefulSets left, the first %s", n, r.first(ctx, claims.Items, sets.Items))
 		}
 		return nil
 	}); err != nil {
@@ -290,10 +290,26 @@ func (r *run) checkInvariants() {
 	}
 }
 
-func first(claims []corev1.PersistentVolumeClaim, sets []appsv1.StatefulSet) string {
-	if len(claims) > 0 {
-		c := claims[0]
-		return fmt.Sprintf("claim %s (finalizers %v, labels %v)", c.Name, c.Finalizers, c.Labels)
+// first describes the first claim left, with its VolumeOwnership and hub PV, or else the
+// first StatefulSet.
+func (r *run) first(ctx context.Context, claims []corev1.PersistentVolumeClaim, sets []appsv1.StatefulSet) string {
+	if len(claims) == 0 {
+		return "StatefulSet " + sets[0].Name
 	}
-	return "StatefulSet " + sets[0].Name
+	c := &claims[0]
+	out := "claim " + c.Name + " " + meta(c)
+	vo := &storagev1alpha1.VolumeOwnership{}
+	if err := r.hub.Get(ctx, client.ObjectKeyFromObject(c), vo); err == nil {
+		out += fmt.Sprintf("; VolumeOwnership %s/%s: %s", vo.Status.Phase, vo.Status.Reason, vo.Status.Message)
+	}
+	pv := &corev1.PersistentVolume{}
+	if err := r.hub.Get(ctx, client.ObjectKey{Name: c.Spec.VolumeName}, pv); err == nil {
+		out += "; hub PV " + pv.Name + " " + meta(pv)
+	}
+	return out
+}
+
+// meta shows an object's finalizers, labels and annotations.
+func meta(obj client.Object) string {
+	return fmt.Sprintf("(finalizers %v, labels %v, annotations %v)", obj.GetFinalizers(), obj.GetLabels(), obj.GetAnnotations())
 }

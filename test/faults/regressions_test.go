@@ -35,4 +35,19 @@ var regressions = []Schedule{
 		{At: 2060 * time.Millisecond, Kind: RestartHub, For: 2470 * time.Millisecond},
 		{At: 2670 * time.Millisecond, Kind: StopMember, Target: "m2", For: 1510 * time.Millisecond},
 	}},
+	// Claims deleted while their volumes were still upsynced from the member that
+	// provisioned them: coordination gave the owner no release policy, as its syncer had made
+	// no PV copy, and asked the upsynced PV to leave, which no syncer acted on. The claims
+	// never finished.
+	{Seed: 5002, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c3", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateStatefulSet, Name: "db", Replicas: 2},
+		{At: 220 * time.Millisecond, Kind: SlowFencing, Delay: 290 * time.Millisecond, For: 1660 * time.Millisecond},
+		{At: 300 * time.Millisecond, Kind: DeleteClaim, Name: "c2"},
+		{At: 570 * time.Millisecond, Kind: DeleteClaim, Name: "c1"},
+		{At: 1340 * time.Millisecond, Kind: SlowStorage, Delay: 530 * time.Millisecond, For: 2720 * time.Millisecond},
+		{At: 2680 * time.Millisecond, Kind: FailFencing, For: time.Second},
+	}},
 }

@@ -98,16 +98,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 }
 
-// upstream returns the hub object when it is labelled Sync for the target, else nil.
+// upstream returns the hub object when it is labelled Sync for the target, or when it is a
+// PV upsynced from the target that coordination asks to leave it, else nil: the member's
+// own PV then goes as a synced copy does, and the hub is told once it is gone.
 func (r *Reconciler) upstream(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, error) {
 	up := transform.Empty(r.GVK)
 	if err := r.Hub.Get(ctx, key, up); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	if state, _ := r.Target.State(up); state != workloadv1alpha1.ResourceStateSync {
-		return nil, nil
+	switch state, _ := r.Target.State(up); {
+	case state == workloadv1alpha1.ResourceStateSync:
+		return up, nil
+	case state == workloadv1alpha1.ResourceStateUpsync && r.GVK.GroupKind() == transform.PVKind && r.Target.LeaveRequested(up):
+		return up, nil
 	}
-	return up, nil
+	return nil, nil
 }
 
 // downstream returns the downstream object standing for the hub object key, whoever created

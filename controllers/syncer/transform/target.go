@@ -124,6 +124,13 @@ func (t Target) RemovalRequested(obj metav1.Object) bool {
 	return obj.GetDeletionTimestamp() != nil || requested
 }
 
+// LeaveRequested tells whether coordination asked for the object's removal from this
+// target; unlike RemovalRequested, an object being deleted is not asked to leave by that.
+func (t Target) LeaveRequested(obj metav1.Object) bool {
+	requested, _ := workloadv1alpha1.RemovalRequested(obj, t.Key)
+	return requested
+}
+
 // Held tells whether coordination finalizers for this target hold back the removal.
 func (t Target) Held(obj metav1.Object) bool {
 	p, _ := workloadv1alpha1.PresenceOn(obj, t.Key)

@@ -91,6 +91,9 @@ func TestProtocolReading(t *testing.T) {
 	if !target.RemovalRequested(gone) {
 		t.Fatal("a deleted object does not request removal")
 	}
+	if target.LeaveRequested(gone) || !target.LeaveRequested(obj) {
+		t.Fatal("a deleted object asked to leave, or one with the deletion annotation not")
+	}
 	odd := &metav1.ObjectMeta{
 		Labels: map[string]string{"state.workload.custody.dev/m1": "Unknown"},
 		Annotations: map[string]string{

@@ -113,8 +113,8 @@ func (r *Reconciler) hubPV(ctx context.Context, name string) (*corev1.Persistent
 }
 
 // pruneUpsynced deletes the hub PVs upsynced for the hub claim key while their member PV no
-// longer exists: in the Upsync state the member is the source, and a hub record of a PV it
-// no longer has would hand a dead volume to the next target.
+// longer exists and no removal was asked for: in the Upsync state the member is the source,
+// and a hub record of a PV it no longer has would hand a dead volume to the next target.
 func (r *Reconciler) pruneUpsynced(ctx context.Context, key types.NamespacedName) error {
 	hubPVs := transform.EmptyList(transform.PVGVK)
 	if err := r.Hub.List(ctx, hubPVs, client.MatchingFields{transform.ClaimIndex: key.String()},
@@ -124,7 +124,9 @@ func (r *Reconciler) pruneUpsynced(ctx context.Context, key types.NamespacedName
 	for i := range hubPVs.Items {
 		hubPV := &hubPVs.Items[i]
 		memberName := hubPV.GetAnnotations()[workloadv1alpha1.PVNameAnnotation(r.Target.Key)]
-		if memberName == "" {
+		// One that coordination asks to leave the target is the downsync's to let go: the
+		// hub PV may have to stay as the record of storage kept.
+		if memberName == "" || r.Target.LeaveRequested(hubPV) {
 			continue
 		}
 		if memberPV, err := transform.Read(ctx, r.Member, r.MemberReader, transform.PVGVK, client.ObjectKey{Name: memberName}); err != nil {
