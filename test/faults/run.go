@@ -21,8 +21,10 @@ import (
 
 // Bounds of a schedule's run.
 const (
-	// Liveness is how long the system may take to settle once every fault healed.
-	Liveness = 60 * time.Second
+	// Liveness is how long the system may take to settle once every fault healed. A
+	// member's kube-controller-manager that outlived a short outage of its API server was
+	// seen taking 55 s to act again (its claim protection), and Custody waits for it.
+	Liveness = 2 * time.Minute
 	// retryFor is how long a workload step retries an API server that does not answer.
 	retryFor = 60 * time.Second
 	// writePeriod paces the workload's writes.

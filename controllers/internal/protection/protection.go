@@ -25,13 +25,14 @@ func finalizerOf(obj client.Object) string {
 	return PVFinalizer
 }
 
-// Delete deletes the object, exactly the one of its UID; once it is being deleted, it lets
-// go of its protection finalizer. The deletion's own event brings the caller back to the
-// object, so each call does one of the two writes.
+// Delete deletes the object, exactly the version the caller decided on (its UID and
+// resourceVersion), so that a decision taken on a stale copy is refused with a conflict;
+// once it is being deleted, it lets go of its protection finalizer. The deletion's own event
+// brings the caller back to the object, so each call does one of the two writes.
 func Delete(ctx context.Context, c client.Client, obj client.Object) error {
 	if obj.GetDeletionTimestamp().IsZero() {
-		uid := obj.GetUID()
-		return client.IgnoreNotFound(c.Delete(ctx, obj, client.Preconditions{UID: &uid}))
+		uid, rv := obj.GetUID(), obj.GetResourceVersion()
+		return client.IgnoreNotFound(c.Delete(ctx, obj, client.Preconditions{UID: &uid, ResourceVersion: &rv}))
 	}
 	return Release(ctx, c, obj)
 }
