@@ -131,7 +131,7 @@ func (s Schedule) String() string {
 	return strings.Join(lines, "\n")
 }
 
-// Handles lists the claims the schedule creates by name, in order.
+// claims lists the names of the claims the schedule creates, in order.
 func (s Schedule) claims() []string {
 	var out []string
 	for _, st := range s.Steps {

@@ -360,4 +360,34 @@ var _ = Describe("Volumes", Ordered, func() {
 		Expect(v.Deleted).NotTo(BeZero())
 		Expect(v.Releases).To(Equal(1))
 	})
+
+	It("lets go of an upsynced PV that coordination asks to leave, keeping the storage and the hub record", func(ctx SpecContext) {
+		kept := claimFor(ns, "kept", corev1.ReadWriteOnce, "m1")
+		Expect(hub.Create(ctx, kept)).To(Succeed())
+		down := boundClaim(ctx, m1, downKey("m1", kept))
+		pv := &corev1.PersistentVolume{}
+		Expect(m1.Get(ctx, client.ObjectKey{Name: down.Spec.VolumeName}, pv)).To(Succeed())
+		upsynced := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: workloadv1alpha1.UpsyncedPVName(kept.UID)}}
+		Eventually(fetch(ctx, hub, client.ObjectKeyFromObject(upsynced), upsynced)).WithContext(ctx).Should(Succeed())
+
+		By("letting the claim go with Retain while the PV is still upsynced, as coordination does for an owner that cannot release")
+		patch := client.MergeFrom(kept.DeepCopy())
+		metav1.SetMetaDataAnnotation(&kept.ObjectMeta, storagev1alpha1.ReleasePolicyAnnotation, string(corev1.PersistentVolumeReclaimRetain))
+		Expect(hub.Patch(ctx, kept, patch)).To(Succeed())
+		Expect(hub.Delete(ctx, kept)).To(Succeed())
+		Eventually(gone(ctx, m1, downKey("m1", kept), &corev1.PersistentVolumeClaim{})).WithContext(ctx).Should(Succeed())
+
+		By("asking the upsynced PV to leave the target")
+		update(ctx, hub, upsynced, func() {
+			metav1.SetMetaDataAnnotation(&upsynced.ObjectMeta, workloadv1alpha1.DeletionAnnotation("m1"), time.Now().UTC().Format(time.RFC3339))
+		})
+		Eventually(gone(ctx, m1, client.ObjectKeyFromObject(pv), &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(upsynced), upsynced)).To(Succeed(), "the hub PV is the record of the storage kept")
+			g.Expect(upsynced.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel("m1")))
+		}).WithContext(ctx).Should(Succeed())
+		v, _ := storage.Volume(pv.Spec.CSI.VolumeHandle)
+		Expect(v.Deleted).To(BeZero(), "Retain kept the storage")
+		Expect(v.Releases).To(BeZero())
+	})
 })
