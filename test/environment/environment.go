@@ -165,13 +165,20 @@ func setFencing(ctx context.Context, c client.Client, t *workloadv1alpha1.SyncTa
 	return c.Patch(ctx, t, client.RawPatch(types.MergePatchType, patch))
 }
 
-// StartController runs the hub controllers.
+// StartController runs the hub controllers. A controller that exits, for instance because
+// it started while the hub did not answer, runs again, as its Deployment's would.
 func (e *Environment) StartController() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.controller != nil {
 		return errors.New("the controller runs already")
 	}
+	e.controller = run(restarting("controller", e.runController))
+	return nil
+}
+
+// runController runs a new manager of the hub controllers until ctx ends.
+func (e *Environment) runController(ctx context.Context) error {
 	addr := e.opts.MetricsAddr
 	if addr == "" {
 		addr = "0"
@@ -193,8 +200,7 @@ func (e *Environment) StartController() error {
 	if err := controllers.Setup(mgr, controllers.Options{HeartbeatGrace: e.opts.HeartbeatGrace, Recovery: recovery}); err != nil {
 		return err
 	}
-	e.controller = run(mgr.Start)
-	return nil
+	return mgr.Start(ctx)
 }
 
 // StopController stops the hub controllers and waits until they stopped.
@@ -282,12 +288,12 @@ func (e *Environment) Stop() error {
 	return errors.Join(errs...)
 }
 
-// restartDelay is how long a syncer that exited waits before it runs again.
+// restartDelay is how long a syncer or controller that exited waits before it runs again.
 const restartDelay = time.Second
 
 // restarting runs f again, after restartDelay, each time it returns before ctx ends, as the
-// kubelet restarts the syncer's container when it exits: a syncer that starts while the hub
-// does not serve its API yet exits, and must come back as it would in a member.
+// kubelet restarts a container that exits: a syncer or a controller that starts while the
+// hub does not serve its API yet exits, and must come back as it would in a cluster.
 func restarting(name string, f func(context.Context) error) func(context.Context) error {
 	return func(ctx context.Context) error {
 		for {

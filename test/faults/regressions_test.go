@@ -50,4 +50,24 @@ var regressions = []Schedule{
 		{At: 1340 * time.Millisecond, Kind: SlowStorage, Delay: 530 * time.Millisecond, For: 2720 * time.Millisecond},
 		{At: 2680 * time.Millisecond, Kind: FailFencing, For: time.Second},
 	}},
+	// A claim deleted just after it was created, while provisioning: its VolumeOwnership's
+	// reclaim record went from set to empty, which the status apply sent as an empty object
+	// and the API server refused as null. Coordination could record no decision again.
+	{Seed: 1795502349290418337, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteOnce},
+		{At: 350 * time.Millisecond, Kind: DeleteClaim, Name: "c1"},
+		{At: 970 * time.Millisecond, Kind: DeleteClaim, Name: "c1"},
+		{At: 1940 * time.Millisecond, Kind: SlowStorage, Delay: 480 * time.Millisecond, For: 900 * time.Millisecond},
+		{At: 2220 * time.Millisecond, Kind: SlowFencing, Delay: 720 * time.Millisecond, For: 1510 * time.Millisecond},
+	}},
+	// The controller started again while the hub's API server was down: its manager could
+	// not be made, and the bed did not run it again as a Deployment would.
+	{Seed: 1795502349290418353, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteOnce},
+		{At: 1700 * time.Millisecond, Kind: StopMember, Target: Owner, For: 850 * time.Millisecond},
+		{At: 2480 * time.Millisecond, Kind: KillController, For: 300 * time.Millisecond},
+		{At: 2660 * time.Millisecond, Kind: Cordon, Target: Owner, For: 2440 * time.Millisecond},
+		{At: 2690 * time.Millisecond, Kind: RestartHub, For: 780 * time.Millisecond},
+	}},
 }

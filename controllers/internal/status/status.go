@@ -27,12 +27,30 @@ func Apply(ctx context.Context, c client.Client, obj client.Object, owner string
 	u.SetGroupVersionKind(gvk)
 	u.SetName(obj.GetName())
 	u.SetNamespace(obj.GetNamespace())
-	if st, ok := content["status"]; ok {
-		u.Object["status"] = st
-	} else {
-		u.Object["status"] = map[string]any{}
+	st, _ := content["status"].(map[string]any)
+	if st == nil {
+		st = map[string]any{}
 	}
+	u.Object["status"] = withoutEmptyObjects(st)
 	return c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(owner), client.ForceOwnership)
+}
+
+// withoutEmptyObjects returns m without the objects in it, at any depth, that hold nothing,
+// as a typed struct that is all zero becomes: applied, such an object would read as null to
+// the API server and fail a schema that asks for an object, where leaving it out gives the
+// field up as the owner's.
+func withoutEmptyObjects(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if o, ok := v.(map[string]any); ok {
+			if o = withoutEmptyObjects(o); len(o) == 0 {
+				continue
+			}
+			v = o
+		}
+		out[k] = v
+	}
+	return out
 }
 
 func contentOf(obj client.Object) (map[string]any, error) {

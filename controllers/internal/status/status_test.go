@@ -1,6 +1,7 @@
 package status
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -44,5 +45,24 @@ func TestChanged(t *testing.T) {
 		if got := Changed(current, tt.c(base)); got != tt.want {
 			t.Errorf("%s: Changed = %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// An all-zero struct in a status is left out of the apply, not sent as an empty object.
+func TestWithoutEmptyObjects(t *testing.T) {
+	in := map[string]any{
+		"phase":   "Deleting",
+		"reclaim": map[string]any{},
+		"nested":  map[string]any{"empty": map[string]any{}, "kept": "x"},
+		"gone":    map[string]any{"empty": map[string]any{}},
+		"list":    []any{map[string]any{}},
+	}
+	want := map[string]any{
+		"phase":  "Deleting",
+		"nested": map[string]any{"kept": "x"},
+		"list":   []any{map[string]any{}},
+	}
+	if got := withoutEmptyObjects(in); !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
 	}
 }
