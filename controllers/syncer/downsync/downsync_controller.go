@@ -64,13 +64,25 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 	return b.Complete(r)
 }
 
-// fromDownstream maps a downstream object the syncer created to its hub object.
-func (r *Reconciler) fromDownstream(_ context.Context, obj client.Object) []reconcile.Request {
-	key, ok := r.Target.Upstream(obj, r.GVK.GroupKind() == transform.NamespaceKind)
-	if !ok {
+// fromDownstream maps a downstream object the syncer created to its hub object, and a PV
+// the member provisioned to the hub PVs upsynced from it.
+func (r *Reconciler) fromDownstream(ctx context.Context, obj client.Object) []reconcile.Request {
+	if key, ok := r.Target.Upstream(obj, r.GVK.GroupKind() == transform.NamespaceKind); ok {
+		return []reconcile.Request{{NamespacedName: key}}
+	}
+	if r.GVK.GroupKind() != transform.PVKind {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: key}}
+	hubPVs := transform.EmptyList(transform.PVGVK)
+	if err := r.Hub.List(ctx, hubPVs, client.MatchingFields{transform.MemberPVIndex: obj.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the hub PVs upsynced from a member PV", "memberPV", obj.GetName())
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(hubPVs.Items))
+	for _, pv := range hubPVs.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: pv.GetName()}})
+	}
+	return out
 }
 
 // namespaceOf maps a hub object to its namespace.
