@@ -133,6 +133,20 @@ var _ = Describe("Volumes", Ordered, func() {
 		memberClaimUID types.UID
 	)
 
+	// provisionedInM1 creates a ReadWriteOnce claim synced to m1 alone and returns it, the PV
+	// m1 provisioned for it, and the hub PV upsynced from that one.
+	provisionedInM1 := func(ctx context.Context, name string) (*corev1.PersistentVolumeClaim, *corev1.PersistentVolume, *corev1.PersistentVolume) {
+		GinkgoHelper()
+		c := claimFor(ns, name, corev1.ReadWriteOnce, "m1")
+		Expect(hub.Create(ctx, c)).To(Succeed())
+		down := boundClaim(ctx, m1, downKey("m1", c))
+		pv := &corev1.PersistentVolume{}
+		Expect(m1.Get(ctx, client.ObjectKey{Name: down.Spec.VolumeName}, pv)).To(Succeed())
+		upsynced := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: workloadv1alpha1.UpsyncedPVName(c.UID)}}
+		Eventually(fetch(ctx, hub, client.ObjectKeyFromObject(upsynced), upsynced)).WithContext(ctx).Should(Succeed())
+		return c, pv, upsynced
+	}
+
 	BeforeAll(func(ctx SpecContext) {
 		hub, m1, m2, storage = bed.Hub.Client, bed.Member("m1").Client, bed.Member("m2").Client, bed.Storage("shared")
 		rec1, rec2 = recordPhases(bed.Member("m1").Config), recordPhases(bed.Member("m2").Config)
@@ -336,13 +350,8 @@ var _ = Describe("Volumes", Ordered, func() {
 	})
 
 	It("deletes a claim that was never switched to Sync, its volume and its upsynced record", func(ctx SpecContext) {
-		scratch := claimFor(ns, "scratch", corev1.ReadWriteOnce, "m1")
-		Expect(hub.Create(ctx, scratch)).To(Succeed())
-		down := boundClaim(ctx, m1, downKey("m1", scratch))
-		pv := &corev1.PersistentVolume{}
-		Expect(m1.Get(ctx, client.ObjectKey{Name: down.Spec.VolumeName}, pv)).To(Succeed())
-		upsynced := client.ObjectKey{Name: workloadv1alpha1.UpsyncedPVName(scratch.UID)}
-		Eventually(fetch(ctx, hub, upsynced, &corev1.PersistentVolume{})).WithContext(ctx).Should(Succeed())
+		scratch, pv, upsyncedPV := provisionedInM1(ctx, "scratch")
+		upsynced := client.ObjectKeyFromObject(upsyncedPV)
 
 		By("letting the claim go with reclaim policy Delete, as coordination does for a deleted claim")
 		patch := client.MergeFrom(scratch.DeepCopy())
@@ -362,13 +371,7 @@ var _ = Describe("Volumes", Ordered, func() {
 	})
 
 	It("lets go of an upsynced PV that coordination asks to leave, keeping the storage and the hub record", func(ctx SpecContext) {
-		kept := claimFor(ns, "kept", corev1.ReadWriteOnce, "m1")
-		Expect(hub.Create(ctx, kept)).To(Succeed())
-		down := boundClaim(ctx, m1, downKey("m1", kept))
-		pv := &corev1.PersistentVolume{}
-		Expect(m1.Get(ctx, client.ObjectKey{Name: down.Spec.VolumeName}, pv)).To(Succeed())
-		upsynced := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: workloadv1alpha1.UpsyncedPVName(kept.UID)}}
-		Eventually(fetch(ctx, hub, client.ObjectKeyFromObject(upsynced), upsynced)).WithContext(ctx).Should(Succeed())
+		kept, pv, upsynced := provisionedInM1(ctx, "kept")
 
 		By("letting the claim go with Retain while the PV is still upsynced, as coordination does for an owner that cannot release")
 		patch := client.MergeFrom(kept.DeepCopy())
