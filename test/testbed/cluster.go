@@ -188,20 +188,20 @@ const kcmRenewDeadline = 10 * time.Second
 // StartAPIServer starts the API server again, on the same address, with the same data and
 // certificates, so that every client made before the stop works again. After an outage
 // longer than kcmRenewDeadline the controller manager starts afresh too, as in a production
-// control plane, where it lost its lease during the outage and the kubelet restarted it: the
-// new one starts first and waits for the API server, as it would have.
+// control plane, where it would have lost its lease and been restarted.
 func (c *Cluster) StartAPIServer(ctx context.Context) error {
-	if time.Since(c.stopped) >= kcmRenewDeadline {
-		c.stopControllerManager()
-		if err := c.startControllerManager(); err != nil {
-			return err
-		}
-	}
 	if err := c.env.ControlPlane.APIServer.Start(); err != nil {
 		return err
 	}
 	c.down = false
-	return waitReady(ctx, c.Config)
+	if err := waitReady(ctx, c.Config); err != nil {
+		return err
+	}
+	if time.Since(c.stopped) < kcmRenewDeadline {
+		return nil
+	}
+	c.stopControllerManager()
+	return c.startControllerManager()
 }
 
 // waitReady waits until the API server answers /readyz.
