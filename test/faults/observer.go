@@ -16,6 +16,7 @@ import (
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/reconnect"
+	"github.com/custody-dev/custody/test/simstorage"
 	"github.com/custody-dev/custody/test/testbed"
 )
 
@@ -124,10 +125,7 @@ func (o *observer) hubObject(obj any) {
 		}
 	}
 	slices.Sort(synced)
-	owned := slices.ContainsFunc(modes, func(m corev1.PersistentVolumeAccessMode) bool {
-		return m == corev1.ReadWriteOnce || m == corev1.ReadWriteOncePod
-	})
-	if len(synced) > 1 && (owned || len(upsync) > 0) {
+	if len(synced) > 1 && (simstorage.Owned(modes) || len(upsync) > 0) {
 		o.mu.Lock()
 		o.breaches[ns] = append(o.breaches[ns], fmt.Sprintf("%s at resourceVersion %s has %v", what, m.GetResourceVersion(), synced))
 		o.mu.Unlock()

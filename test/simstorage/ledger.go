@@ -91,8 +91,12 @@ type Volume struct {
 }
 
 // Owned tells whether at most one member may hold the volume at a time.
-func (v *Volume) Owned() bool {
-	return slices.ContainsFunc(v.AccessModes, func(m corev1.PersistentVolumeAccessMode) bool {
+func (v *Volume) Owned() bool { return Owned(v.AccessModes) }
+
+// Owned tells whether a volume of these access modes may be held by one member at a time:
+// ReadWriteOnce or ReadWriteOncePod.
+func Owned(modes []corev1.PersistentVolumeAccessMode) bool {
+	return slices.ContainsFunc(modes, func(m corev1.PersistentVolumeAccessMode) bool {
 		return m == corev1.ReadWriteOnce || m == corev1.ReadWriteOncePod
 	})
 }
