@@ -285,7 +285,7 @@ func degrade(f func()) func(context.Context) error {
 // that does not answer.
 func (r *run) retrying(f func(context.Context) error) func(context.Context) error {
 	return func(ctx context.Context) error {
-		return r.await(ctx, "the hub to take it", retryFor, func(ctx context.Context) error { return f(ctx) })
+		return r.await(ctx, "the hub to take it", retryFor, f)
 	}
 }
 
