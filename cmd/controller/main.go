@@ -58,6 +58,9 @@ func run(o options) error {
 	if err != nil {
 		return fmt.Errorf("loading the hub kubeconfig: %w", err)
 	}
+	// Catch up within a second of the hub answering again after an outage: a short wait for
+	// a starting server here, informers that retry at once and queues retried on recovery below.
+	cfg = reconnect.Config(cfg)
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
 	if o.qps <= 0 {
 		cfg.QPS = -1
@@ -68,8 +71,7 @@ func run(o options) error {
 	}
 	recovery := reconnect.New()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: api.NewScheme(),
-		// Catch up within a second of the hub answering again after an outage.
+		Scheme:                  api.NewScheme(),
 		Cache:                   cache.Options{NewInformer: recovery.NewInformer},
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:  o.probeAddr,

@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+
+	"github.com/custody-dev/custody/controllers/reconnect"
 )
 
 // DefaultResources are the resource types a syncer syncs when Options name none.
@@ -62,7 +64,7 @@ func (o Options) complete() (Options, error) {
 	if o.HeartbeatPeriod <= 0 {
 		o.HeartbeatPeriod = DefaultHeartbeatPeriod
 	}
-	o.HubConfig, o.MemberConfig = withRates(o.HubConfig), withRates(o.MemberConfig)
+	o.HubConfig, o.MemberConfig = clientConfig(o.HubConfig), clientConfig(o.MemberConfig)
 	for _, addr := range []*string{&o.MetricsAddr, &o.ProbeAddr} {
 		if *addr == "" {
 			*addr = "0"
@@ -71,8 +73,10 @@ func (o Options) complete() (Options, error) {
 	return o, nil
 }
 
-func withRates(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
+// clientConfig returns the config the syncer talks to a cluster with: no client-side rate limit
+// unless one was set, and a short wait for a server that is starting (reconnect.Config).
+func clientConfig(cfg *rest.Config) *rest.Config {
+	cfg = reconnect.Config(cfg)
 	if cfg.QPS == 0 {
 		cfg.QPS = -1
 	}

@@ -184,9 +184,9 @@ func (e *Environment) runController(ctx context.Context) error {
 		addr = "0"
 	}
 	recovery := reconnect.New()
-	mgr, err := ctrl.NewManager(e.Hub.Config, ctrl.Options{
-		Scheme: testbed.Scheme(),
-		// Catch up within a second of the hub answering again after an outage.
+	// Catch up within a second of the hub answering again after an outage, as cmd/controller.
+	mgr, err := ctrl.NewManager(reconnect.Config(e.Hub.Config), ctrl.Options{
+		Scheme:                 testbed.Scheme(),
 		Cache:                  cache.Options{NewInformer: recovery.NewInformer},
 		Metrics:                metricsserver.Options{BindAddress: addr},
 		HealthProbeBindAddress: "0",

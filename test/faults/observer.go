@@ -69,7 +69,7 @@ func watch(ctx context.Context, hub *rest.Config, members map[string]*rest.Confi
 // inform runs a cache on the cluster that hands every added or updated object of each kind
 // to its function.
 func (o *observer) inform(ctx context.Context, cfg *rest.Config, handlers map[client.Object]func(any)) error {
-	c, err := cache.New(cfg, cache.Options{Scheme: testbed.Scheme(), NewInformer: reconnect.New().NewInformer})
+	c, err := cache.New(reconnect.Config(cfg), cache.Options{Scheme: testbed.Scheme(), NewInformer: reconnect.New().NewInformer})
 	if err != nil {
 		return err
 	}

@@ -74,9 +74,9 @@ func (s *Storage) Attach(ctx context.Context, member string, cfg *rest.Config, n
 	}
 	// A real driver's sidecars lose their leader lease in an outage of the member's API
 	// server and restart, so they see the member at once when it answers again, with no
-	// backoff left from the outage.
+	// backoff left from the outage and no wait asked by a server that was still starting.
 	recovery := reconnect.New()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mgr, err := ctrl.NewManager(reconnect.Config(cfg), ctrl.Options{
 		Scheme:                 scheme,
 		Cache:                  cache.Options{NewInformer: recovery.NewInformer},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
