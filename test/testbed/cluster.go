@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -204,7 +205,13 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 	return c.startControllerManager()
 }
 
-// waitReady waits until the API server answers /readyz.
+// unknownPath is a path no API server serves: it answers 404 once it installed all its paths,
+// and 503 with Retry-After: 5 before.
+const unknownPath = "/apis/unknown.testbed.custody.dev"
+
+// waitReady waits until the API server answers /readyz and installed all its paths, the
+// custom resources' included. /readyz does not wait for the latter: a client started at once,
+// as the controller manager after an outage, would be told to come back in five seconds.
 func waitReady(ctx context.Context, cfg *rest.Config) error {
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
@@ -214,7 +221,8 @@ func waitReady(ctx context.Context, cfg *rest.Config) error {
 	ctx, cancel := context.WithTimeout(ctx, clusterStartTimeout)
 	defer cancel()
 	for {
-		if err := rc.Get().AbsPath("/readyz").Do(ctx).Error(); err == nil {
+		ready := rc.Get().AbsPath("/readyz").MaxRetries(0).Do(ctx).Error()
+		if ready == nil && apierrors.IsNotFound(rc.Get().AbsPath(unknownPath).MaxRetries(0).Do(ctx).Error()) {
 			return nil
 		}
 		select {
