@@ -5,5 +5,6 @@
 // A Recovery wraps the informers of a cache so that a list or watch that fails because the
 // server cannot be reached is retried at most MaxDelay apart, and gives controllers work
 // queues whose items waiting out a failure are retried at once when any of its informers
-// reaches its server again.
+// reaches its server again. Config shortens the wait that a starting or stopping API server
+// asks of its clients (five seconds) to MaxDelay.
 package reconnect

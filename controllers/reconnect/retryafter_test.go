@@ -8,18 +8,22 @@ import (
 	"testing"
 	"time"
 
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
-// starting answers its first request as a starting API server does, 503 with Retry-After:
-// status, and then an empty list.
-func starting(status int) (*httptest.Server, *atomic.Int32) {
+// refusing answers its first request status with Retry-After: 5 and the given headers, as an
+// API server that starts, stops or throttles does, and then an empty list.
+func refusing(status int, headers map[string]string) (*httptest.Server, *atomic.Int32) {
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if calls.Add(1) == 1 {
+			for k, v := range headers {
+				w.Header().Set(k, v)
+			}
 			w.Header().Set("Retry-After", "5")
 			w.WriteHeader(status)
 			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure"}`))
@@ -30,7 +34,7 @@ func starting(status int) (*httptest.Server, *atomic.Int32) {
 	return srv, &calls
 }
 
-// list lists ConfigMaps through cfg, wrapped or not, and returns how long it took.
+// list lists ConfigMaps through cfg and returns how long it took.
 func list(t *testing.T, cfg *rest.Config) time.Duration {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(cfg)
@@ -44,20 +48,22 @@ func list(t *testing.T, cfg *rest.Config) time.Duration {
 	return time.Since(start)
 }
 
-func TestConfigShortensTheRetryAfterOfAStartingServer(t *testing.T) {
-	srv, calls := starting(http.StatusServiceUnavailable)
-	defer srv.Close()
-	took := list(t, Config(&rest.Config{Host: srv.URL}))
-	if calls.Load() != 2 {
-		t.Fatalf("calls: %d, want the 503 and its retry", calls.Load())
-	}
-	if took < MaxDelay || took > 3*MaxDelay {
-		t.Fatalf("the retry came after %s, want about %s instead of the 5s asked", took, MaxDelay)
+func TestConfigShortensTheWaitOfAStartingOrStoppingServer(t *testing.T) {
+	for _, status := range []int{http.StatusServiceUnavailable, http.StatusTooManyRequests} {
+		srv, calls := refusing(status, nil)
+		took := list(t, Config(&rest.Config{Host: srv.URL}))
+		srv.Close()
+		if calls.Load() != 2 {
+			t.Fatalf("%d: calls: %d, want the refusal and its retry", status, calls.Load())
+		}
+		if took < MaxDelay || took > 3*MaxDelay {
+			t.Fatalf("%d: the retry came after %s, want about %s instead of the 5s asked", status, took, MaxDelay)
+		}
 	}
 }
 
-func TestConfigKeepsTheRetryAfterOfFlowControl(t *testing.T) {
-	srv, _ := starting(http.StatusTooManyRequests)
+func TestConfigKeepsTheWaitOfFlowControl(t *testing.T) {
+	srv, _ := refusing(http.StatusTooManyRequests, map[string]string{flowcontrolv1.ResponseHeaderMatchedFlowSchemaUID: "global-default"})
 	defer srv.Close()
 	req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
 	if err != nil {
@@ -69,6 +75,6 @@ func TestConfigKeepsTheRetryAfterOfFlowControl(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	if got := resp.Header.Get("Retry-After"); got != "5" {
-		t.Fatalf("Retry-After of a 429: %q, want the 5 the server asked", got)
+		t.Fatalf("Retry-After of flow control's 429: %q, want the 5 the server asked", got)
 	}
 }
