@@ -3,8 +3,10 @@ package faults
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -74,6 +76,31 @@ func StartBed(ctx context.Context, dir string) (_ *Bed, err error) {
 func (b *Bed) Stop() error {
 	b.cancel()
 	return b.env.Stop()
+}
+
+// Drained waits until the namespaces of every schedule are gone from the hub, which takes
+// every target letting go of them, and tells which one is left after Liveness.
+func (b *Bed) Drained(ctx context.Context) error {
+	deadline := time.Now().Add(Liveness)
+	for {
+		list := &corev1.NamespaceList{}
+		err := b.hub.List(ctx, list, client.HasLabels{scheduleLabel})
+		if err == nil && len(list.Items) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				return err
+			}
+			ns := &list.Items[0]
+			return fmt.Errorf("%d namespaces left %s after the last schedule, the first %s on %v", len(list.Items), Liveness, ns.Name, workloadv1alpha1.Targets(ns))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // Leftovers lists the bed's processes still running; after Stop there must be none.

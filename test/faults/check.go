@@ -78,16 +78,24 @@ func (r *run) bedSettled(ctx context.Context) error {
 	return nil
 }
 
-// namespaceTarget returns the one target the namespace runs on.
+// namespaceTarget returns the one target the namespace runs on. A target it left may still
+// be deleting its copy: the member's namespace controller waits five seconds before it starts.
+// Bed.Drained checks, after the batch, that every target let go.
 func (r *run) namespaceTarget(ctx context.Context) (string, error) {
 	ns := &corev1.Namespace{}
 	if err := r.hub.Get(ctx, client.ObjectKey{Name: r.ns}, ns); err != nil {
 		return "", err
 	}
-	if on := synced(ns); len(on) != 1 || len(workloadv1alpha1.Targets(ns)) != 1 {
-		return "", fmt.Errorf("namespace %s is on %v, in Sync on %v", r.ns, workloadv1alpha1.Targets(ns), on)
+	var on []string
+	for key, p := range workloadv1alpha1.Presences(ns) {
+		if p.Synced() && !p.Leaving {
+			on = append(on, key)
+		}
 	}
-	return workloadv1alpha1.Targets(ns)[0], nil
+	if len(on) != 1 {
+		return "", fmt.Errorf("namespace %s is on %v, in Sync and not leaving on %v", r.ns, workloadv1alpha1.Targets(ns), on)
+	}
+	return on[0], nil
 }
 
 // liveClaims are the names of the claims the schedule made and did not delete, sorted: its

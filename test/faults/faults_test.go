@@ -26,6 +26,7 @@ var (
 	budget    = flag.Duration("budget", 10*time.Minute, "stop starting schedules after this long; 0 for no bound")
 	keepGoing = flag.Bool("keep-going", false, "run every schedule even after one failed")
 	steps     = flag.Bool("steps", false, "print every schedule's steps, not only a failing one's")
+	keep      = flag.Bool("keep", false, "keep the logs even when every schedule passed")
 )
 
 // TestFaults runs the regression schedules and a batch of schedules, seeds seed, seed+1, ...,
@@ -86,6 +87,9 @@ func TestFaults(t *testing.T) {
 				s.Seed, len(s.Steps), res.Writes, res.Converged.Round(time.Millisecond), res.CleanedUp.Round(time.Millisecond), res.Took.Round(time.Millisecond))
 		}
 	}
+	if err := bed.Drained(context.Background()); err != nil {
+		t.Errorf("liveness: %v", err)
+	}
 	took := time.Since(start)
 	if err := bed.Stop(); err != nil {
 		t.Errorf("stopping the bed: %v", err)
@@ -95,7 +99,9 @@ func TestFaults(t *testing.T) {
 	}
 	fmt.Printf("%d schedules in %s (%.1f per minute), %d failed; time to settle after the last heal: %s\n",
 		ran, took.Round(time.Second), float64(ran)/took.Minutes(), failed, distribution(converged))
-	if !t.Failed() {
+	if t.Failed() || *keep {
+		fmt.Printf("logs: %s\n", dir)
+	} else {
 		_ = os.RemoveAll(dir)
 	}
 }

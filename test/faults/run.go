@@ -154,14 +154,17 @@ func (r *run) free(t string) {
 	delete(r.busy, t)
 }
 
+// scheduleLabel marks a schedule's namespace, with the namespace's name as its value.
+const scheduleLabel = "faults"
+
 // place creates the namespace and places it on the Location.
 func (r *run) place(ctx context.Context) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.ns, Labels: map[string]string{"faults": r.ns}}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.ns, Labels: map[string]string{scheduleLabel: r.ns}}}
 	placement := &schedulingv1alpha1.Placement{
 		ObjectMeta: metav1.ObjectMeta{Name: r.ns},
 		Spec: schedulingv1alpha1.PlacementSpec{
 			LocationName:      location,
-			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"faults": r.ns}},
+			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{scheduleLabel: r.ns}},
 		},
 	}
 	for _, obj := range []client.Object{ns, placement} {
