@@ -3,6 +3,7 @@ package fencing
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
 
@@ -30,6 +31,8 @@ type TargetView struct {
 	// Clean: its syncer reported that it holds nothing in the domain that the hub no longer
 	// gives it.
 	Clean bool
+	// Reported is the target's last heartbeat, which came after its last report of Clean.
+	Reported time.Time
 	// NetworkFencing: it has a spec.fencing, so a NetworkFence can cut it off.
 	NetworkFencing bool
 }
@@ -53,7 +56,10 @@ type FenceObservation struct {
 	Executor  string
 	Executed  Executed
 	WasFenced bool
-	Target    TargetView
+	// UnfenceAsked is when the controller first saw the spec ask for the unfence; zero
+	// before.
+	UnfenceAsked time.Time
+	Target       TargetView
 	// Executors are the Ready targets of the domain other than the fenced one, sorted.
 	Executors []string
 }
@@ -81,9 +87,13 @@ func FenceDecide(o FenceObservation) FenceDecision {
 	if want != storagev1alpha1.Unfenced && (back || o.Deleting && (!o.WasFenced || !o.Target.Found)) {
 		d.Unfence, want = true, storagev1alpha1.Unfenced
 	}
-	if (want == storagev1alpha1.Unfenced || o.Deleting) && o.WasFenced && o.Target.Found && !back {
+	// A Fence that held is lifted only on a clean report made after the unfence was asked:
+	// until coordination saw the request, it could take volumes from the target without its
+	// acknowledgement, which an older report still counted as the target's own.
+	cleanSinceAsked := back && !o.UnfenceAsked.IsZero() && o.Target.Reported.After(o.UnfenceAsked)
+	if (want == storagev1alpha1.Unfenced || o.Deleting) && o.WasFenced && o.Target.Found && !cleanSinceAsked {
 		d.Phase, d.Reason = storagev1alpha1.FenceFenced, ReasonWaitingForClean
-		d.Message = fmt.Sprintf("%s stays fenced off %s until its syncer is back and reports that it holds nothing it should not", o.Spec.TargetName, o.Spec.Domain)
+		d.Message = fmt.Sprintf("%s stays fenced off %s until its syncer is back and reports, after the unfence was asked, that it holds nothing it should not", o.Spec.TargetName, o.Spec.Domain)
 		d.Executor = o.Executor
 		return d
 	}

@@ -2,6 +2,7 @@ package fencing
 
 import (
 	"testing"
+	"time"
 
 	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
 
@@ -15,6 +16,10 @@ func TestFenceDecide(t *testing.T) {
 	lost := TargetView{Found: true, NetworkFencing: true}
 	back := lost
 	back.Ready, back.Clean = true, true
+	// asked is when the unfence was asked; reported is a report made after it.
+	asked := time.Unix(1000, 0)
+	reported := back
+	reported.Reported = asked.Add(time.Second)
 	obs := func(state storagev1alpha1.FenceState, mode storagev1alpha1.FenceMode, f func(*FenceObservation)) FenceObservation {
 		o := FenceObservation{Spec: storagev1alpha1.FenceSpec{TargetName: "a", Domain: "d", State: state, Mode: mode},
 			Target: lost, Executors: []string{"b", "c"}}
@@ -52,10 +57,10 @@ func TestFenceDecide(t *testing.T) {
 			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) { o.Target.NetworkFencing = false }), want: storagev1alpha1.FenceFailed},
 		{name: "Manual: fenced on the admin's word",
 			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Manual, func(*FenceObservation) {}), want: storagev1alpha1.FenceFenced},
-		{name: "the target back and clean: the decision to unfence comes first",
+		{name: "the target back and clean: the decision to unfence comes first, the fence stays until a newer report",
 			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) {
 				o.Executor, o.Executed, o.WasFenced, o.Target = "b", fenced, true, back
-			}), want: storagev1alpha1.FenceUnfencing, executor: "b", unfence: true},
+			}), want: storagev1alpha1.FenceFenced, executor: "b", unfence: true},
 		{name: "back and clean before the fence completed: it is lifted",
 			o:    obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) { o.Executor, o.Target = "b", back }),
 			want: storagev1alpha1.FenceUnfencing, executor: "b", unfence: true},
@@ -64,6 +69,19 @@ func TestFenceDecide(t *testing.T) {
 				o.Executor, o.Executed, o.WasFenced, o.Target = "b", fenced, true, back
 				o.Target.Clean = false
 			}), want: storagev1alpha1.FenceFenced, executor: "b"},
+		{name: "back and clean, but reported before the unfence was asked: stays fenced",
+			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, func(o *FenceObservation) {
+				o.Executor, o.Executed, o.WasFenced, o.UnfenceAsked, o.Target = "b", fenced, true, asked, back
+				o.Target.Reported = asked.Add(-time.Second)
+			}), want: storagev1alpha1.FenceFenced, executor: "b"},
+		{name: "back and clean, the unfence not yet seen asked: stays fenced",
+			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, func(o *FenceObservation) {
+				o.Executor, o.Executed, o.WasFenced, o.Target = "b", fenced, true, reported
+			}), want: storagev1alpha1.FenceFenced, executor: "b"},
+		{name: "clean reported after the unfence was asked: the executor lifts it",
+			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, func(o *FenceObservation) {
+				o.Executor, o.Executed, o.WasFenced, o.UnfenceAsked, o.Target = "b", fenced, true, asked, reported
+			}), want: storagev1alpha1.FenceUnfencing, executor: "b"},
 		{name: "a deleted Fence of a lost target stays fenced",
 			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) {
 				o.Executor, o.Executed, o.WasFenced, o.Deleting = "b", fenced, true, true
@@ -73,12 +91,14 @@ func TestFenceDecide(t *testing.T) {
 			want: storagev1alpha1.FenceUnfencing, executor: "b", unfence: true},
 		{name: "the unfence confirmed: done",
 			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, func(o *FenceObservation) {
-				o.Executor, o.Executed, o.WasFenced, o.Target = "b", unfenced, true, back
+				o.Executor, o.Executed, o.WasFenced, o.UnfenceAsked, o.Target = "b", unfenced, true, asked, reported
 			}), want: storagev1alpha1.FenceUnfenced, executor: "b", done: true},
 		{name: "nothing ever executed: nothing to undo",
 			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, func(*FenceObservation) {}), want: storagev1alpha1.FenceUnfenced, done: true},
 		{name: "Manual, back and clean: unfenced",
-			o:    obs(storagev1alpha1.Unfenced, storagev1alpha1.Manual, func(o *FenceObservation) { o.WasFenced, o.Target = true, back }),
+			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Manual, func(o *FenceObservation) {
+				o.WasFenced, o.UnfenceAsked, o.Target = true, asked, reported
+			}),
 			want: storagev1alpha1.FenceUnfenced, done: true},
 	} {
 		d := FenceDecide(tt.o)

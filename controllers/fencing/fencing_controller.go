@@ -114,6 +114,9 @@ func (r *Reconciler) observe(ctx context.Context, f *storagev1alpha1.Fence) (fen
 		Spec: f.Spec, Deleting: !f.DeletionTimestamp.IsZero(),
 		Phase: f.Status.Phase, Executor: f.Status.Executor, WasFenced: f.Holds(),
 	}
+	if t := f.Status.UnfenceRequestedTime; t != nil {
+		o.UnfenceAsked = t.Time
+	}
 	if nf := f.Status.NetworkFence; nf != nil {
 		o.Executed = fencing.Executed{By: nf.ReportedBy, FenceState: nf.FenceState, Result: nf.Result, Message: nf.Message}
 	}
@@ -128,6 +131,9 @@ func (r *Reconciler) observe(ctx context.Context, f *storagev1alpha1.Fence) (fen
 		case t.Name == f.Spec.TargetName:
 			target = t
 			o.Target = fencing.TargetView{Found: true, Ready: t.IsReady(), Clean: t.IsClean(f.Spec.Domain), NetworkFencing: t.Spec.Fencing != nil}
+			if h := t.Status.LastHeartbeatTime; h != nil {
+				o.Target.Reported = h.Time
+			}
 		case t.IsReady() && slices.Contains(t.Spec.StorageDomains, f.Spec.Domain):
 			o.Executors = append(o.Executors, t.Name)
 		}
@@ -181,6 +187,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, f *storagev1alpha1.Fence, 
 	}
 	stamp(&st.RequestedTime, true)
 	stamp(&st.FencedTime, d.Phase == storagev1alpha1.FenceFenced)
+	stamp(&st.UnfenceRequestedTime, f.Spec.State == storagev1alpha1.Unfenced)
 	stamp(&st.UnfencingTime, d.Phase == storagev1alpha1.FenceUnfencing)
 	stamp(&st.UnfencedTime, d.Phase == storagev1alpha1.FenceUnfenced)
 	ready := metav1.ConditionFalse

@@ -28,12 +28,13 @@ const (
 // targets are the members of the bed's one Location, also their SyncTargets' names.
 var targets = []string{"m1", "m2", "m3"}
 
-// Bed is the long-lived environment the schedules run on, one after the other.
+// Bed is the long-lived environment the schedules run on, a few at once.
 type Bed struct {
 	env     *environment.Environment
 	hub     client.Client
 	storage *simstorage.Storage
 	obs     *observer
+	shared  *shared
 	cancel  context.CancelFunc
 }
 
@@ -49,7 +50,7 @@ func StartBed(ctx context.Context, dir string) (_ *Bed, err error) {
 		return nil, err
 	}
 	obsCtx, cancel := context.WithCancel(context.Background())
-	b := &Bed{env: env, hub: env.Hub.Client, storage: env.Storage(domain), cancel: cancel}
+	b := &Bed{env: env, hub: env.Hub.Client, storage: env.Storage(domain), shared: newShared(), cancel: cancel}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, b.Stop())

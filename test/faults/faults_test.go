@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,10 +28,11 @@ var (
 	keepGoing = flag.Bool("keep-going", false, "run every schedule even after one failed")
 	steps     = flag.Bool("steps", false, "print every schedule's steps, not only a failing one's")
 	keep      = flag.Bool("keep", false, "keep the logs even when every schedule passed")
+	atOnce    = flag.Int("at-once", 2, "how many schedules run at once")
 )
 
 // TestFaults runs the regression schedules and a batch of schedules, seeds seed, seed+1, ...,
-// on one bed, and fails with the seed, the steps and the replay command of every schedule
+// on one bed, -at-once at a time, and fails with the seed, the steps and the replay command of every schedule
 // that broke an invariant. With -seed it replays from that seed and skips the regressions.
 func TestFaults(t *testing.T) {
 	first := *seed
@@ -60,24 +62,21 @@ func TestFaults(t *testing.T) {
 		t.Fatalf("starting the bed: %v", err)
 	}
 	start := time.Now()
-	var converged []time.Duration
-	failed := 0
-	ran := 0
-	for _, s := range batch {
-		if *budget > 0 && time.Since(start) > *budget {
-			t.Logf("budget of %s spent", *budget)
-			break
-		}
-		res := bed.Run(context.Background(), s)
-		ran++
+	var (
+		mu        sync.Mutex
+		converged []time.Duration
+		failed    int
+	)
+	// report records and prints one schedule's result.
+	report := func(res Result) {
+		mu.Lock()
+		defer mu.Unlock()
+		s := res.Schedule
 		converged = append(converged, res.Converged)
 		if len(res.Violations) > 0 {
 			failed++
 			t.Errorf("%s\nas run:\n  %s\nviolations:\n  %s\nreplay: make faults SEED=%d N=1\nlogs: %s",
 				s, strings.Join(res.Notes, "\n  "), strings.Join(res.Violations, "\n  "), s.Seed, logs.Name())
-			if !*keepGoing {
-				break
-			}
 		}
 		if *steps {
 			fmt.Printf("%s\n  %s\n", s, strings.Join(res.Notes, "\n  "))
@@ -87,6 +86,33 @@ func TestFaults(t *testing.T) {
 				s.Seed, len(s.Steps), res.Writes, res.Converged.Round(time.Millisecond), res.CleanedUp.Round(time.Millisecond), res.Took.Round(time.Millisecond))
 		}
 	}
+	next := make(chan Schedule)
+	go func() {
+		defer close(next)
+		for _, s := range batch {
+			if *budget > 0 && time.Since(start) > *budget {
+				t.Logf("budget of %s spent", *budget)
+				return
+			}
+			mu.Lock()
+			stop := failed > 0 && !*keepGoing
+			mu.Unlock()
+			if stop {
+				return
+			}
+			next <- s
+		}
+	}()
+	var workers sync.WaitGroup
+	for range max(1, *atOnce) {
+		workers.Go(func() {
+			for s := range next {
+				report(bed.Run(context.Background(), s))
+			}
+		})
+	}
+	workers.Wait()
+	ran := len(converged)
 	if err := bed.Drained(context.Background()); err != nil {
 		t.Errorf("liveness: %v", err)
 	}

@@ -70,4 +70,18 @@ var regressions = []Schedule{
 		{At: 2660 * time.Millisecond, Kind: Cordon, Target: Owner, For: 2440 * time.Millisecond},
 		{At: 2690 * time.Millisecond, Kind: RestartHub, For: 780 * time.Millisecond},
 	}},
+	// A member stopped and fenced came back while its claim was moving away: its syncer made a
+	// copy of the volume from a hub view that still gave it the volume, coordination took the
+	// volume from it on the Fence, and the Fence was lifted on a clean report made before
+	// that. The claim, deleted next, had its storage released while the member's copy still
+	// named it. Found with schedule 1795511154734257694 running beside it; a Fence is now
+	// lifted only on a clean report made after the unfence was asked.
+	{Seed: 1795511154734257695, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateStatefulSet, Name: "db", Replicas: 1},
+		{At: 230 * time.Millisecond, Kind: StopMember, Target: "m3", For: 690 * time.Millisecond},
+		{At: 480 * time.Millisecond, Kind: Cordon, Target: Owner, For: 2380 * time.Millisecond},
+		{At: 1340 * time.Millisecond, Kind: KillSyncer, Target: "m3", For: 480 * time.Millisecond},
+		{At: 1370 * time.Millisecond, Kind: KillController, For: 1340 * time.Millisecond},
+	}},
 }

@@ -62,18 +62,16 @@ type run struct {
 	// orphaned are the hub PVs kept because their claim went while no target held them,
 	// by handle.
 	orphaned map[string]string
-	// busy are the members under a fault now.
-	busy   map[string]bool
-	errs   []string
-	notes  []string
-	writes int
+	errs     []string
+	notes    []string
+	writes   int
 }
 
 // Run plays the schedule in a namespace of its own, waits until the system settles, deletes
 // what it made and checks every invariant.
 func (b *Bed) Run(ctx context.Context, s Schedule) Result {
 	start := time.Now()
-	r := &run{Bed: b, s: s, ns: fmt.Sprintf("faults-%x", s.Seed), deleteAsked: map[string]time.Time{}, kept: map[string]string{}, orphaned: map[string]string{}, busy: map[string]bool{}}
+	r := &run{Bed: b, s: s, ns: fmt.Sprintf("faults-%x", s.Seed), deleteAsked: map[string]time.Time{}, kept: map[string]string{}, orphaned: map[string]string{}}
 	res := Result{Schedule: s}
 	if err := r.place(ctx); err != nil {
 		res.Violations = []string{"placing the namespace: " + err.Error()}
@@ -92,6 +90,11 @@ func (b *Bed) Run(ctx context.Context, s Schedule) Result {
 	healed := time.Now()
 	if err := r.await(ctx, "settle", Liveness, r.settled); err != nil {
 		r.fail("liveness: %v", err)
+	}
+	// With schedules running at once, the bed may have settled later than this one's faults,
+	// after another's.
+	if quiet := r.shared.quietSince(); quiet.After(healed) {
+		healed = quiet
 	}
 	res.Converged = time.Since(healed)
 	stopWriting()
@@ -123,7 +126,7 @@ func (r *run) note(format string, args ...any) {
 
 // occupy resolves the step's target and, for a member fault, takes the member for it; ""
 // when the step falls on nothing: the namespace runs nowhere yet, or the member is under
-// another fault.
+// another fault, of this schedule or of another running at once.
 func (r *run) occupy(st Step) string {
 	t := st.Target
 	if t == Owner {
@@ -132,26 +135,12 @@ func (r *run) occupy(st Step) string {
 			return ""
 		}
 	}
-	if st.Kind == Cordon {
-		r.note("%s: on %s", st, t)
-		return t
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.busy[t] {
-		r.notes = append(r.notes, fmt.Sprintf("%s: skipped, %s is under another fault", st, t))
+	if st.Kind != Cordon && !r.shared.occupy(t) {
+		r.note("%s: skipped, %s is under another fault", st, t)
 		return ""
 	}
-	r.busy[t] = true
-	r.notes = append(r.notes, fmt.Sprintf("%s: on %s", st, t))
+	r.note("%s: on %s", st, t)
 	return t
-}
-
-// free gives the member back.
-func (r *run) free(t string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.busy, t)
 }
 
 // scheduleLabel marks a schedule's namespace, with the namespace's name as its value.
@@ -236,16 +225,19 @@ func (r *run) actions(st Step) (start, heal func(context.Context) error) {
 				if t = r.occupy(st); t == "" {
 					return nil
 				}
-				return r.retrying(func(ctx context.Context) error { return r.cordon(ctx, t, true) })(ctx)
+				return r.shared.hold("cordon "+t, func() error {
+					return r.retrying(func(ctx context.Context) error { return r.cordon(ctx, t, true) })(ctx)
+				})
 			}, func(ctx context.Context) error {
 				if t == "" {
 					return nil
 				}
-				return r.retrying(func(ctx context.Context) error { return r.cordon(ctx, t, false) })(ctx)
+				return r.shared.letGo("cordon "+t, func() error {
+					return r.retrying(func(ctx context.Context) error { return r.cordon(ctx, t, false) })(ctx)
+				})
 			}
 	case KillController:
-		return func(context.Context) error { return env.StopController() },
-			func(context.Context) error { return env.StartController() }
+		return r.held(st.Kind, noContext(env.StopController), noContext(env.StartController))
 	case KillSyncer, StopMember, Partition:
 		var t string
 		return func(context.Context) error {
@@ -260,24 +252,36 @@ func (r *run) actions(st Step) (start, heal func(context.Context) error) {
 				if t == "" {
 					return nil
 				}
-				defer r.free(t)
+				defer r.shared.free(t)
 				if st.Kind == KillSyncer {
 					return env.StartSyncer(t)
 				}
 				return env.StartMember(ctx, t)
 			}
 	case RestartHub:
-		return func(context.Context) error { return env.Hub.StopAPIServer() }, env.Hub.StartAPIServer
+		return r.held(st.Kind, noContext(env.Hub.StopAPIServer), env.Hub.StartAPIServer)
 	case SlowStorage:
-		return degrade(func() { r.storage.SlowVolumes(st.Delay) }), degrade(func() { r.storage.SlowVolumes(0) })
+		return r.held(st.Kind, degrade(func() { r.storage.SlowVolumes(st.Delay) }), degrade(func() { r.storage.SlowVolumes(0) }))
 	case FailStorage:
-		return degrade(func() { r.storage.FailVolumes("the array answers with an error") }), degrade(func() { r.storage.FailVolumes("") })
+		return r.held(st.Kind, degrade(func() { r.storage.FailVolumes("the array answers with an error") }), degrade(func() { r.storage.FailVolumes("") }))
 	case SlowFencing:
-		return degrade(func() { r.storage.SlowFencing(st.Delay) }), degrade(func() { r.storage.SlowFencing(0) })
+		return r.held(st.Kind, degrade(func() { r.storage.SlowFencing(st.Delay) }), degrade(func() { r.storage.SlowFencing(0) }))
 	case FailFencing:
-		return degrade(func() { r.storage.FailFencing("the array answers with an error") }), degrade(func() { r.storage.FailFencing("") })
+		return r.held(st.Kind, degrade(func() { r.storage.FailFencing("the array answers with an error") }), degrade(func() { r.storage.FailFencing("") }))
 	}
 	return func(context.Context) error { return fmt.Errorf("unknown step kind %q", st.Kind) }, nil
+}
+
+// held makes a fault on a part of the bed that the schedules running at once share: the
+// first to draw it starts it, the last whose fault heals heals it.
+func (r *run) held(kind Kind, start, heal func(context.Context) error) (func(context.Context) error, func(context.Context) error) {
+	key := string(kind)
+	return func(ctx context.Context) error { return r.shared.hold(key, func() error { return start(ctx) }) },
+		func(ctx context.Context) error { return r.shared.letGo(key, func() error { return heal(ctx) }) }
+}
+
+func noContext(f func() error) func(context.Context) error {
+	return func(context.Context) error { return f() }
 }
 
 func degrade(f func()) func(context.Context) error {

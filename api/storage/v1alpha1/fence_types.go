@@ -124,6 +124,12 @@ type FenceStatus struct {
 	// FencedTime is when the storage confirmed the fence.
 	// +optional
 	FencedTime *metav1.Time `json:"fencedTime,omitempty"`
+	// UnfenceRequestedTime is when the controller first saw the spec ask for the unfence. The
+	// target is unfenced only on a report that it is clean made after it: until coordination
+	// saw the request, it could still take volumes from the target that an older report
+	// counted as the target's own.
+	// +optional
+	UnfenceRequestedTime *metav1.Time `json:"unfenceRequestedTime,omitempty"`
 	// UnfencingTime is when unfencing started.
 	// +optional
 	UnfencingTime *metav1.Time `json:"unfencingTime,omitempty"`

@@ -115,6 +115,10 @@ func (in *FenceStatus) DeepCopyInto(out *FenceStatus) {
 		in, out := &in.FencedTime, &out.FencedTime
 		*out = (*in).DeepCopy()
 	}
+	if in.UnfenceRequestedTime != nil {
+		in, out := &in.UnfenceRequestedTime, &out.UnfenceRequestedTime
+		*out = (*in).DeepCopy()
+	}
 	if in.UnfencingTime != nil {
 		in, out := &in.UnfencingTime, &out.UnfencingTime
 		*out = (*in).DeepCopy()
