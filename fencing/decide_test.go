@@ -18,8 +18,15 @@ func TestFenceDecide(t *testing.T) {
 	back.Ready, back.Clean = true, true
 	// asked is when the unfence was asked; reported is a report made after it.
 	asked := time.Unix(1000, 0)
-	reported := back
-	reported.Reported = asked.Add(time.Second)
+	reported, stale := back, back
+	reported.Reported, stale.Reported = asked.Add(time.Second), asked.Add(-time.Second)
+	// lifting is a Fence that held, executed by b, whose unfence was asked at (zero: not yet
+	// seen), of target.
+	lifting := func(at time.Time, target TargetView) func(*FenceObservation) {
+		return func(o *FenceObservation) {
+			o.Executor, o.Executed, o.WasFenced, o.UnfenceAsked, o.Target = "b", fenced, true, at, target
+		}
+	}
 	obs := func(state storagev1alpha1.FenceState, mode storagev1alpha1.FenceMode, f func(*FenceObservation)) FenceObservation {
 		o := FenceObservation{Spec: storagev1alpha1.FenceSpec{TargetName: "a", Domain: "d", State: state, Mode: mode},
 			Target: lost, Executors: []string{"b", "c"}}
@@ -70,18 +77,14 @@ func TestFenceDecide(t *testing.T) {
 				o.Target.Clean = false
 			}), want: storagev1alpha1.FenceFenced, executor: "b"},
 		{name: "back and clean, but reported before the unfence was asked: stays fenced",
-			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, func(o *FenceObservation) {
-				o.Executor, o.Executed, o.WasFenced, o.UnfenceAsked, o.Target = "b", fenced, true, asked, back
-				o.Target.Reported = asked.Add(-time.Second)
-			}), want: storagev1alpha1.FenceFenced, executor: "b"},
+			o:    obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, lifting(asked, stale)),
+			want: storagev1alpha1.FenceFenced, executor: "b"},
 		{name: "back and clean, the unfence not yet seen asked: stays fenced",
-			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, func(o *FenceObservation) {
-				o.Executor, o.Executed, o.WasFenced, o.Target = "b", fenced, true, reported
-			}), want: storagev1alpha1.FenceFenced, executor: "b"},
+			o:    obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, lifting(time.Time{}, reported)),
+			want: storagev1alpha1.FenceFenced, executor: "b"},
 		{name: "clean reported after the unfence was asked: the executor lifts it",
-			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, func(o *FenceObservation) {
-				o.Executor, o.Executed, o.WasFenced, o.UnfenceAsked, o.Target = "b", fenced, true, asked, reported
-			}), want: storagev1alpha1.FenceUnfencing, executor: "b"},
+			o:    obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, lifting(asked, reported)),
+			want: storagev1alpha1.FenceUnfencing, executor: "b"},
 		{name: "a deleted Fence of a lost target stays fenced",
 			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) {
 				o.Executor, o.Executed, o.WasFenced, o.Deleting = "b", fenced, true, true
