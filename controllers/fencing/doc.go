@@ -2,6 +2,7 @@
 // Ready target of the storage domain, never the fenced one), labels the Fence for that
 // target's syncer, which executes it as a csi-addons NetworkFence in its member, and turns
 // what the executor reports into the Fence's phase. It lifts a Fence only once the fenced
-// target is back and reported clean, and keeps each SyncTarget's Fenced condition. The
-// decisions are package fencing's (the top-level one); this package reads and writes.
+// target is back and reported clean after the unfence was asked (the Fence's
+// unfenceRequestedTime), and keeps each SyncTarget's Fenced condition. The decisions are
+// package fencing's (the top-level one); this package reads and writes.
 package fencing
