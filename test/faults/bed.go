@@ -82,26 +82,17 @@ func (b *Bed) Stop() error {
 // Drained waits until the namespaces of every schedule are gone from the hub, which takes
 // every target letting go of them, and tells which one is left after Liveness.
 func (b *Bed) Drained(ctx context.Context) error {
-	deadline := time.Now().Add(Liveness)
-	for {
+	return await(ctx, "every schedule's namespace to go", Liveness, func(ctx context.Context) error {
 		list := &corev1.NamespaceList{}
-		err := b.hub.List(ctx, list, client.HasLabels{scheduleLabel})
-		if err == nil && len(list.Items) == 0 {
-			return nil
+		if err := b.hub.List(ctx, list, client.HasLabels{scheduleLabel}); err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			if err != nil {
-				return err
-			}
+		if len(list.Items) > 0 {
 			ns := &list.Items[0]
-			return fmt.Errorf("%d namespaces left %s after the last schedule, the first %s on %v", len(list.Items), Liveness, ns.Name, workloadv1alpha1.Targets(ns))
+			return fmt.Errorf("%d namespaces left, the first %s on %v", len(list.Items), ns.Name, workloadv1alpha1.Targets(ns))
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
-	}
+		return nil
+	})
 }
 
 // Leftovers lists the bed's processes still running; after Stop there must be none.

@@ -181,7 +181,7 @@ func (r *run) checkWrites() {
 func (r *run) cleanUp(ctx context.Context) error {
 	sets := &appsv1.StatefulSetList{}
 	claims := &corev1.PersistentVolumeClaimList{}
-	err := r.await(ctx, "the deletions", retryFor, func(ctx context.Context) error {
+	err := await(ctx, "the deletions", retryFor, func(ctx context.Context) error {
 		if err := r.hub.DeleteAllOf(ctx, &appsv1.StatefulSet{}, client.InNamespace(r.ns)); err != nil {
 			return err
 		}
@@ -198,7 +198,7 @@ func (r *run) cleanUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := r.await(ctx, "the claims to go", Liveness, func(ctx context.Context) error {
+	if err := await(ctx, "the claims to go", Liveness, func(ctx context.Context) error {
 		if err := r.hub.List(ctx, claims, client.InNamespace(r.ns)); err != nil {
 			return err
 		}
@@ -212,11 +212,11 @@ func (r *run) cleanUp(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	if err := r.await(ctx, "the volumes to be released", Liveness, r.released); err != nil {
+	if err := await(ctx, "the volumes to be released", Liveness, r.released); err != nil {
 		return err
 	}
 	// The namespace and the Placement go in the background, while the next schedule runs.
-	return r.await(ctx, "the namespace's deletion", retryFor, func(ctx context.Context) error {
+	return await(ctx, "the namespace's deletion", retryFor, func(ctx context.Context) error {
 		objs := []client.Object{
 			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.ns}},
 			&schedulingv1alpha1.Placement{ObjectMeta: metav1.ObjectMeta{Name: r.ns}},

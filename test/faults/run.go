@@ -88,7 +88,7 @@ func (b *Bed) Run(ctx context.Context, s Schedule) Result {
 	}
 	lanes.Wait()
 	healed := time.Now()
-	if err := r.await(ctx, "settle", Liveness, r.settled); err != nil {
+	if err := await(ctx, "settle", Liveness, r.settled); err != nil {
 		r.fail("liveness: %v", err)
 	}
 	// With schedules running at once, the bed may have settled later than this one's faults,
@@ -292,12 +292,12 @@ func degrade(f func()) func(context.Context) error {
 // that does not answer.
 func (r *run) retrying(f func(context.Context) error) func(context.Context) error {
 	return func(ctx context.Context) error {
-		return r.await(ctx, "the hub to take it", retryFor, f)
+		return await(ctx, "the hub to take it", retryFor, f)
 	}
 }
 
 // await polls done until it returns nil, and returns its last error once within passed.
-func (r *run) await(ctx context.Context, what string, within time.Duration, done func(context.Context) error) error {
+func await(ctx context.Context, what string, within time.Duration, done func(context.Context) error) error {
 	deadline := time.Now().Add(within)
 	for {
 		err := done(ctx)

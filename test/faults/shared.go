@@ -68,13 +68,13 @@ func (s *shared) holding(key string) *holding {
 // occupy takes the member for a member fault; false when it is under another fault.
 func (s *shared) occupy(member string) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.busy[member] {
-		return false
-	}
+	taken := !s.busy[member]
 	s.busy[member] = true
-	s.on++
-	return true
+	s.mu.Unlock()
+	if taken {
+		s.count(1)
+	}
+	return taken
 }
 
 // free gives the member back.
