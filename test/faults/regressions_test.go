@@ -84,4 +84,20 @@ var regressions = []Schedule{
 		{At: 1340 * time.Millisecond, Kind: KillSyncer, Target: "m3", For: 480 * time.Millisecond},
 		{At: 1370 * time.Millisecond, Kind: KillController, For: 1340 * time.Millisecond},
 	}},
+	// A member that provisioned a claim's volume was stopped before its syncer took the
+	// volume's hub PV as Sync, and fenced; the claim moved on the Fence. Back, the member
+	// reported clean while it still had the PV its provisioner made, as that PV carried no
+	// mark of the syncer's, and nothing removed it. The Fence was lifted, and the claim,
+	// deleted next, had its storage released while that PV still named it. Found in a soak
+	// with another schedule beside it; the syncer now marks a PV the member provisioned
+	// before it upsyncs it, counts it, and removes it once the hub gives it away.
+	{Seed: 1795516352756666685, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c3", Mode: corev1.ReadWriteMany},
+		{Kind: CreateStatefulSet, Name: "db", Replicas: 2},
+		{At: 740 * time.Millisecond, Kind: SlowFencing, Delay: 400 * time.Millisecond, For: 1030 * time.Millisecond},
+		{At: 1260 * time.Millisecond, Kind: StopMember, Target: "m3", For: 1720 * time.Millisecond},
+		{At: 2180 * time.Millisecond, Kind: StopMember, Target: Owner, For: 2570 * time.Millisecond},
+	}},
 }

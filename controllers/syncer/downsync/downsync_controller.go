@@ -65,24 +65,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 }
 
 // fromDownstream maps a downstream object the syncer created to its hub object, and a PV
-// the member provisioned to the hub PVs upsynced from it.
-func (r *Reconciler) fromDownstream(ctx context.Context, obj client.Object) []reconcile.Request {
+// the member provisioned to the hub PV it was upsynced as.
+func (r *Reconciler) fromDownstream(_ context.Context, obj client.Object) []reconcile.Request {
 	if key, ok := r.Target.Upstream(obj, r.GVK.GroupKind() == transform.NamespaceKind); ok {
 		return []reconcile.Request{{NamespacedName: key}}
 	}
-	if r.GVK.GroupKind() != transform.PVKind {
-		return nil
-	}
-	hubPVs := transform.EmptyList(transform.PVGVK)
-	if err := r.Hub.List(ctx, hubPVs, client.MatchingFields{transform.MemberPVIndex: obj.GetName()}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Listing the hub PVs upsynced from a member PV", "memberPV", obj.GetName())
-		return nil
-	}
-	out := make([]reconcile.Request, 0, len(hubPVs.Items))
-	for _, pv := range hubPVs.Items {
-		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: pv.GetName()}})
-	}
-	return out
+	return nil
 }
 
 // namespaceOf maps a hub object to its namespace.
@@ -142,17 +130,19 @@ func (r *Reconciler) downstream(ctx context.Context, key types.NamespacedName, u
 	return r.get(ctx, r.GVK, client.ObjectKey{Namespace: r.Target.DownstreamNamespace(up), Name: r.Target.DownstreamName(up)})
 }
 
-// downstreamPV finds the PV the syncer created or took over for the hub PV called name.
+// downstreamPV finds the PV the syncer created or took over for the hub PV called name, or
+// the one the member provisioned and the syncer upsynced as it.
 func (r *Reconciler) downstreamPV(ctx context.Context, name string) (*unstructured.Unstructured, error) {
 	list := transform.EmptyList(transform.PVGVK)
-	if err := r.Member.List(ctx, list, client.MatchingFields{transform.HubPVIndex: name},
-		client.MatchingLabelsSelector{Selector: r.Target.Selector()}); err != nil {
+	if err := r.Member.List(ctx, list, client.MatchingFields{transform.HubPVIndex: name}); err != nil {
 		return nil, err
 	}
-	if len(list.Items) == 0 {
-		return nil, nil
+	for i := range list.Items {
+		if _, ok := r.Target.Upstream(&list.Items[i], false); ok {
+			return &list.Items[i], nil
+		}
 	}
-	return &list.Items[0], nil
+	return nil, nil
 }
 
 // get reads a member object from the cache, then directly, since the cache holds only what

@@ -36,15 +36,18 @@ func (r *Reconciler) remove(ctx context.Context, up, down *unstructured.Unstruct
 }
 
 // removeOrphan removes the downstream copy of a hub object that is no longer synced to the
-// target, if the syncer created it; once it is gone, it releases a finalizer the hub object
-// may still carry.
+// target, if the syncer created it, or the PV the member provisioned for it once the hub
+// gives neither it nor its claim to the target; once it is gone, it releases a finalizer the
+// hub object may still carry.
 func (r *Reconciler) removeOrphan(ctx context.Context, key types.NamespacedName, down *unstructured.Unstructured) error {
 	if waiting, err := r.holdsContents(ctx, key.Name); err != nil || waiting {
 		return err
 	}
 	if down != nil {
 		if !r.Target.Owns(down) {
-			return nil
+			if released, err := r.Target.OriginReleased(ctx, r.Hub, r.Member, down); err != nil || !released {
+				return err
+			}
 		}
 		return r.deleteDownstream(ctx, down, corev1.PersistentVolumeReclaimRetain)
 	}

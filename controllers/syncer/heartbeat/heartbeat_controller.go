@@ -199,11 +199,11 @@ func (r *Reconciler) ensureStatus(ctx context.Context, classes []storagev1.Stora
 }
 
 // clean tells, per storage domain of the member's classes, whether the member holds a volume
-// of the domain that the hub no longer gives the target: a bound claim the syncer made, or a
-// PV standing for a hub PV, whose hub object is not synced to the target. A PV stays while
-// the storage has it attached (its attacher's finalizer), so the member is clean only once
-// the storage let go of it. A target back from a Fence is unfenced only once every such
-// condition of the fenced domain is True.
+// of the domain that the hub no longer gives the target: a bound claim the syncer made, a
+// PV standing for a hub PV, or a PV the member provisioned and the syncer upsynced, whose hub
+// object is not synced to the target. A PV stays while the storage has it attached (its
+// attacher's finalizer), so the member is clean only once the storage let go of it. A target
+// back from a Fence is unfenced only once every such condition of the fenced domain is True.
 func (r *Reconciler) clean(ctx context.Context, classes []storagev1.StorageClass) ([]metav1.Condition, error) {
 	domainOf := map[string]string{}
 	held := map[string][]string{}
@@ -213,14 +213,28 @@ func (r *Reconciler) clean(ctx context.Context, classes []storagev1.StorageClass
 			held[d] = nil
 		}
 	}
-	bound := func(c *unstructured.Unstructured) bool {
-		phase, _, _ := unstructured.NestedString(c.Object, "status", "phase")
-		return phase == string(corev1.ClaimBound)
-	}
-	if err := r.addHeld(ctx, transform.PVCGVK, bound, domainOf, held); err != nil {
+	claims, err := r.given(ctx, transform.PVCGVK)
+	if err != nil {
 		return nil, err
 	}
-	if err := r.addHeld(ctx, transform.PVGVK, func(*unstructured.Unstructured) bool { return true }, domainOf, held); err != nil {
+	heldClaim := func(c *unstructured.Unstructured, key types.NamespacedName) (bool, error) {
+		phase, _, _ := unstructured.NestedString(c.Object, "status", "phase")
+		return phase == string(corev1.ClaimBound) && !claims.Has(key), nil
+	}
+	if err := r.addHeld(ctx, transform.PVCGVK, heldClaim, domainOf, held); err != nil {
+		return nil, err
+	}
+	volumes, err := r.given(ctx, transform.PVGVK)
+	if err != nil {
+		return nil, err
+	}
+	heldVolume := func(pv *unstructured.Unstructured, key types.NamespacedName) (bool, error) {
+		if !r.Target.Owns(pv) {
+			return r.Target.OriginReleased(ctx, r.Hub, r.Member, pv)
+		}
+		return !volumes.Has(key), nil
+	}
+	if err := r.addHeld(ctx, transform.PVGVK, heldVolume, domainOf, held); err != nil {
 		return nil, err
 	}
 	out := make([]metav1.Condition, 0, len(held))
@@ -238,20 +252,27 @@ func (r *Reconciler) clean(ctx context.Context, classes []storagev1.StorageClass
 	return out, nil
 }
 
-// addHeld adds to held, per domain, each of the syncer's objects of kind gvk in the member
-// that holds storage and stands for a hub object no longer synced to the target.
-func (r *Reconciler) addHeld(ctx context.Context, gvk schema.GroupVersionKind, holds func(*unstructured.Unstructured) bool, domainOf map[string]string, held map[string][]string) error {
-	// Both lists are only read: the caches' own objects do.
+// given is the set of hub objects of kind gvk labelled Sync for the target.
+func (r *Reconciler) given(ctx context.Context, gvk schema.GroupVersionKind) (sets.Set[types.NamespacedName], error) {
+	// The list is only read: the cache's own objects do.
 	synced := transform.EmptyList(gvk)
 	if err := r.Hub.List(ctx, synced, client.MatchingLabels{r.Target.StateLabel(): string(workloadv1alpha1.ResourceStateSync)}, client.UnsafeDisableDeepCopy); err != nil {
-		return err
+		return nil, err
 	}
 	given := make(sets.Set[types.NamespacedName], len(synced.Items))
 	for i := range synced.Items {
 		given.Insert(client.ObjectKeyFromObject(&synced.Items[i]))
 	}
+	return given, nil
+}
+
+// addHeld adds to held, per domain, each object of kind gvk in the member that stands for a
+// hub object, whether the syncer made it or upsynced it, and that holds tells is held
+// against the hub.
+func (r *Reconciler) addHeld(ctx context.Context, gvk schema.GroupVersionKind, holds func(*unstructured.Unstructured, types.NamespacedName) (bool, error), domainOf map[string]string, held map[string][]string) error {
+	// The member's cache holds the syncer's claims and every PV.
 	list := transform.EmptyList(gvk)
-	if err := r.Member.List(ctx, list, client.MatchingLabelsSelector{Selector: r.Target.Selector()}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.Member.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("reading the member's %s: %w", gvk.Kind, err)
 	}
 	for i := range list.Items {
@@ -259,7 +280,12 @@ func (r *Reconciler) addHeld(ctx context.Context, gvk schema.GroupVersionKind, h
 		class, _, _ := unstructured.NestedString(obj.Object, "spec", "storageClassName")
 		d := domainOf[class]
 		key, ok := r.Target.Upstream(obj, false)
-		if d != "" && ok && !given.Has(key) && holds(obj) {
+		if d == "" || !ok {
+			continue
+		}
+		if h, err := holds(obj, key); err != nil {
+			return err
+		} else if h {
 			held[d] = append(held[d], gvk.Kind+" "+key.String())
 		}
 	}

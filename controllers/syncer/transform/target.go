@@ -2,6 +2,7 @@ package transform
 
 import (
 	"crypto/sha256"
+	"maps"
 	"math/big"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +29,11 @@ const (
 	// AppliedAnnotation holds a hash of what the syncer last applied, so that a change
 	// upstream, removals included, shows without reading managed fields.
 	AppliedAnnotation = "workload.custody.dev/applied"
+	// OriginAnnotation marks a PV the member provisioned for a claim of the syncer's, before
+	// its hub record is made: it holds the target key and the hub identity as "key/hub", and
+	// HubNameAnnotation names the hub PV. A PV so marked is the syncer's to remove once the
+	// hub no longer gives its volume to the target, as a copy is.
+	OriginAnnotation = "workload.custody.dev/origin"
 )
 
 // namePrefix starts every name the syncer makes up downstream.
@@ -87,9 +93,10 @@ func (t Target) Owns(obj metav1.Object) bool {
 }
 
 // Upstream names the hub object a downstream object of this syncer stands for. For a
-// downstream namespace it is the hub namespace. ok is false for objects it did not create.
+// downstream namespace it is the hub namespace; for a PV the member provisioned, the hub PV
+// it was upsynced as. ok is false for objects it neither created nor upsynced.
 func (t Target) Upstream(obj metav1.Object, isNamespace bool) (key types.NamespacedName, ok bool) {
-	if !t.Owns(obj) {
+	if !t.Owns(obj) && !t.IsOrigin(obj) {
 		return key, false
 	}
 	a := obj.GetAnnotations()
@@ -98,6 +105,23 @@ func (t Target) Upstream(obj metav1.Object, isNamespace bool) (key types.Namespa
 	}
 	return types.NamespacedName{Namespace: a[HubNamespaceAnnotation], Name: a[HubNameAnnotation]}, a[HubNameAnnotation] != ""
 }
+
+// IsOrigin tells whether obj is a PV the member provisioned and this syncer upsynced.
+func (t Target) IsOrigin(obj metav1.Object) bool {
+	return obj.GetAnnotations()[OriginAnnotation] == t.origin()
+}
+
+// MarkOrigin marks pv, which the member provisioned, as upsynced as the hub PV hubName.
+func (t Target) MarkOrigin(pv metav1.Object, hubName string) {
+	a := maps.Clone(pv.GetAnnotations())
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[OriginAnnotation], a[HubNameAnnotation] = t.origin(), hubName
+	pv.SetAnnotations(a)
+}
+
+func (t Target) origin() string { return t.Key + "/" + t.Hub }
 
 // StateLabel is this target's state label key.
 func (t Target) StateLabel() string { return workloadv1alpha1.StateLabel(t.Key) }

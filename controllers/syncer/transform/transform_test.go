@@ -543,7 +543,17 @@ func TestUpsyncPV(t *testing.T) {
 		Status: corev1.PersistentVolumeStatus{Phase: corev1.VolumeBound},
 	}
 	claim := &metav1.ObjectMeta{Namespace: "team-a", Name: "data", UID: "hub-claim-uid"}
+	target.MarkOrigin(member, "pvc-hub-claim-uid")
 	hub := target.UpsyncPV(member, claim)
+
+	if key, ok := target.Upstream(member, false); !ok || key != (types.NamespacedName{Name: "pvc-hub-claim-uid"}) {
+		t.Fatalf("the marked member PV stands for %v (%v)", key, ok)
+	}
+	for _, other := range []Target{{Key: "m2", Hub: target.Hub}, {Key: target.Key, Hub: "another-hub"}} {
+		if other.IsOrigin(member) {
+			t.Fatalf("the PV counts as upsynced by %+v", other)
+		}
+	}
 
 	if hub.Name != "pvc-hub-claim-uid" || hub.UID != "" || hub.ResourceVersion != "" || hub.Finalizers != nil {
 		t.Fatalf("metadata %+v", hub.ObjectMeta)

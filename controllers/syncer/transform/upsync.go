@@ -1,8 +1,15 @@
 package transform
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
@@ -28,4 +35,40 @@ func (t Target) UpsyncPV(pv *corev1.PersistentVolume, claim metav1.Object) *core
 	}
 	workloadv1alpha1.SetState(out, t.Key, workloadv1alpha1.ResourceStateUpsync)
 	return out
+}
+
+// OriginReleased tells whether pv, a PV the member provisioned and this syncer upsynced, is
+// no longer given to the target: neither its hub PV nor the hub claim of the syncer's claim
+// it is bound to is synced to it. The claim counts, as the member provisions and binds the
+// PV before its hub PV is made. hub is the syncer's cache of the hub, which holds only what
+// is synced to the target; member its cache of the member, which holds the syncer's claims.
+func (t Target) OriginReleased(ctx context.Context, hub, member client.Reader, pv *unstructured.Unstructured) (bool, error) {
+	hubPV, _ := t.Upstream(pv, false)
+	if given, err := has(ctx, hub, PVGVK, hubPV); err != nil || given {
+		return false, err
+	}
+	key, bound := ClaimOf(pv)
+	if !bound {
+		return true, nil
+	}
+	claim := Empty(PVCGVK)
+	if err := member.Get(ctx, key, claim); err != nil {
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	}
+	uid, _, _ := unstructured.NestedString(pv.Object, "spec", "claimRef", "uid")
+	hubClaim, ok := t.Upstream(claim, false)
+	if string(claim.GetUID()) != uid || !ok {
+		return true, nil
+	}
+	given, err := has(ctx, hub, PVCGVK, hubClaim)
+	return !given, err
+}
+
+// has tells whether the reader holds the object of the kind called key.
+func has(ctx context.Context, r client.Reader, gvk schema.GroupVersionKind, key types.NamespacedName) (bool, error) {
+	err := r.Get(ctx, key, Empty(gvk))
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
 }

@@ -75,5 +75,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil || pv == nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, r.ensureHubPV(ctx, r.Target.UpsyncPV(pv, claim))
+	want := r.Target.UpsyncPV(pv, claim)
+	if err := r.markOrigin(ctx, pv, want.Name); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, r.ensureHubPV(ctx, want)
 }

@@ -2,6 +2,7 @@ package upsync
 
 import (
 	"context"
+	"fmt"
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,6 +59,22 @@ func (r *Reconciler) provisioned(ctx context.Context, key types.NamespacedName) 
 		return nil, nil, nil
 	}
 	return claim, pv, nil
+}
+
+// markOrigin marks the member PV as upsynced as the hub PV hubName, before the hub PV is
+// made: whatever becomes of the hub PV, the syncer can then tell the member PV for its own,
+// and remove it when the hub no longer gives the volume to the target.
+func (r *Reconciler) markOrigin(ctx context.Context, pv *corev1.PersistentVolume, hubName string) error {
+	if r.Target.IsOrigin(pv) && pv.Annotations[transform.HubNameAnnotation] == hubName {
+		return nil
+	}
+	orig := pv.DeepCopy()
+	r.Target.MarkOrigin(pv, hubName)
+	if err := r.Member.Patch(ctx, pv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("marking member PV %s as upsynced: %w", pv.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("Marked the member's PV as upsynced", "memberPV", pv.Name, "hubPV", hubName)
+	return nil
 }
 
 // ensureHubPV creates the hub PV, or keeps it in line with the member's while it is labelled

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
@@ -393,4 +395,51 @@ var _ = Describe("Volumes", Ordered, func() {
 		Expect(v.Deleted).To(BeZero(), "Retain kept the storage")
 		Expect(v.Releases).To(BeZero())
 	})
+
+	It("reports the PV member 1 provisioned as held once the hub takes it away on a Fence, and removes it keeping the storage", func(ctx SpecContext) {
+		taken, pv, upsynced := provisionedInM1(ctx, "taken")
+		Expect(m1.Get(ctx, client.ObjectKeyFromObject(pv), pv)).To(Succeed())
+		Expect(pv.Annotations).To(HaveKeyWithValue(transform.HubNameAnnotation, upsynced.Name), "the member's PV is not marked as upsynced")
+		Eventually(cleanOf(ctx, "m1")).WithContext(ctx).Should(Equal(metav1.ConditionTrue), "a volume the hub gives m1 counts as held")
+
+		By("keeping m1's PV from going, so that the report can be seen")
+		const keep = "e2e.custody.dev/keep"
+		update(ctx, m1, pv, func() { pv.Finalizers = append(pv.Finalizers, keep) })
+
+		By("taking the claim and the hub PV from m1 without its syncer, as coordination does on a Fence")
+		for _, obj := range []client.Object{taken, upsynced} {
+			update(ctx, hub, obj, func() {
+				workloadv1alpha1.Release(obj, "m1")
+				controllerutil.RemoveFinalizer(obj, workloadv1alpha1.SyncerFinalizer("m1"))
+			})
+		}
+		Eventually(gone(ctx, m1, downKey("m1", taken), &corev1.PersistentVolumeClaim{})).WithContext(ctx).Should(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(m1.Get(ctx, client.ObjectKeyFromObject(pv), pv)).To(Succeed())
+			g.Expect(pv.DeletionTimestamp).NotTo(BeNil(), "m1's PV is not being removed")
+			g.Expect(pv.Spec.PersistentVolumeReclaimPolicy).To(Equal(corev1.PersistentVolumeReclaimRetain))
+		}).WithContext(ctx).Should(Succeed())
+		Eventually(cleanOf(ctx, "m1")).WithContext(ctx).Should(Equal(metav1.ConditionFalse), "m1 reports clean while it still has the PV")
+		Consistently(cleanOf(ctx, "m1")).WithContext(ctx).WithTimeout(3 * heartbeatPeriod).Should(Equal(metav1.ConditionFalse))
+
+		update(ctx, m1, pv, func() { controllerutil.RemoveFinalizer(pv, keep) })
+		Eventually(gone(ctx, m1, client.ObjectKeyFromObject(pv), &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		Eventually(cleanOf(ctx, "m1")).WithContext(ctx).Should(Equal(metav1.ConditionTrue))
+		Expect(hub.Get(ctx, client.ObjectKeyFromObject(upsynced), upsynced)).To(Succeed(), "the hub PV is the record of the storage kept")
+		v, _ := storage.Volume(pv.Spec.CSI.VolumeHandle)
+		Expect(v.Deleted).To(BeZero(), "the storage was released")
+		Expect(v.Releases).To(BeZero())
+	})
 })
+
+// cleanOf reads the condition by which the target called name reports whether its member
+// holds a volume of domain "shared" that the hub does not give it.
+func cleanOf(ctx context.Context, name string) func(g Gomega) metav1.ConditionStatus {
+	return func(g Gomega) metav1.ConditionStatus {
+		st := &workloadv1alpha1.SyncTarget{}
+		g.Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Name: name}, st)).To(Succeed())
+		c := meta.FindStatusCondition(st.Status.Conditions, workloadv1alpha1.CleanCondition("shared"))
+		g.Expect(c).NotTo(BeNil())
+		return c.Status
+	}
+}
