@@ -100,4 +100,14 @@ var regressions = []Schedule{
 		{At: 1260 * time.Millisecond, Kind: StopMember, Target: "m3", For: 1720 * time.Millisecond},
 		{At: 2180 * time.Millisecond, Kind: StopMember, Target: Owner, For: 2570 * time.Millisecond},
 	}},
+	// A user set Retain on a claim's hub PV while it was still upsynced from the member that
+	// provisioned it: the upsync, following the member's PV, put back the class's Delete, and
+	// the claim, deleted next, had its storage released. Found six at a time; the upsync now
+	// leaves the hub PV's reclaim policy and binding alone.
+	{Seed: 1795524375130796923, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateStatefulSet, Name: "db", Replicas: 1},
+		{At: 300 * time.Millisecond, Kind: Keep, Name: "c1"},
+		{At: 1380 * time.Millisecond, Kind: SlowFencing, Delay: 460 * time.Millisecond, For: 2510 * time.Millisecond},
+	}},
 }

@@ -78,7 +78,9 @@ func (r *Reconciler) markOrigin(ctx context.Context, pv *corev1.PersistentVolume
 }
 
 // ensureHubPV creates the hub PV, or keeps it in line with the member's while it is labelled
-// Upsync for the target. Labels and annotations others put on it stay.
+// Upsync for the target. Labels and annotations others put on it stay, and so do its binding,
+// which is coordination's, and its reclaim policy, which is the hub's: a user may keep the
+// volume before coordination took it up.
 func (r *Reconciler) ensureHubPV(ctx context.Context, want *corev1.PersistentVolume) error {
 	log := ctrl.LoggerFrom(ctx).WithValues("hubPV", want.Name, "memberPV", want.Annotations[workloadv1alpha1.PVNameAnnotation(r.Target.Key)])
 	cur, err := r.hubPV(ctx, want.Name)
@@ -101,6 +103,7 @@ func (r *Reconciler) ensureHubPV(ctx context.Context, want *corev1.PersistentVol
 	next.Labels = merged(next.Labels, want.Labels)
 	next.Annotations = merged(next.Annotations, want.Annotations)
 	next.Spec = want.Spec
+	next.Spec.ClaimRef, next.Spec.PersistentVolumeReclaimPolicy = cur.Spec.ClaimRef, cur.Spec.PersistentVolumeReclaimPolicy
 	if !equality.Semantic.DeepEqual(cur.ObjectMeta, next.ObjectMeta) || !equality.Semantic.DeepEqual(cur.Spec, next.Spec) {
 		if err := r.Hub.Update(ctx, next); err != nil {
 			return err

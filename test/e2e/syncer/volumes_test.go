@@ -396,6 +396,19 @@ var _ = Describe("Volumes", Ordered, func() {
 		Expect(v.Releases).To(BeZero())
 	})
 
+	It("keeps the reclaim policy a user set on an upsynced PV while it follows member 1's", func(ctx SpecContext) {
+		_, pv, upsynced := provisionedInM1(ctx, "kept-by-user")
+		update(ctx, hub, upsynced, func() { upsynced.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain })
+
+		By("changing m1's PV, which the hub PV follows while it is upsynced")
+		update(ctx, m1, pv, func() { metav1.SetMetaDataLabel(&pv.ObjectMeta, "e2e.custody.dev/tier", "gold") })
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(upsynced), upsynced)).To(Succeed())
+			g.Expect(upsynced.Labels).To(HaveKeyWithValue("e2e.custody.dev/tier", "gold"))
+		}).WithContext(ctx).Should(Succeed())
+		Expect(upsynced.Spec.PersistentVolumeReclaimPolicy).To(Equal(corev1.PersistentVolumeReclaimRetain), "the upsync undid the user's policy")
+	})
+
 	It("reports the PV member 1 provisioned as held once the hub takes it away on a Fence, and removes it keeping the storage", func(ctx SpecContext) {
 		taken, pv, upsynced := provisionedInM1(ctx, "taken")
 		Expect(m1.Get(ctx, client.ObjectKeyFromObject(pv), pv)).To(Succeed())
