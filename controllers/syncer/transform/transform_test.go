@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"context"
 	"maps"
 	"regexp"
 	"testing"
@@ -553,6 +554,12 @@ func TestUpsyncPV(t *testing.T) {
 		if other.IsOrigin(member) {
 			t.Fatalf("the PV counts as upsynced by %+v", other)
 		}
+	}
+	// A claim the member made itself is nobody's origin: nothing of the syncer's is read for it.
+	own := Empty(PVCGVK)
+	own.SetName("data")
+	if released, err := target.OriginReleased(context.Background(), nil, nil, own); released || err != nil {
+		t.Fatalf("a claim of the member's own counts as released (%v)", err)
 	}
 
 	if hub.Name != "pvc-hub-claim-uid" || hub.UID != "" || hub.ResourceVersion != "" || hub.Finalizers != nil {

@@ -42,8 +42,12 @@ func (t Target) UpsyncPV(pv *corev1.PersistentVolume, claim metav1.Object) *core
 // it is bound to is synced to it. The claim counts, as the member provisions and binds the
 // PV before its hub PV is made. hub is the syncer's cache of the hub, which holds only what
 // is synced to the target; member its cache of the member, which holds the syncer's claims.
+// It is false for any object but such a PV.
 func (t Target) OriginReleased(ctx context.Context, hub, member client.Reader, pv *unstructured.Unstructured) (bool, error) {
-	hubPV, _ := t.Upstream(pv, false)
+	hubPV, ok := t.Upstream(pv, false)
+	if !ok || !t.IsOrigin(pv) {
+		return false, nil
+	}
 	if given, err := has(ctx, hub, PVGVK, hubPV); err != nil || given {
 		return false, err
 	}
