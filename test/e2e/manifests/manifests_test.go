@@ -12,9 +12,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -248,6 +250,24 @@ configMapGenerator:
 				"create clusterrolebindings.rbac.authorization.k8s.io",
 			})
 		})
+	})
+
+	It("ships no role that grants a wildcard verb, resource or API group", func() {
+		all := append(slices.Clone(hubObjs), memberObjs...)
+		for _, o := range all {
+			if o.GetKind() != "ClusterRole" && o.GetKind() != "Role" {
+				continue
+			}
+			// A Role's rules are a ClusterRole's.
+			role := &rbacv1.ClusterRole{}
+			Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, role)).To(Succeed(), id(o))
+			Expect(role.Rules).NotTo(BeEmpty(), id(o))
+			for _, rule := range role.Rules {
+				for _, field := range [][]string{rule.Verbs, rule.Resources, rule.APIGroups, rule.NonResourceURLs} {
+					Expect(field).NotTo(ContainElement(ContainSubstring("*")), "%s grants %v", id(o), rule)
+				}
+			}
+		}
 	})
 
 	It("runs the controller and a syncer as deployed, until the member's SyncTarget is Ready", func(ctx SpecContext) {
