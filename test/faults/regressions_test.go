@@ -110,4 +110,28 @@ var regressions = []Schedule{
 		{At: 300 * time.Millisecond, Kind: Keep, Name: "c1"},
 		{At: 1380 * time.Millisecond, Kind: SlowFencing, Delay: 460 * time.Millisecond, For: 2510 * time.Millisecond},
 	}},
+	// A claim left the member that was provisioning its volume before the member's binder
+	// named the volume in it: the syncer deleted the claim without giving the PV the release
+	// policy, as it found the PV only by the claim's volumeName. The PV kept its class's
+	// Delete, was upsynced while the claim was terminating and moved to the next owner, and
+	// the member released the storage under it. Found four at a time, with 1795525310427459739
+	// beside it; the syncer now finds the PV by its claimRef too.
+	{Seed: 1795525310427459747, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteMany},
+		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteOnce},
+		{At: 1280 * time.Millisecond, Kind: StopMember, Target: Owner, For: 1820 * time.Millisecond},
+		{At: 2020 * time.Millisecond, Kind: Cordon, Target: Owner, For: 2930 * time.Millisecond},
+	}},
+	// A deleted claim's last owner deleted its PV on a cached view that still showed Retain,
+	// just after it had given the PV Delete to release the storage: the PV went without the
+	// storage being released, and coordination, seeing it gone with Delete, counted the
+	// storage as released. The syncer now deletes an object only as the version it read.
+	{Seed: 1795525310427459739, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteMany},
+		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteMany},
+		{Kind: CreateClaim, Name: "c3", Mode: corev1.ReadWriteOnce},
+		{At: 640 * time.Millisecond, Kind: Cordon, Target: Owner, For: 1670 * time.Millisecond},
+		{At: 1410 * time.Millisecond, Kind: SlowStorage, Delay: 400 * time.Millisecond, For: 1450 * time.Millisecond},
+		{At: 2190 * time.Millisecond, Kind: DeleteClaim, Name: "c2"},
+	}},
 }

@@ -65,12 +65,25 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 }
 
 // fromDownstream maps a downstream object the syncer created to its hub object, and a PV
-// the member provisioned to the hub PV it was upsynced as.
-func (r *Reconciler) fromDownstream(_ context.Context, obj client.Object) []reconcile.Request {
+// the member provisioned to the hub PV it was upsynced as: by the syncer's mark, or, for
+// one upsynced unmarked, by the hub PVs that name it.
+func (r *Reconciler) fromDownstream(ctx context.Context, obj client.Object) []reconcile.Request {
 	if key, ok := r.Target.Upstream(obj, r.GVK.GroupKind() == transform.NamespaceKind); ok {
 		return []reconcile.Request{{NamespacedName: key}}
 	}
-	return nil
+	if r.GVK.GroupKind() != transform.PVKind {
+		return nil
+	}
+	hubPVs := transform.EmptyList(transform.PVGVK)
+	if err := r.Hub.List(ctx, hubPVs, client.MatchingFields{transform.MemberPVIndex: obj.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the hub PVs upsynced from a member PV", "memberPV", obj.GetName())
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(hubPVs.Items))
+	for _, pv := range hubPVs.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: pv.GetName()}})
+	}
+	return out
 }
 
 // namespaceOf maps a hub object to its namespace.

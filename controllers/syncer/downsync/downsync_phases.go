@@ -77,7 +77,7 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, hubNamespace string) e
 // PV the member provisioned for a claim, which the hub PV names as the same volume.
 func (r *Reconciler) ensureDownstream(ctx context.Context, up, down *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	log := ctrl.LoggerFrom(ctx)
-	if down != nil && !r.Target.Owns(down) && !r.isOrigin(up, down) {
+	if down != nil && !r.Target.Owns(down) && !r.provisionedFor(up, down) {
 		if r.GVK.GroupKind() == transform.PVCKind {
 			// A claim the member made itself: its deletion in the member shows in no watch of
 			// the syncer, so the claim is retried until the upsync adopted it or it is gone.
@@ -111,9 +111,9 @@ func (r *Reconciler) ensureDownstream(ctx context.Context, up, down *unstructure
 	return desired, nil
 }
 
-// isOrigin tells whether down is the PV the member provisioned for the hub PV up: the one its
-// upsync recorded for this target.
-func (r *Reconciler) isOrigin(up, down *unstructured.Unstructured) bool {
+// provisionedFor tells whether down is the PV the member provisioned for the hub PV up: the
+// one its upsync recorded for this target.
+func (r *Reconciler) provisionedFor(up, down *unstructured.Unstructured) bool {
 	return r.GVK.GroupKind() == transform.PVKind && up.GetAnnotations()[workloadv1alpha1.PVNameAnnotation(r.Target.Key)] == down.GetName()
 }
 

@@ -29,7 +29,7 @@ func (r *Reconciler) remove(ctx context.Context, up, down *unstructured.Unstruct
 	if waiting, err := r.holdsContents(ctx, up.GetName()); err != nil || waiting {
 		return err
 	}
-	if down != nil && (r.Target.Owns(down) || r.isOrigin(up, down)) {
+	if down != nil && (r.Target.Owns(down) || r.provisionedFor(up, down)) {
 		return r.deleteDownstream(ctx, down, transform.ReleasePolicy(up))
 	}
 	return r.release(ctx, up)
@@ -45,7 +45,10 @@ func (r *Reconciler) removeOrphan(ctx context.Context, key types.NamespacedName,
 	}
 	if down != nil {
 		if !r.Target.Owns(down) {
-			if released, err := r.Target.OriginReleased(ctx, r.Hub, r.Member, down); err != nil || !released {
+			if released, err := r.Target.OriginReleased(ctx, r.Hub, down); err != nil || !released {
+				return err
+			}
+			if retained, err := r.retainOrigin(ctx, down.GetName()); err != nil || !retained {
 				return err
 			}
 		}
@@ -107,9 +110,10 @@ func (r *Reconciler) deleteDownstream(ctx context.Context, down *unstructured.Un
 			return nil
 		}
 	}
-	uid := down.GetUID()
+	// Deleted as read: a PV the cache showed Retain may have just taken Delete.
+	uid, version := down.GetUID(), down.GetResourceVersion()
 	DownstreamWrites.WithLabelValues(r.Target.Key, down.GetKind(), "delete").Inc()
-	if err := r.Member.Delete(ctx, down, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+	if err := r.Member.Delete(ctx, down, client.Preconditions{UID: &uid, ResourceVersion: &version}); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting downstream %s: %w", client.ObjectKeyFromObject(down), err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Deleted downstream object", "downstream", client.ObjectKeyFromObject(down))
@@ -131,14 +135,57 @@ func (r *Reconciler) release(ctx context.Context, up *unstructured.Unstructured)
 
 // settleVolume gives the member's PV bound to a claim about to be deleted the release policy.
 func (r *Reconciler) settleVolume(ctx context.Context, claim *unstructured.Unstructured, release corev1.PersistentVolumeReclaimPolicy) error {
-	name, _, _ := unstructured.NestedString(claim.Object, "spec", "volumeName")
-	if name == "" {
-		return nil
+	pv, err := r.volumeOf(ctx, claim)
+	if err != nil || pv == nil {
+		return err
 	}
+	return r.settle(ctx, pv, release)
+}
+
+// volumeOf returns the member's PV of a claim: the one the claim names, or, before the
+// member's binder completed the binding, the one the provisioner bound to the claim; nil
+// when there is none.
+func (r *Reconciler) volumeOf(ctx context.Context, claim *unstructured.Unstructured) (*corev1.PersistentVolume, error) {
+	if name, _, _ := unstructured.NestedString(claim.Object, "spec", "volumeName"); name != "" {
+		pv := &corev1.PersistentVolume{}
+		if err := r.Member.Get(ctx, client.ObjectKey{Name: name}, pv); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		return pv, nil
+	}
+	pvs := &corev1.PersistentVolumeList{}
+	if err := r.Member.List(ctx, pvs); err != nil {
+		return nil, err
+	}
+	for i := range pvs.Items {
+		if ref := pvs.Items[i].Spec.ClaimRef; ref != nil && ref.UID == claim.GetUID() {
+			return &pvs.Items[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// retainOrigin gives a PV the member provisioned, whose volume the hub gave away, the policy
+// Retain, unless the syncer gave it Delete to release the storage; it tells whether the PV
+// is Retain already. Its class's Delete would otherwise release the storage once its claim
+// goes, as when the member made the claim itself.
+func (r *Reconciler) retainOrigin(ctx context.Context, name string) (bool, error) {
 	pv := &corev1.PersistentVolume{}
 	if err := r.Member.Get(ctx, client.ObjectKey{Name: name}, pv); err != nil {
-		return client.IgnoreNotFound(err)
+		return false, client.IgnoreNotFound(err)
 	}
+	switch {
+	case pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRetain:
+		return true, nil
+	case pv.Annotations[storagev1alpha1.ReleasePolicyAnnotation] == string(corev1.PersistentVolumeReclaimDelete):
+		return false, nil // released: the member's provisioner deletes it
+	}
+	// The PV's update brings it back here, Retain.
+	return false, r.settle(ctx, pv, corev1.PersistentVolumeReclaimRetain)
+}
+
+// settle gives a member PV the release policy, and the annotation that keeps it there.
+func (r *Reconciler) settle(ctx context.Context, pv *corev1.PersistentVolume, release corev1.PersistentVolumeReclaimPolicy) error {
 	if pv.Spec.PersistentVolumeReclaimPolicy == release && pv.Annotations[storagev1alpha1.ReleasePolicyAnnotation] == string(release) {
 		return nil
 	}
@@ -148,8 +195,8 @@ func (r *Reconciler) settleVolume(ctx context.Context, claim *unstructured.Unstr
 	metav1.SetMetaDataAnnotation(&pv.ObjectMeta, storagev1alpha1.ReleasePolicyAnnotation, string(release))
 	DownstreamWrites.WithLabelValues(r.Target.Key, "PersistentVolume", "patch").Inc()
 	if err := r.Member.Patch(ctx, pv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("setting reclaim policy %s on downstream PV %s: %w", release, name, err)
+		return fmt.Errorf("setting reclaim policy %s on downstream PV %s: %w", release, pv.Name, err)
 	}
-	ctrl.LoggerFrom(ctx).Info("Set the reclaim policy of the claim's volume before letting the claim go", "pv", name, "reclaimPolicy", release)
+	ctrl.LoggerFrom(ctx).Info("Set the reclaim policy of a volume before letting it go", "pv", pv.Name, "reclaimPolicy", release)
 	return nil
 }

@@ -230,7 +230,7 @@ func (r *Reconciler) clean(ctx context.Context, classes []storagev1.StorageClass
 	}
 	heldVolume := func(pv *unstructured.Unstructured, key types.NamespacedName) (bool, error) {
 		if !r.Target.Owns(pv) {
-			return r.Target.OriginReleased(ctx, r.Hub, r.Member, pv)
+			return r.Target.OriginReleased(ctx, r.Hub, pv)
 		}
 		return !volumes.Has(key), nil
 	}
@@ -267,8 +267,8 @@ func (r *Reconciler) given(ctx context.Context, gvk schema.GroupVersionKind) (se
 }
 
 // addHeld adds to held, per domain, each object of kind gvk in the member that stands for a
-// hub object, whether the syncer made it or upsynced it, and that holds tells is held
-// against the hub.
+// hub object, made or upsynced by the syncer, and that the hub no longer gives the target
+// according to holds.
 func (r *Reconciler) addHeld(ctx context.Context, gvk schema.GroupVersionKind, holds func(*unstructured.Unstructured, types.NamespacedName) (bool, error), domainOf map[string]string, held map[string][]string) error {
 	// The member's cache holds the syncer's claims and every PV.
 	list := transform.EmptyList(gvk)

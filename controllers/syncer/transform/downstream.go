@@ -43,7 +43,7 @@ var binderAnnotations = sets.New(
 var clusterLabels = sets.New(corev1.LabelMetadataName)
 
 // syncerKeys are the syncer's own downstream labels and annotations.
-var syncerKeys = sets.New(TargetLabel, HubLabel, HubNamespaceAnnotation, HubNameAnnotation, AppliedAnnotation, OriginAnnotation)
+var syncerKeys = sets.New(TargetLabel, HubLabel, HubNamespaceAnnotation, HubNameAnnotation, AppliedAnnotation, OriginAnnotation, HubClaimAnnotation)
 
 // crosses tells whether a label or annotation is copied between the hub and a member.
 func crosses(key string) bool {

@@ -29,11 +29,15 @@ const (
 	// AppliedAnnotation holds a hash of what the syncer last applied, so that a change
 	// upstream, removals included, shows without reading managed fields.
 	AppliedAnnotation = "workload.custody.dev/applied"
-	// OriginAnnotation marks a PV the member provisioned for a claim of the syncer's, before
-	// its hub record is made: it holds the target key and the hub identity as "key/hub", and
-	// HubNameAnnotation names the hub PV. A PV so marked is the syncer's to remove once the
-	// hub no longer gives its volume to the target, as a copy is.
+	// OriginAnnotation marks a PV the member provisioned for a claim synced to the target,
+	// before its hub record is made: it holds the target key and the hub identity as
+	// "key/hub"; HubNameAnnotation names the hub PV, and HubClaimAnnotation the hub claim. A
+	// PV so marked is the syncer's to remove once the hub gives the target neither of them,
+	// as a copy is.
 	OriginAnnotation = "workload.custody.dev/origin"
+	// HubClaimAnnotation names the hub claim of a PV the member provisioned, as
+	// "namespace/name".
+	HubClaimAnnotation = "workload.custody.dev/hub-claim"
 )
 
 // namePrefix starts every name the syncer makes up downstream.
@@ -111,14 +115,30 @@ func (t Target) IsOrigin(obj metav1.Object) bool {
 	return obj.GetAnnotations()[OriginAnnotation] == t.origin()
 }
 
-// MarkOrigin marks pv, which the member provisioned, as upsynced as the hub PV hubName.
-func (t Target) MarkOrigin(pv metav1.Object, hubName string) {
+// MarkOrigin marks pv, which the member provisioned for the hub claim, as upsynced as the
+// hub PV hubName.
+func (t Target) MarkOrigin(pv metav1.Object, hubName string, claim types.NamespacedName) {
 	a := maps.Clone(pv.GetAnnotations())
 	if a == nil {
 		a = map[string]string{}
 	}
-	a[OriginAnnotation], a[HubNameAnnotation] = t.origin(), hubName
+	maps.Copy(a, t.originMarks(hubName, claim))
 	pv.SetAnnotations(a)
+}
+
+// MarkedOrigin tells whether pv carries the marks MarkOrigin puts.
+func (t Target) MarkedOrigin(pv metav1.Object, hubName string, claim types.NamespacedName) bool {
+	a := pv.GetAnnotations()
+	for k, v := range t.originMarks(hubName, claim) {
+		if a[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func (t Target) originMarks(hubName string, claim types.NamespacedName) map[string]string {
+	return map[string]string{OriginAnnotation: t.origin(), HubNameAnnotation: hubName, HubClaimAnnotation: claim.String()}
 }
 
 func (t Target) origin() string { return t.Key + "/" + t.Hub }

@@ -2,18 +2,22 @@ package transform
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"regexp"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
@@ -544,9 +548,13 @@ func TestUpsyncPV(t *testing.T) {
 		Status: corev1.PersistentVolumeStatus{Phase: corev1.VolumeBound},
 	}
 	claim := &metav1.ObjectMeta{Namespace: "team-a", Name: "data", UID: "hub-claim-uid"}
-	target.MarkOrigin(member, "pvc-hub-claim-uid")
+	hubClaim := types.NamespacedName{Namespace: "team-a", Name: "data"}
+	target.MarkOrigin(member, "pvc-hub-claim-uid", hubClaim)
 	hub := target.UpsyncPV(member, claim)
 
+	if !target.MarkedOrigin(member, "pvc-hub-claim-uid", hubClaim) || target.MarkedOrigin(member, "pvc-other", hubClaim) {
+		t.Fatalf("marks %v", member.Annotations)
+	}
 	if key, ok := target.Upstream(member, false); !ok || key != (types.NamespacedName{Name: "pvc-hub-claim-uid"}) {
 		t.Fatalf("the marked member PV stands for %v (%v)", key, ok)
 	}
@@ -554,12 +562,6 @@ func TestUpsyncPV(t *testing.T) {
 		if other.IsOrigin(member) {
 			t.Fatalf("the PV counts as upsynced by %+v", other)
 		}
-	}
-	// A claim the member made itself is nobody's origin: nothing of the syncer's is read for it.
-	own := Empty(PVCGVK)
-	own.SetName("data")
-	if released, err := target.OriginReleased(context.Background(), nil, nil, own); released || err != nil {
-		t.Fatalf("a claim of the member's own counts as released (%v)", err)
 	}
 
 	if hub.Name != "pvc-hub-claim-uid" || hub.UID != "" || hub.ResourceVersion != "" || hub.Finalizers != nil {
@@ -657,5 +659,48 @@ func TestDownstreamStatefulSetRetainsItsClaims(t *testing.T) {
 	}
 	if kept, _, _ := unstructured.NestedStringMap(up.Object, "spec", "persistentVolumeClaimRetentionPolicy"); kept["whenDeleted"] != "Delete" {
 		t.Fatalf("the hub object changed: %v", kept)
+	}
+}
+
+// hubCache is a syncer's hub cache that holds the objects named "Kind namespace/name".
+type hubCache map[string]bool
+
+func (c hubCache) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	kind := obj.GetObjectKind().GroupVersionKind().Kind
+	if c[kind+" "+key.String()] {
+		return nil
+	}
+	return apierrors.NewNotFound(schema.GroupResource{Resource: kind}, key.Name)
+}
+
+func (c hubCache) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return errors.New("not listed")
+}
+
+func TestOriginReleased(t *testing.T) {
+	hubClaim := types.NamespacedName{Namespace: "team-a", Name: "data"}
+	marked := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pvc-member"}}
+	target.MarkOrigin(marked, "pvc-hub", hubClaim)
+	copied := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "custody-x", Labels: target.Markers(),
+		Annotations: map[string]string{HubNameAnnotation: "pvc-hub"}}}
+	own := Empty(PVCGVK)
+	own.SetName("data")
+	for _, tc := range []struct {
+		name  string
+		obj   metav1.Object
+		cache hubCache
+		want  bool
+	}{
+		{"hub PV and claim given", marked, hubCache{"PersistentVolume /pvc-hub": true, "PersistentVolumeClaim team-a/data": true}, false},
+		{"claim given before its hub PV is made", marked, hubCache{"PersistentVolumeClaim team-a/data": true}, false},
+		{"hub PV given, claim gone", marked, hubCache{"PersistentVolume /pvc-hub": true}, false},
+		{"neither given", marked, hubCache{}, true},
+		{"a copy the syncer made", copied, hubCache{}, false},
+		{"a claim the member made itself", own, hubCache{}, false},
+	} {
+		got, err := target.OriginReleased(context.Background(), tc.cache, tc.obj)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: released %v (%v), want %v", tc.name, got, err, tc.want)
+		}
 	}
 }

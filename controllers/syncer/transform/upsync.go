@@ -2,11 +2,11 @@ package transform
 
 import (
 	"context"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,12 +38,11 @@ func (t Target) UpsyncPV(pv *corev1.PersistentVolume, claim metav1.Object) *core
 }
 
 // OriginReleased tells whether pv, a PV the member provisioned and this syncer upsynced, is
-// no longer given to the target: neither its hub PV nor the hub claim of the syncer's claim
-// it is bound to is synced to it. The claim counts, as the member provisions and binds the
-// PV before its hub PV is made. hub is the syncer's cache of the hub, which holds only what
-// is synced to the target; member its cache of the member, which holds the syncer's claims.
-// It is false for any object but such a PV.
-func (t Target) OriginReleased(ctx context.Context, hub, member client.Reader, pv *unstructured.Unstructured) (bool, error) {
+// no longer given to the target: neither its hub PV nor its hub claim is synced to it. The
+// claim counts, as the member provisions and binds the PV before its hub PV is made. hub is
+// the syncer's cache of the hub, which holds only what is synced to the target. It is false
+// for any object but such a PV.
+func (t Target) OriginReleased(ctx context.Context, hub client.Reader, pv metav1.Object) (bool, error) {
 	hubPV, ok := t.Upstream(pv, false)
 	if !ok || !t.IsOrigin(pv) {
 		return false, nil
@@ -51,20 +50,11 @@ func (t Target) OriginReleased(ctx context.Context, hub, member client.Reader, p
 	if given, err := has(ctx, hub, PVGVK, hubPV); err != nil || given {
 		return false, err
 	}
-	key, bound := ClaimOf(pv)
-	if !bound {
+	ns, name, _ := strings.Cut(pv.GetAnnotations()[HubClaimAnnotation], "/")
+	if name == "" {
 		return true, nil
 	}
-	claim := Empty(PVCGVK)
-	if err := member.Get(ctx, key, claim); err != nil {
-		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
-	}
-	uid, _, _ := unstructured.NestedString(pv.Object, "spec", "claimRef", "uid")
-	hubClaim, ok := t.Upstream(claim, false)
-	if string(claim.GetUID()) != uid || !ok {
-		return true, nil
-	}
-	given, err := has(ctx, hub, PVCGVK, hubClaim)
+	given, err := has(ctx, hub, PVCGVK, types.NamespacedName{Namespace: ns, Name: name})
 	return !given, err
 }
 

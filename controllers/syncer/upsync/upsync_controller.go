@@ -62,8 +62,8 @@ func (r *Reconciler) fromBoundNamespace(ctx context.Context, obj client.Object) 
 }
 
 // Reconcile upsyncs the PV bound to the downstream copy of one hub claim, when the member
-// provisioned it, and removes upsynced hub PVs of the claim whose member PV is gone. A claim
-// of that name the member made itself is adopted first.
+// provisioned it, marking the member's PV first, and removes upsynced hub PVs of the claim
+// whose member PV is gone. A claim of that name the member made itself is adopted first.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if err := r.pruneUpsynced(ctx, req.NamespacedName); err != nil {
 		return ctrl.Result{}, err
@@ -76,7 +76,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	want := r.Target.UpsyncPV(pv, claim)
-	if err := r.markOrigin(ctx, pv, want.Name); err != nil {
+	if err := r.markOrigin(ctx, pv, want.Name, req.NamespacedName); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, r.ensureHubPV(ctx, want)

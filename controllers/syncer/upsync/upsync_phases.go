@@ -61,15 +61,15 @@ func (r *Reconciler) provisioned(ctx context.Context, key types.NamespacedName) 
 	return claim, pv, nil
 }
 
-// markOrigin marks the member PV as upsynced as the hub PV hubName, before the hub PV is
-// made: whatever becomes of the hub PV, the syncer can then tell the member PV for its own,
-// and remove it when the hub no longer gives the volume to the target.
-func (r *Reconciler) markOrigin(ctx context.Context, pv *corev1.PersistentVolume, hubName string) error {
-	if r.Target.IsOrigin(pv) && pv.Annotations[transform.HubNameAnnotation] == hubName {
+// markOrigin marks the member PV as upsynced as the hub PV hubName for the hub claim, before
+// the hub PV is made: whatever becomes of either, the syncer can then tell the member PV for
+// its own, and remove it when the hub gives neither to the target.
+func (r *Reconciler) markOrigin(ctx context.Context, pv *corev1.PersistentVolume, hubName string, claim types.NamespacedName) error {
+	if r.Target.MarkedOrigin(pv, hubName, claim) {
 		return nil
 	}
 	orig := pv.DeepCopy()
-	r.Target.MarkOrigin(pv, hubName)
+	r.Target.MarkOrigin(pv, hubName, claim)
 	if err := r.Member.Patch(ctx, pv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("marking member PV %s as upsynced: %w", pv.Name, err)
 	}
@@ -80,7 +80,8 @@ func (r *Reconciler) markOrigin(ctx context.Context, pv *corev1.PersistentVolume
 // ensureHubPV creates the hub PV, or keeps it in line with the member's while it is labelled
 // Upsync for the target. Labels and annotations others put on it stay, and so do its binding,
 // which is coordination's, and its reclaim policy, which is the hub's: a user may keep the
-// volume before coordination took it up.
+// volume before coordination took it up, and a policy changed in the member does not reach
+// the hub.
 func (r *Reconciler) ensureHubPV(ctx context.Context, want *corev1.PersistentVolume) error {
 	log := ctrl.LoggerFrom(ctx).WithValues("hubPV", want.Name, "memberPV", want.Annotations[workloadv1alpha1.PVNameAnnotation(r.Target.Key)])
 	cur, err := r.hubPV(ctx, want.Name)
