@@ -122,10 +122,9 @@ var regressions = []Schedule{
 		{At: 1280 * time.Millisecond, Kind: StopMember, Target: Owner, For: 1820 * time.Millisecond},
 		{At: 2020 * time.Millisecond, Kind: Cordon, Target: Owner, For: 2930 * time.Millisecond},
 	}},
-	// A deleted claim's last owner deleted its PV on a cached view that still showed Retain,
-	// just after it had given the PV Delete to release the storage: the PV went without the
-	// storage being released, and coordination, seeing it gone with Delete, counted the
-	// storage as released. The syncer now deletes an object only as the version it read.
+	// The same as the next one, found before it was understood: a claim left the member
+	// provisioning its volume, the volume was upsynced Retain from the claim being deleted,
+	// and the next owner's copy never released the storage when the claim was deleted.
 	{Seed: 1795525310427459739, Steps: []Step{
 		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteMany},
 		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteMany},
@@ -133,5 +132,19 @@ var regressions = []Schedule{
 		{At: 640 * time.Millisecond, Kind: Cordon, Target: Owner, For: 1670 * time.Millisecond},
 		{At: 1410 * time.Millisecond, Kind: SlowStorage, Delay: 400 * time.Millisecond, For: 1450 * time.Millisecond},
 		{At: 2190 * time.Millisecond, Kind: DeleteClaim, Name: "c2"},
+	}},
+	// A claim left the member provisioning its volume: the syncer gave the PV Retain, as it
+	// should, then upsynced it from the claim being deleted, Retain and release-policy
+	// annotation with it. The annotation came down to the next owner's copy, which then held
+	// Retain against coordination's Delete when the claim was deleted: the storage was never
+	// released. The upsync now leaves a claim being deleted alone, and the release-policy
+	// annotation stays in the member that set it.
+	{Seed: 1795526680049828886, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c3", Mode: corev1.ReadWriteMany},
+		{At: 400 * time.Millisecond, Kind: Cordon, Target: Owner, For: 1540 * time.Millisecond},
+		{At: 1560 * time.Millisecond, Kind: DeleteClaim, Name: "c1"},
+		{At: 2460 * time.Millisecond, Kind: Partition, Target: "m2", For: 1220 * time.Millisecond},
 	}},
 }

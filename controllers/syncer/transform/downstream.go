@@ -42,8 +42,11 @@ var binderAnnotations = sets.New(
 // from another cluster would carry a wrong one.
 var clusterLabels = sets.New(corev1.LabelMetadataName)
 
-// syncerKeys are the syncer's own downstream labels and annotations.
-var syncerKeys = sets.New(TargetLabel, HubLabel, HubNamespaceAnnotation, HubNameAnnotation, AppliedAnnotation, OriginAnnotation, HubClaimAnnotation)
+// syncerKeys are the syncer's own downstream labels and annotations. ReleasePolicyAnnotation
+// is among them: on a member PV it keeps the policy the syncer gave it there, which must
+// neither reach the hub nor come back down to another member's copy.
+var syncerKeys = sets.New(TargetLabel, HubLabel, HubNamespaceAnnotation, HubNameAnnotation, AppliedAnnotation, OriginAnnotation, HubClaimAnnotation,
+	storagev1alpha1.ReleasePolicyAnnotation)
 
 // crosses tells whether a label or annotation is copied between the hub and a member.
 func crosses(key string) bool {

@@ -151,6 +151,7 @@ func TestDownstreamStripsWhatMustNotCross(t *testing.T) {
 				"pv.workload.custody.dev/m1":                "pvc-x",
 				"pv.kubernetes.io/bind-completed":           "yes",
 				"volume.kubernetes.io/selected-node":        "node-1",
+				"storage.custody.dev/release-policy":        "Retain",
 			},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
 		},

@@ -22,8 +22,8 @@ import (
 )
 
 // provisioned returns the hub claim and the member PV to upsync for it: the hub claim is
-// synced to the target, its downstream copy (created by the syncer) is Bound, and the PV it
-// is bound to was not made by the syncer. For a hub claim upsynced from a claim the member
+// synced to the target, its downstream copy (created by the syncer) is Bound and not being
+// deleted, and the PV it is bound to was not made by the syncer. For a hub claim upsynced from a claim the member
 // made itself (labelled Upsync), that claim stands for the downstream copy. Both are nil when
 // there is nothing to upsync.
 func (r *Reconciler) provisioned(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, *corev1.PersistentVolume, error) {
@@ -41,7 +41,9 @@ func (r *Reconciler) provisioned(ctx context.Context, key types.NamespacedName) 
 	}
 	phase, _, _ := unstructured.NestedString(down.Object, "status", "phase")
 	volumeName, _, _ := unstructured.NestedString(down.Object, "spec", "volumeName")
-	if (!r.Target.Owns(down) && state == workloadv1alpha1.ResourceStateSync) || phase != string(corev1.ClaimBound) || volumeName == "" {
+	// A claim being deleted in the member takes its volume along, or leaves it Retain there,
+	// as the syncer settled it: a hub record of it would hand the volume on.
+	if (!r.Target.Owns(down) && state == workloadv1alpha1.ResourceStateSync) || phase != string(corev1.ClaimBound) || volumeName == "" || down.GetDeletionTimestamp() != nil {
 		return nil, nil, nil
 	}
 	memberPV := transform.Empty(transform.PVGVK)
