@@ -25,8 +25,10 @@ const (
 	// member's kube-controller-manager that outlived a short outage of its API server was
 	// seen taking 55 s to act again (its claim protection), and Custody waits for it.
 	Liveness = 2 * time.Minute
-	// retryFor is how long a workload step retries an API server that does not answer.
-	retryFor = 60 * time.Second
+	// retryFor is how long a workload step retries an API server that does not answer, or
+	// waits for what it needs (a claim kept needs its volume bound): as long as the system
+	// may take to settle, since a fault may have just healed.
+	retryFor = Liveness
 	// writePeriod paces the workload's writes.
 	writePeriod = 25 * time.Millisecond
 )
