@@ -3,10 +3,15 @@
 // (its CSI driver provisioned it, the member's binder bound it), it records that PV on the
 // hub, labelled Upsync for the target, named after the hub claim, with its claimRef pointing
 // at the hub claim and the member's name for it in an annotation (see the volume protocol in
-// api/workload/v1alpha1). While the label says Upsync it keeps the hub PV in line with the
-// member's, and removes it if the member's PV goes. Once coordination switches the label to
-// Sync it leaves the hub PV to the downsync controller, which then takes the member's PV
-// over in place.
+// api/workload/v1alpha1). Before it makes the hub PV, it marks the member's PV with the
+// target, the hub PV and the hub claim (transform.OriginAnnotation), so that the syncer knows
+// the PV for its own whatever becomes of them: the downsync removes it, Retain, once the hub
+// gives the target neither, as on a Fence, and the heartbeat counts it until then. While the
+// label says Upsync it keeps the hub PV in line with the member's, except its binding and
+// reclaim policy, which are the hub's, and removes it if the member's PV goes. A claim being
+// deleted in the member is not upsynced. Once coordination switches the label to Sync it
+// leaves the hub PV to the downsync controller, which then takes the member's PV over in
+// place.
 //
 // It also adopts the claims a member made itself in the syncer's namespaces (a member's
 // StatefulSet controller that made a pod's claim before the hub's arrived, or an operator in
