@@ -147,4 +147,16 @@ var regressions = []Schedule{
 		{At: 1560 * time.Millisecond, Kind: DeleteClaim, Name: "c1"},
 		{At: 2460 * time.Millisecond, Kind: Partition, Target: "m2", For: 1220 * time.Millisecond},
 	}},
+	// A StatefulSet's claim deleted on the member that provisioned its volume: the member's
+	// provisioner released the storage and deleted the PV, and the syncer, whose hub PV still
+	// gave the target the volume, made the PV again under the member's name, from a view
+	// that still said Delete. The storage was released a second time. The syncer no longer
+	// makes again a member's own PV whose claim is being deleted.
+	{Seed: 1795527732058181740, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteMany},
+		{Kind: CreateStatefulSet, Name: "db", Replicas: 1},
+		{At: 1170 * time.Millisecond, Kind: FailStorage, For: 990 * time.Millisecond},
+		{At: 2030 * time.Millisecond, Kind: FailFencing, For: 1920 * time.Millisecond},
+		{At: 2340 * time.Millisecond, Kind: KillSyncer, Target: Owner, For: 180 * time.Millisecond},
+	}},
 }

@@ -25,11 +25,36 @@ func (r *Reconciler) sync(ctx context.Context, up, down *unstructured.Unstructur
 			return err
 		}
 	}
+	if down == nil {
+		if gone, err := r.originGone(ctx, up); err != nil || gone {
+			return err
+		}
+	}
 	down, err := r.ensureDownstream(ctx, up, down)
 	if err != nil || down == nil {
 		return err
 	}
 	return r.ensureStatus(ctx, up, down)
+}
+
+// originGone tells whether up is a hub PV whose volume the member provisioned and whose claim
+// is being deleted or gone: the member's PV, missing, went with the claim, its storage
+// perhaps released, and is not made again.
+func (r *Reconciler) originGone(ctx context.Context, up *unstructured.Unstructured) (bool, error) {
+	key, bound := transform.ClaimOf(up)
+	uid, _, _ := unstructured.NestedString(up.Object, "spec", "claimRef", "uid")
+	if r.GVK.GroupKind() != transform.PVKind || up.GetAnnotations()[workloadv1alpha1.PVNameAnnotation(r.Target.Key)] == "" || !bound || uid == "" {
+		return false, nil
+	}
+	claim, err := transform.Read(ctx, r.Hub, r.HubReader, transform.PVCGVK, key)
+	if err != nil {
+		return false, err
+	}
+	gone := claim == nil || string(claim.GetUID()) != uid || claim.GetDeletionTimestamp() != nil
+	if gone {
+		ctrl.LoggerFrom(ctx).V(1).Info("Not making again the member's PV of a claim being deleted", "claim", key)
+	}
+	return gone, nil
 }
 
 // ensureFinalizer puts the syncer's finalizer on the hub object, so that the object stays
