@@ -159,4 +159,18 @@ var regressions = []Schedule{
 		{At: 2030 * time.Millisecond, Kind: FailFencing, For: 1920 * time.Millisecond},
 		{At: 2340 * time.Millisecond, Kind: KillSyncer, Target: Owner, For: 180 * time.Millisecond},
 	}},
+	// A member stopped while a StatefulSet claim's volume was moving from it came back fenced
+	// and reported clean: the hub still gave it the volume, asked to leave, and its syncer
+	// counted that as given. Coordination then took the volume on the Fence, the Fence was
+	// lifted on that report, and the member was unfenced with the volume still attached
+	// while the next owner attached it too (with 1795529060726341677 beside it, which saw
+	// the attach refused). A claim or PV the hub asks to leave now counts as held.
+	{Seed: 1795529060726341678, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateStatefulSet, Name: "db", Replicas: 2},
+		{At: 290 * time.Millisecond, Kind: Cordon, Target: Owner, For: 1820 * time.Millisecond},
+		{At: 670 * time.Millisecond, Kind: DeleteClaim, Name: "c1"},
+		{At: 690 * time.Millisecond, Kind: KillController, For: 790 * time.Millisecond},
+		{At: 2330 * time.Millisecond, Kind: FailStorage, For: 450 * time.Millisecond},
+	}},
 }

@@ -229,8 +229,8 @@ func (r *Reconciler) clean(ctx context.Context, classes []storagev1.StorageClass
 		return nil, err
 	}
 	heldVolume := func(pv *unstructured.Unstructured, key types.NamespacedName) (bool, error) {
-		if !r.Target.Owns(pv) {
-			return r.Target.OriginReleased(ctx, r.Hub, pv)
+		if hubPV, hubClaim, ok := r.Target.Origin(pv); ok && !r.Target.Owns(pv) {
+			return !volumes.Has(hubPV) && !claims.Has(hubClaim), nil
 		}
 		return !volumes.Has(key), nil
 	}
@@ -252,16 +252,21 @@ func (r *Reconciler) clean(ctx context.Context, classes []storagev1.StorageClass
 	return out, nil
 }
 
-// given is the set of hub objects of kind gvk labelled Sync for the target.
+// given is the set of hub objects of kind gvk synced to the target (the cache holds those
+// labelled Sync or Upsync for it) and not asked to leave it: one the hub is taking away counts
+// as held until the member let go of it, so that a report made from a view of the hub that
+// has not yet seen a Fence take it is not clean.
 func (r *Reconciler) given(ctx context.Context, gvk schema.GroupVersionKind) (sets.Set[types.NamespacedName], error) {
 	// The list is only read: the cache's own objects do.
 	synced := transform.EmptyList(gvk)
-	if err := r.Hub.List(ctx, synced, client.MatchingLabels{r.Target.StateLabel(): string(workloadv1alpha1.ResourceStateSync)}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.Hub.List(ctx, synced, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	given := make(sets.Set[types.NamespacedName], len(synced.Items))
 	for i := range synced.Items {
-		given.Insert(client.ObjectKeyFromObject(&synced.Items[i]))
+		if !r.Target.RemovalRequested(&synced.Items[i]) {
+			given.Insert(client.ObjectKeyFromObject(&synced.Items[i]))
+		}
 	}
 	return given, nil
 }

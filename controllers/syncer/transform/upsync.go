@@ -37,24 +37,34 @@ func (t Target) UpsyncPV(pv *corev1.PersistentVolume, claim metav1.Object) *core
 	return out
 }
 
+// Origin returns the hub PV and the hub claim that pv, a PV the member provisioned, was
+// upsynced for; ok is false for any other object.
+func (t Target) Origin(pv metav1.Object) (hubPV, hubClaim types.NamespacedName, ok bool) {
+	hubPV, ok = t.Upstream(pv, false)
+	if !ok || !t.IsOrigin(pv) {
+		return hubPV, hubClaim, false
+	}
+	ns, name, _ := strings.Cut(pv.GetAnnotations()[HubClaimAnnotation], "/")
+	return hubPV, types.NamespacedName{Namespace: ns, Name: name}, true
+}
+
 // OriginReleased tells whether pv, a PV the member provisioned and this syncer upsynced, is
 // no longer given to the target: neither its hub PV nor its hub claim is synced to it. The
 // claim counts, as the member provisions and binds the PV before its hub PV is made. hub is
 // the syncer's cache of the hub, which holds only what is synced to the target. It is false
 // for any object but such a PV.
 func (t Target) OriginReleased(ctx context.Context, hub client.Reader, pv metav1.Object) (bool, error) {
-	hubPV, ok := t.Upstream(pv, false)
-	if !ok || !t.IsOrigin(pv) {
+	hubPV, hubClaim, ok := t.Origin(pv)
+	if !ok {
 		return false, nil
 	}
 	if given, err := has(ctx, hub, PVGVK, hubPV); err != nil || given {
 		return false, err
 	}
-	ns, name, _ := strings.Cut(pv.GetAnnotations()[HubClaimAnnotation], "/")
-	if name == "" {
+	if hubClaim.Name == "" {
 		return true, nil
 	}
-	given, err := has(ctx, hub, PVCGVK, types.NamespacedName{Namespace: ns, Name: name})
+	given, err := has(ctx, hub, PVCGVK, hubClaim)
 	return !given, err
 }
 

@@ -44,7 +44,11 @@ var _ = Describe("Health", func() {
 			}))
 		}).WithContext(ctx).Should(Succeed())
 		Expect(st.Status.Key).To(Equal("m1"))
-		Expect(st.Status.LastHeartbeatTime.Time).To(BeTemporally("~", time.Now(), grace))
+		// A loaded machine can hold a beat back for a moment; a live syncer beats again within the grace.
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: "m1"}, st)).To(Succeed())
+			g.Expect(st.Status.LastHeartbeatTime.Time).To(BeTemporally("~", time.Now(), grace))
+		}).WithContext(ctx).Should(Succeed())
 		Expect(st.Status.SyncedResources).To(Equal([]string{
 			"configmaps", "deployments.apps", "jobs.batch", "namespaces", "persistentvolumeclaims", "persistentvolumes",
 			"pods", "secrets", "serviceaccounts", "services", "statefulsets.apps",
