@@ -18,6 +18,7 @@ import (
 func Decide(o Observation) Decision {
 	d := Decision{Owner: o.Record.Owner, Reclaim: storagev1alpha1.ReclaimStatus{Original: o.Record.OriginalReclaim}}
 	d.Class, d.Domain = classify(o)
+	d.FencedOff = stillFenced(o, d.Domain)
 	if d.Reclaim.Original == "" && o.Volume != nil {
 		d.Reclaim.Original = o.Volume.ReclaimPolicy
 	}
@@ -243,6 +244,19 @@ func depart(o Observation, d *Decision, h string) {
 	leave(o, d, h)
 }
 
+// stillFenced are the targets of the record's FencedOff whose Fence in the domain still
+// holds. A target whose Fence is gone returned and removed its copies first; one whose
+// SyncTarget is gone holds nothing Custody knows of.
+func stillFenced(o Observation, domain string) []string {
+	var out []string
+	for _, k := range o.Record.FencedOff {
+		if t, ok := o.Targets[k]; ok && t.Fences[domain] != fencing.Unfenced {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // ownerLost: the owner h stopped answering long ago, so it cannot acknowledge the detach.
 // The volume moves only once a Fence cut h off the storage; coordination then acknowledges
 // the detach in h's place. Until then it waits, as it would for the acknowledgement.
@@ -252,6 +266,9 @@ func ownerLost(o Observation, d *Decision, h string, t Target) {
 	switch t.Fences[d.Domain] {
 	case fencing.Fenced:
 		d.Reason, d.Message = storagev1alpha1.ReasonOwnerFenced, h+" is fenced off storage domain "+d.Domain+"; the volume leaves it"
+		if !slices.Contains(d.FencedOff, h) {
+			d.FencedOff = append(d.FencedOff, h)
+		}
 		d.Actions = append(d.Actions, Action{Kind: ReleaseFenced, Target: h})
 		return
 	case fencing.Failed:
@@ -328,6 +345,14 @@ func deleting(o Observation, d *Decision) {
 		return
 	}
 	if p, ok := o.Claim.On[owner]; ok && p.Synced() {
+		if len(d.FencedOff) > 0 {
+			// A fenced member still has its copy attached: the storage is not released under
+			// it. The owner keeps the claim, held, until the member returned and let go.
+			d.Reason = storagev1alpha1.ReasonWaitingForFencedTarget
+			d.Message = fmt.Sprintf("waiting for %v, fenced off storage domain %s, to come back and remove its copy before %s releases the volume",
+				d.FencedOff, d.Domain, owner)
+			return
+		}
 		d.Reason, d.Message = storagev1alpha1.ReasonReleasing, owner+" lets the claim go"
 		// Only an owner whose copies of the claim and the PV exist can release the storage:
 		// the PV its syncer made, or the one its member provisioned, still upsynced. Any

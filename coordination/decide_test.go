@@ -2,6 +2,7 @@ package coordination
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -209,6 +210,12 @@ func decideCases() []decideCase {
 		{name: "Deleting: an owner deleted while it leaves (a move) keeps the storage: it may be letting go with Retain already",
 			o:         withDeleting(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Deleting})),
 			wantPhase: storagev1alpha1.Deleting, wantOwner: "a", wantReason: storagev1alpha1.ReasonReleasing, wantActions: []Action{}},
+		{name: "Deleting: a target the volume was fenced away from still has its copy; the owner keeps the claim",
+			o:         lost(withDeleting(obs(rwo, map[string]Presence{"b": synced}, map[string]Presence{"b": pvSync}, Record{Owner: "b", Phase: storagev1alpha1.Deleting, FencedOff: []string{"a"}})), "a", fencing.Fenced),
+			wantPhase: storagev1alpha1.Deleting, wantOwner: "b", wantReason: storagev1alpha1.ReasonWaitingForFencedTarget, wantActions: []Action{}},
+		{name: "Deleting: the Fence of the target the volume was fenced away from is lifted; the owner releases",
+			o:         withDeleting(obs(rwo, map[string]Presence{"b": synced}, map[string]Presence{"b": pvSync}, Record{Owner: "b", Phase: storagev1alpha1.Deleting, FencedOff: []string{"a"}})),
+			wantPhase: storagev1alpha1.Deleting, wantOwner: "b", wantReason: storagev1alpha1.ReasonReleasing, wantActions: []Action{{Kind: SetReleasePolicy, Policy: del}, act(Unhold, "b")}},
 		{name: "Deleting: the claim left the owner, now the PV",
 			o: withDeleting(obs(rwo, map[string]Presence{}, map[string]Presence{"a": pvSync}, Record{Owner: "a", Phase: storagev1alpha1.Deleting})), wantPhase: storagev1alpha1.Deleting, wantOwner: "a",
 			wantActions: []Action{act(RemoveVolume, "a")}},
@@ -293,6 +300,40 @@ func TestEveryTransitionIsCovered(t *testing.T) {
 	for _, tr := range Transitions {
 		if !seen[fmt.Sprint(tr.From, "→", tr.To)] {
 			t.Errorf("no table test covers %q → %q (%s)", tr.From, tr.To, tr.Name)
+		}
+	}
+}
+
+// TestFencedOffIsRecorded: the decision that takes a volume from a fenced owner records the
+// owner, which stays recorded while its Fence holds and goes with the Fence or the target.
+func TestFencedOffIsRecorded(t *testing.T) {
+	moving := Record{Owner: "a", Phase: storagev1alpha1.Moving}
+	o := obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed},
+		map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, moving)
+	o.Targets["a"] = Target{Name: "target-a", UnreachableSince: o.Now.Add(-time.Hour), CanFence: true, FenceDelay: time.Minute,
+		Domains: []string{"d"}, Class: class("d", "gold"), Fences: map[string]fencing.State{"d": fencing.Fenced}}
+	if d := Decide(o); !slices.Equal(d.FencedOff, []string{"a"}) {
+		t.Fatalf("FencedOff %v after %s, want [a]", d.FencedOff, d.Reason)
+	}
+	bound := obs(rwo, map[string]Presence{"b": synced}, map[string]Presence{"b": pvSync}, Record{Owner: "b", Phase: storagev1alpha1.Bound, FencedOff: []string{"a"}})
+	for _, tc := range []struct {
+		name   string
+		target *Target
+		want   []string
+	}{
+		{"the Fence holds", &Target{Name: "target-a", Domains: []string{"d"}, Fences: map[string]fencing.State{"d": fencing.Unfencing}}, []string{"a"}},
+		{"the Fence is gone", &Target{Name: "target-a", Domains: []string{"d"}}, nil},
+		{"only a Fence in another domain holds", &Target{Name: "target-a", Domains: []string{"d"}, Fences: map[string]fencing.State{"e": fencing.Fenced}}, nil},
+		{"the target is gone", nil, nil},
+	} {
+		o := bound
+		o.Targets = maps.Clone(bound.Targets)
+		delete(o.Targets, "a")
+		if tc.target != nil {
+			o.Targets["a"] = *tc.target
+		}
+		if d := Decide(o); !slices.Equal(d.FencedOff, tc.want) {
+			t.Errorf("%s: FencedOff %v, want %v", tc.name, d.FencedOff, tc.want)
 		}
 	}
 }

@@ -15,7 +15,10 @@
 //     (its state labels are gone) or, once it was lost past the fence delay, a Fence cut it
 //     off the storage (package fencing), on whose strength coordination clears its labels;
 //  3. storage is released only after the hub claim is deleted and every other target is
-//     clear, and never when the hub PV says Retain;
+//     clear, and never when the hub PV says Retain. A target a Fence took the volume from is
+//     clear only once that Fence is lifted: its member keeps its copies, attached, until it
+//     returns and removes them. The record lists such targets (FencedOff) while their Fence
+//     holds, and the owner of a deleted claim keeps it until none is left;
 //  4. every downstream copy is Retain while the volume lives (the syncer keeps synced PVs
 //     Retain and applies the release policy only when the claim is deleted);
 //  5. every decision is a write to the API, so a crash anywhere resumes from what is there.

@@ -77,6 +77,8 @@ type Record struct {
 	Owner           string
 	Phase           storagev1alpha1.VolumePhase
 	OriginalReclaim corev1.PersistentVolumeReclaimPolicy
+	// FencedOff are the targets a Fence took the volume from, while the Fence holds.
+	FencedOff []string
 }
 
 // CompatibleFunc tells whether a volume of one StorageClass may move to a target reporting
@@ -151,10 +153,13 @@ type Decision struct {
 	Phase   storagev1alpha1.VolumePhase
 	Owner   string
 	Sharers []string
-	Reclaim storagev1alpha1.ReclaimStatus
-	Reason  string
-	Message string
-	Actions []Action
+	// FencedOff are the targets a Fence took the volume from whose Fence still holds: their
+	// members keep copies until they return, and the storage is not released before.
+	FencedOff []string
+	Reclaim   storagev1alpha1.ReclaimStatus
+	Reason    string
+	Message   string
+	Actions   []Action
 	// Recheck, when not zero, is when the decision may change with time alone: an
 	// unreachable owner is lost once the fence delay has passed.
 	Recheck time.Duration

@@ -105,6 +105,7 @@ func (s *scope) observation(compatible coordination.CompatibleFunc, now time.Tim
 			Owner:           s.ownership.Status.Owner,
 			Phase:           s.ownership.Status.Phase,
 			OriginalReclaim: s.ownership.Status.Reclaim.Original,
+			FencedOff:       s.ownership.Status.FencedOff,
 		},
 		Compatible: compatible,
 		Now:        now,

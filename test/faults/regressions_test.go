@@ -13,7 +13,9 @@ import (
 var regressions = []Schedule{
 	// A claim deleted while its owner was leaving for a move: coordination set the release
 	// policy Delete after the owner's syncer had let go with Retain, counted the storage as
-	// released and deleted the hub PV. The storage leaked with no record of it.
+	// released and deleted the hub PV. The storage leaked with no record of it. Later it
+	// caught the release asked of the next owner while the member the volume was fenced away
+	// from still had it attached: a deleted claim now waits for that member's Fence to go.
 	{Seed: 1795497206377277385, Steps: []Step{
 		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteOnce},
 		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteMany},

@@ -159,7 +159,9 @@ func (r *run) place(ctx context.Context) error {
 		},
 	}
 	for _, obj := range []client.Object{ns, placement} {
-		if err := r.hub.Create(ctx, obj); err != nil {
+		// Another schedule may be restarting the hub: retry as for any workload step.
+		create := func(ctx context.Context) error { return client.IgnoreAlreadyExists(r.hub.Create(ctx, obj)) }
+		if err := r.retrying(create)(ctx); err != nil {
 			return err
 		}
 	}

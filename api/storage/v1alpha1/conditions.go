@@ -54,6 +54,10 @@ const (
 	ReasonDomainUnreachable = "DomainUnreachable"
 	// ReasonWaitingForSharers: the claim was deleted; the other targets leave first.
 	ReasonWaitingForSharers = "WaitingForSharers"
+	// ReasonWaitingForFencedTarget: the claim was deleted while a target the volume was
+	// fenced away from still has its copy in its member; the storage is released once that
+	// target returned and removed it and its Fence is lifted, or once its SyncTarget is gone.
+	ReasonWaitingForFencedTarget = "WaitingForFencedTarget"
 	// ReasonReleasing: the owner lets the claim go with the volume's own reclaim policy.
 	ReasonReleasing = "Releasing"
 	// ReasonReleased: no target holds the volume any more.

@@ -93,6 +93,12 @@ type VolumeOwnershipStatus struct {
 	// PhaseSince is when the volume entered the phase.
 	// +optional
 	PhaseSince *metav1.Time `json:"phaseSince,omitempty"`
+	// FencedOff are the keys of the targets a Fence took the volume from, while that Fence
+	// holds: each keeps a copy of the claim and the PV in its member until it returns and
+	// removes them, and the storage is not released before then.
+	// +optional
+	// +listType=set
+	FencedOff []string `json:"fencedOff,omitempty"`
 	// Reclaim records the original and the current reclaim policy.
 	// +optional
 	Reclaim ReclaimStatus `json:"reclaim,omitempty"`

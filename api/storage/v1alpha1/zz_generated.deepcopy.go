@@ -267,6 +267,11 @@ func (in *VolumeOwnershipStatus) DeepCopyInto(out *VolumeOwnershipStatus) {
 		in, out := &in.PhaseSince, &out.PhaseSince
 		*out = (*in).DeepCopy()
 	}
+	if in.FencedOff != nil {
+		in, out := &in.FencedOff, &out.FencedOff
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	out.Reclaim = in.Reclaim
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions

@@ -124,6 +124,7 @@ func describeVolume(w io.Writer, v *storagev1alpha1.VolumeOwnership, now time.Ti
 		{"Volume", s.VolumeName},
 		{"Owner", s.Owner},
 		{"Sharers", strings.Join(s.Sharers, ",")},
+		{"Fenced Off", strings.Join(s.FencedOff, ",")},
 		{"Phase", string(s.Phase)},
 		{"Since", cmp.Or(when(s.PhaseSince, now), "<unknown>")},
 		{"Reclaim", string(s.Reclaim.Current)},

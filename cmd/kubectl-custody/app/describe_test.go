@@ -41,6 +41,7 @@ func TestDescribeVolume(t *testing.T) {
 			"Volume:            pv-data\n" +
 			"Owner:             t1\n" +
 			"Sharers:           <none>\n" +
+			"Fenced Off:        <none>\n" +
 			"Phase:             Moving\n" +
 			"Since:             2026-07-01T11:54:30Z (5m30s ago)\n" +
 			"Reclaim:           Retain\n" +
@@ -55,7 +56,7 @@ func TestDescribeVolume(t *testing.T) {
 			"  2026-07-01T11:54:30Z  Moving        t1     WaitingForDetach  waiting for t1 to let go of the volume\n"},
 		{"not yet seen", &storagev1alpha1.VolumeOwnership{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "new"},
-			Status:     storagev1alpha1.VolumeOwnershipStatus{Sharers: []string{"t2", "t3"}},
+			Status:     storagev1alpha1.VolumeOwnershipStatus{Sharers: []string{"t2", "t3"}, FencedOff: []string{"t4"}},
 		}, "" +
 			"Name:              new\n" +
 			"Namespace:         shop\n" +
@@ -65,6 +66,7 @@ func TestDescribeVolume(t *testing.T) {
 			"Volume:            <none>\n" +
 			"Owner:             <none>\n" +
 			"Sharers:           t2,t3\n" +
+			"Fenced Off:        t4\n" +
 			"Phase:             <none>\n" +
 			"Since:             <unknown>\n" +
 			"Reclaim:           <none>\n" +
