@@ -17,5 +17,9 @@
 //   - fence --powered-off: a Manual Fence per storage domain of a SyncTarget that is not
 //     Ready, on the admin's word that its member is off;
 //   - unfence: spec.state Unfenced on a SyncTarget's Fences, refused for a Fence that holds
-//     while its target is not Ready and clean in the Fence's domain.
+//     while its target is not Ready and clean in the Fence's domain;
+//   - join: a SyncTarget with a hub identity of its own (ServiceAccount, ClusterRoleBinding,
+//     token Secret), and the member's manifest, config/member rendered for that target with
+//     a hub kubeconfig that carries the token. The hub checks the SyncTarget with a dry run
+//     first and it is written last; a failed run deletes what it created.
 package app

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -54,8 +55,10 @@ func (o *options) command() *cobra.Command {
 		Short: "Custody's volumes, sync targets and Fences on the hub",
 		Long: `kubectl custody shows what Custody does on the hub: the volumes it coordinates, with their
 owner, sharers and phase, the sync targets with their Locations and health, and the Fences
-that cut lost targets off their storage. It cordons and uncordons targets, states that a
-lost target's member is powered off (fence --powered-off), and unfences targets.`,
+that cut lost targets off their storage. It joins member clusters (join registers a target
+with a hub identity of its own and writes the manifest that runs its syncer), cordons and
+uncordons targets, states that a lost target's member is powered off (fence --powered-off),
+and unfences targets.`,
 		Annotations:  map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl custody"},
 		SilenceUsage: true,
 		// Run prints the error once, on one line.
@@ -74,6 +77,7 @@ lost target's member is powered off (fence --powered-off), and unfences targets.
 		o.fencesCommand(),
 		o.fenceCommand(),
 		o.unfenceCommand(),
+		o.joinCommand(),
 	)
 	return cmd
 }
@@ -116,6 +120,9 @@ func restMapper() meta.RESTMapper {
 	m.Add(corev1.SchemeGroupVersion.WithKind("Event"), meta.RESTScopeNamespace)
 	m.Add(workloadv1alpha1.GroupVersion.WithKind("SyncTarget"), meta.RESTScopeRoot)
 	m.Add(schedulingv1alpha1.GroupVersion.WithKind("Location"), meta.RESTScopeRoot)
+	m.Add(corev1.SchemeGroupVersion.WithKind("ServiceAccount"), meta.RESTScopeNamespace)
+	m.Add(corev1.SchemeGroupVersion.WithKind("Secret"), meta.RESTScopeNamespace)
+	m.Add(rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), meta.RESTScopeRoot)
 	return m
 }
 

@@ -6,6 +6,10 @@
 // member's to a member, and checks, impersonating each ServiceAccount, that the controller
 // and the syncer may do their work and not more. Then it runs the controller and syncer
 // binaries with their Deployments' arguments, as their ServiceAccounts, until the member's
-// SyncTarget is Ready and with no request forbidden. It also checks that the Dockerfiles
-// build with the Go of go.mod.
+// SyncTarget is Ready and with no request forbidden. It runs `kubectl custody join` against
+// the hub, with a kube-controller-manager that fills in its token, applies the manifest join
+// wrote to the member, and runs the syncer with the hub kubeconfig of that manifest, the
+// target's own identity, until its SyncTarget is Ready; and it checks that join creates
+// nothing when the hub refuses the SyncTarget or the user may not bind the identity. It also
+// checks that the Dockerfiles build with the Go of go.mod.
 package manifests

@@ -19,10 +19,12 @@ import (
 	"github.com/onsi/gomega/gbytes"
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -34,6 +36,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/test/testbed"
 )
 
@@ -431,4 +434,44 @@ func syncerArgs(objs rendered) []string {
 	args := expand(c.Args, env)
 	Expect(args).NotTo(ContainElement(ContainSubstring("$(")), "every reference expands")
 	return args
+}
+
+// runUntilReady runs the controller with the arguments of its Deployment, as its
+// ServiceAccount, and the syncer with args, which name its kubeconfigs, until the syncer's
+// SyncTarget is Ready; it fails as soon as either is forbidden a request. Their endpoints
+// move to free local ports.
+func runUntilReady(ctx context.Context, controller *appsv1.Deployment, syncer []string) {
+	GinkgoHelper()
+	target, ok := flagValue(syncer, "sync-target-name")
+	Expect(ok).To(BeTrue())
+	c := start(ctx, "controller", append(onlyContainer(controller, "controller").Args,
+		"--kubeconfig="+kubeconfigAs(bed.Hub, controllerSA)))
+	s := start(ctx, "syncer", syncer)
+	for _, p := range []*process{c, s} {
+		for _, path := range []string{"/healthz", "/readyz"} {
+			Eventually(p.get).WithContext(ctx).WithArguments(ctx, path).Should(Succeed(), "%s %s", p.name, path)
+		}
+	}
+
+	lease := &coordinationv1.Lease{}
+	Eventually(func(g Gomega) {
+		g.Expect(c.running()).To(Succeed())
+		g.Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "custody-controller"}, lease)).To(Succeed())
+		g.Expect(lease.Spec.HolderIdentity).To(HaveValue(Not(BeEmpty())))
+	}).WithContext(ctx).Should(Succeed(), "the controller leads")
+	Eventually(func(g Gomega) {
+		for _, p := range []*process{c, s} {
+			g.Expect(p.running()).To(Succeed())
+			if line := p.forbidden(); line != "" {
+				StopTrying(p.name + " lacks a permission: " + line).Now()
+			}
+		}
+		st := &workloadv1alpha1.SyncTarget{}
+		g.Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Name: target}, st)).To(Succeed())
+		g.Expect(meta.IsStatusConditionTrue(st.Status.Conditions, workloadv1alpha1.ConditionReady)).To(BeTrue())
+	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), "SyncTarget %s turns Ready", target)
+	// By now every informer of both has listed.
+	for _, p := range []*process{c, s} {
+		Expect(p.forbidden()).To(BeEmpty(), "%s lacks a permission", p.name)
+	}
 }

@@ -10,15 +10,12 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
@@ -279,39 +276,10 @@ configMapGenerator:
 		Expect(bed.Hub.Client.Create(ctx, &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: target}})).To(Succeed())
 
 		// The pods' in-cluster configs and mounted hub kubeconfig become kubeconfigs that act
-		// as the same ServiceAccounts; the endpoints move to free local ports.
-		c := start(ctx, "controller", append(onlyContainer(controller, "controller").Args,
-			"--kubeconfig="+kubeconfigAs(bed.Hub, controllerSA)))
-		s := start(ctx, "syncer", append(syncer,
+		// as the same ServiceAccounts.
+		runUntilReady(ctx, controller, append(syncer,
 			"--hub-kubeconfig="+kubeconfigAs(bed.Hub, syncerHubSA),
 			"--member-kubeconfig="+kubeconfigAs(bed.Member(member), syncerMemberSA)))
-		for _, p := range []*process{c, s} {
-			for _, path := range []string{"/healthz", "/readyz"} {
-				Eventually(p.get).WithContext(ctx).WithArguments(ctx, path).Should(Succeed(), "%s %s", p.name, path)
-			}
-		}
-
-		lease := &coordinationv1.Lease{}
-		Eventually(func(g Gomega) {
-			g.Expect(c.running()).To(Succeed())
-			g.Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "custody-controller"}, lease)).To(Succeed())
-			g.Expect(lease.Spec.HolderIdentity).To(HaveValue(Not(BeEmpty())))
-		}).WithContext(ctx).Should(Succeed(), "the controller leads")
-		Eventually(func(g Gomega) {
-			for _, p := range []*process{c, s} {
-				g.Expect(p.running()).To(Succeed())
-				if line := p.forbidden(); line != "" {
-					StopTrying(p.name + " lacks a permission: " + line).Now()
-				}
-			}
-			st := &workloadv1alpha1.SyncTarget{}
-			g.Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Name: target}, st)).To(Succeed())
-			g.Expect(meta.IsStatusConditionTrue(st.Status.Conditions, workloadv1alpha1.ConditionReady)).To(BeTrue())
-		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), "SyncTarget %s turns Ready", target)
-		// By now every informer of both has listed.
-		for _, p := range []*process{c, s} {
-			Expect(p.forbidden()).To(BeEmpty(), "%s lacks a permission", p.name)
-		}
 	}, NodeTimeout(3*time.Minute))
 })
 

@@ -1,0 +1,193 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/custody-dev/custody/config"
+)
+
+// joinFlags are the argument and flags of join.
+type joinFlags struct {
+	target         string
+	domains        []string
+	locationLabels []string
+	fencingCIDRs   []string
+	fenceClass     string
+	syncerImage    string
+	hubServer      string
+	output         string
+	dryRun         bool
+	tokenTimeout   time.Duration
+}
+
+func (o *options) joinCommand() *cobra.Command {
+	f := &joinFlags{}
+	cmd := &cobra.Command{
+		Use:   "join TARGET --storage-domain DOMAIN [-o member.yaml]",
+		Short: "Register a member cluster as a sync target, with a hub identity of its own, and write the manifest that runs its syncer",
+		Long: `Register a member cluster on the hub as the sync target TARGET and write the one manifest
+that runs its syncer in the member. On the hub it creates, or brings in line when they exist:
+
+  - the ServiceAccount custody-system/custody-syncer-target-TARGET, the syncer's hub identity,
+    which no other target shares; the ClusterRoleBinding of the same name grants it the
+    ClusterRole custody-syncer-hub;
+  - the Secret custody-system/custody-syncer-target-TARGET-token, a token of that identity,
+    which it waits for the hub's token controller to fill in (--token-timeout);
+  - last, the SyncTarget TARGET: its storage domains, its labels (--location-label), which
+    Location instance selectors match, and its fencing (--fencing-cidrs with
+    --network-fence-class). Labels and fencing that the flags do not name are left as they are.
+
+The manifest, written to -o (stdout when absent or -), is config/member for TARGET: the
+namespace custody-system, the syncer's ServiceAccount and ClusterRole there, the ConfigMap
+that names TARGET, the syncer's Deployment (its image from --syncer-image), and the Secret
+custody-syncer-hub-kubeconfig with a kubeconfig for the hub that carries the token. Its server
+is --hub-server, or the current context's; it must be an address of the hub that the
+member's pods reach. "kubectl apply -f member.yaml" against the member is the only other step.
+
+Running join again gives the same result and the same token. Before it writes anything, the
+hub checks the SyncTarget with a server-side dry run, so that a name, domain or CIDR it would
+refuse stops join with nothing created. If a later step fails, join deletes what it created
+in that run. With --dry-run every write is a server-side dry run and the manifest, whose
+kubeconfig then carries no token, goes to stdout: nothing is created, on the hub or in a file.`,
+		Example: `  # Join the member of zone a, selected by Locations that match region=eu
+  kubectl custody join eu-1a --storage-domain zone-a --location-label region=eu -o member.yaml
+  kubectl --kubeconfig member.kubeconfig apply -f member.yaml
+
+  # What join would create, without creating it
+  kubectl custody join eu-1a --storage-domain zone-a --dry-run`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.target = args[0]
+			return o.join(cmd.Context(), f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringArrayVar(&f.domains, "storage-domain", nil, "A storage domain the member reaches; repeat it for each domain")
+	fs.StringArrayVar(&f.locationLabels, "location-label", nil, "A label KEY=VALUE of the SyncTarget, for Location instance selectors; repeat it for each label")
+	fs.StringSliceVar(&f.fencingCIDRs, "fencing-cidrs", nil, "The member's node addresses as its storage sees them, CIDRs separated by commas, which a NetworkFence cuts off; needs --network-fence-class")
+	fs.StringVar(&f.fenceClass, "network-fence-class", "", "The csi-addons NetworkFenceClass that fences the member")
+	fs.StringVar(&f.syncerImage, "syncer-image", "", "The syncer's image (default: the one config/syncer names)")
+	fs.StringVar(&f.hubServer, "hub-server", "", "The hub's address as the member's pods reach it (default: the server of the current context)")
+	fs.StringVarP(&f.output, "output", "o", "-", "The file to write the member's manifest to; - is stdout")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "Print the manifest and what join would write on the hub, and write nothing")
+	fs.DurationVar(&f.tokenTimeout, "token-timeout", time.Minute, "How long to wait for the hub's token controller to fill in the token")
+	_ = cmd.MarkFlagRequired("storage-domain")
+	return cmd
+}
+
+// validate checks what the hub cannot check before join writes: the target's name, which
+// every per-target label key and object name embeds, and the flags that go together. The
+// storage domains follow the SyncTarget's own rule, spelled here for a message that names
+// the flag; the hub checks the rest with a dry run.
+func (f *joinFlags) validate() error {
+	if errs := validation.IsDNS1123Label(f.target); len(errs) > 0 {
+		return fmt.Errorf("target name %q is not a DNS label: %s", f.target, strings.Join(errs, "; "))
+	}
+	for _, d := range f.domains {
+		if errs := validation.IsDNS1123Label(d); len(errs) > 0 {
+			return fmt.Errorf("--storage-domain %q is not a DNS label: %s", d, strings.Join(errs, "; "))
+		}
+	}
+	if _, err := parseLabels(f.locationLabels); err != nil {
+		return err
+	}
+	if (len(f.fencingCIDRs) == 0) != (f.fenceClass == "") {
+		return errors.New("--fencing-cidrs and --network-fence-class go together: a NetworkFence needs both")
+	}
+	return nil
+}
+
+// parseLabels parses KEY=VALUE pairs.
+func parseLabels(pairs []string) (map[string]string, error) {
+	labels := map[string]string{}
+	for _, p := range pairs {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--location-label %q is not KEY=VALUE", p)
+		}
+		labels[k] = v
+	}
+	return labels, nil
+}
+
+// join checks the flags, connects to the hub and joins the target.
+func (o *options) join(ctx context.Context, f *joinFlags) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	h, err := o.hub()
+	if err != nil {
+		return err
+	}
+	if f.hubServer == "" {
+		f.hubServer = o.host
+	}
+	return o.joinHub(ctx, h.Client, f)
+}
+
+// joinHub writes the target's objects on the hub through c and its manifest to f.output.
+// Nothing is left on the hub of a run that fails: the SyncTarget, checked first with a dry
+// run, is written last, and what the run created is deleted when a later step fails.
+func (o *options) joinHub(ctx context.Context, c client.Client, f *joinFlags) (err error) {
+	out, err := createManifest(f.output, f.dryRun)
+	if err != nil {
+		return err
+	}
+	defer out.discard()
+	report := o.streams.Out
+	if out.file == nil {
+		report = o.streams.ErrOut
+	}
+	target := syncTargetOf(f)
+	if err := checkSyncTarget(ctx, c, target); err != nil {
+		return err
+	}
+	w := newHubWriter(c, report, f.dryRun)
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, w.rollback(ctx))
+		}
+	}()
+	manifest, err := identity(ctx, w, f)
+	if err != nil {
+		return err
+	}
+	if err := out.stage(manifest); err != nil {
+		return err
+	}
+	if err := w.ensure(ctx, target); err != nil {
+		return err
+	}
+	return out.commit(o.streams.Out, report)
+}
+
+// identity writes the target's hub identity and returns the member's manifest, with a
+// kubeconfig for that identity.
+func identity(ctx context.Context, w *hubWriter, f *joinFlags) ([]byte, error) {
+	for _, d := range []desired{serviceAccountOf(f.target), bindingOf(f.target), tokenOf(f.target)} {
+		if err := w.ensure(ctx, d); err != nil {
+			return nil, err
+		}
+	}
+	token, ca := []byte(fmt.Sprintf("<the token of secret %s/%s>", custodyNamespace, tokenName(f.target))), []byte(nil)
+	if !f.dryRun {
+		secret, err := waitForToken(ctx, w.c, tokenOf(f.target).key(), f.tokenTimeout)
+		if err != nil {
+			return nil, err
+		}
+		token, ca = secret.Data["token"], secret.Data["ca.crt"]
+	}
+	kubeconfig, err := hubKubeconfig(f.hubServer, ca, token, identityName(f.target))
+	if err != nil {
+		return nil, err
+	}
+	return config.RenderMember(config.Member{SyncTarget: f.target, SyncerImage: f.syncerImage, HubKubeconfig: kubeconfig})
+}

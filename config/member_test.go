@@ -1,0 +1,83 @@
+package config
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+func TestSplitImage(t *testing.T) {
+	for _, tc := range []struct{ ref, name, tag, digest string }{
+		{"custody-syncer", "custody-syncer", "", ""},
+		{"custody-syncer:v1", "custody-syncer", "v1", ""},
+		{"registry.example.com:5000/custody/syncer", "registry.example.com:5000/custody/syncer", "", ""},
+		{"registry.example.com:5000/custody/syncer:v1", "registry.example.com:5000/custody/syncer", "v1", ""},
+		{"registry.example.com/syncer@sha256:abc", "registry.example.com/syncer", "", "sha256:abc"},
+		{"registry.example.com/syncer:v1@sha256:abc", "registry.example.com/syncer", "v1", "sha256:abc"},
+	} {
+		name, tag, digest := splitImage(tc.ref)
+		if name != tc.name || tag != tc.tag || digest != tc.digest {
+			t.Errorf("splitImage(%q) = %q %q %q, want %q %q %q", tc.ref, name, tag, digest, tc.name, tc.tag, tc.digest)
+		}
+	}
+}
+
+// syncerImageOf is the image of the syncer's container in a rendered member.
+func syncerImageOf(t *testing.T, manifest []byte) string {
+	t.Helper()
+	for doc := range strings.SplitSeq(string(manifest), "\n---\n") {
+		var d struct {
+			Kind string
+			Spec struct {
+				Template struct {
+					Spec struct {
+						Containers []struct{ Name, Image string }
+					}
+				}
+			}
+		}
+		if err := yaml.Unmarshal([]byte(doc), &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Kind == "Deployment" && len(d.Spec.Template.Spec.Containers) == 1 {
+			return d.Spec.Template.Spec.Containers[0].Image
+		}
+	}
+	t.Fatal("no Deployment with one container")
+	return ""
+}
+
+func TestRenderMemberSetsTheSyncerImage(t *testing.T) {
+	for _, tc := range []struct{ image, want string }{
+		{"", "custody-syncer:latest"},
+		{"registry.example.com:5000/custody-syncer:v1", "registry.example.com:5000/custody-syncer:v1"},
+		{"registry.example.com/syncer@sha256:abc", "registry.example.com/syncer@sha256:abc"},
+	} {
+		manifest, err := RenderMember(Member{SyncTarget: "m1", SyncerImage: tc.image})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := syncerImageOf(t, manifest); got != tc.want {
+			t.Errorf("--syncer-image %q: the syncer runs %q, want %q", tc.image, got, tc.want)
+		}
+	}
+}
+
+func TestRenderMemberHoldsTheTargetAndTheKubeconfig(t *testing.T) {
+	kubeconfig := []byte("apiVersion: v1\nkind: Config\n")
+	manifest, err := RenderMember(Member{SyncTarget: "eu-1a", HubKubeconfig: kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range [][]byte{
+		[]byte("\n  sync-target-name: eu-1a\n"),
+		[]byte("\n  name: " + HubKubeconfigSecret + "\n"),
+		[]byte("\n  " + HubKubeconfigKey + ": YXBpVmVyc2lvbjogdjEKa2luZDogQ29uZmlnCg==\n"),
+	} {
+		if !bytes.Contains(manifest, want) {
+			t.Errorf("the manifest lacks %q:\n%s", want, manifest)
+		}
+	}
+}
