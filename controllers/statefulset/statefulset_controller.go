@@ -18,8 +18,11 @@ import (
 // Reconciler makes and keeps the claims of the hub's StatefulSets, and places each set on a
 // target once its claims are there.
 type Reconciler struct {
-	Client   client.Client
-	Recorder events.EventRecorder
+	Client client.Client
+	// APIReader reads past the cache: a set is confirmed alive there before its claims are
+	// made.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
 }
 
 // SetupWithManager registers the controller: a set is reconciled when it changes and when a

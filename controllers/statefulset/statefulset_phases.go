@@ -15,9 +15,29 @@ import (
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
 
+// alive reads the set past the cache and tells whether it still lives. A user who deletes a
+// set and then its claims must not see them made again from a cache that has not yet seen the
+// set's deletion.
+func (r *Reconciler) alive(ctx context.Context, set *appsv1.StatefulSet) (bool, error) {
+	live := &appsv1.StatefulSet{}
+	switch err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(set), live); {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return live.UID == set.UID && live.DeletionTimestamp.IsZero(), nil
+}
+
 // ensureClaims creates the claims of ordinals in range that do not exist. A claim the hub
 // refuses is reported on the set and not retried: only a change of the set can mend it.
 func (r *Reconciler) ensureClaims(ctx context.Context, set *appsv1.StatefulSet, p plan) error {
+	if len(p.create) == 0 {
+		return nil
+	}
+	if alive, err := r.alive(ctx, set); err != nil || !alive {
+		return err
+	}
 	for _, c := range p.create {
 		err := r.Client.Create(ctx, c)
 		switch {

@@ -26,7 +26,7 @@ func (r *Reconciler) sync(ctx context.Context, up, down *unstructured.Unstructur
 		}
 	}
 	if down == nil {
-		if gone, err := r.originGone(ctx, up); err != nil || gone {
+		if gone, err := r.claimGone(ctx, up); err != nil || gone {
 			return err
 		}
 	}
@@ -37,20 +37,25 @@ func (r *Reconciler) sync(ctx context.Context, up, down *unstructured.Unstructur
 	return r.ensureStatus(ctx, up, down)
 }
 
-// originGone tells whether up is a hub PV whose volume the member provisioned and whose claim
-// is being deleted or gone: the member's PV, missing, went with the claim, its storage
-// perhaps released, and is not made again.
-func (r *Reconciler) originGone(ctx context.Context, up *unstructured.Unstructured) (bool, error) {
+// claimGone tells whether up is a hub PV whose claim is being deleted: the member's PV,
+// missing, went with the claim, its storage perhaps released, and is not made again, whether
+// the member provisioned it or the syncer made it (no target is given the volume of a claim
+// being deleted). The PV the member provisioned is not made again either once its claim is
+// gone or is another claim of the same name.
+func (r *Reconciler) claimGone(ctx context.Context, up *unstructured.Unstructured) (bool, error) {
 	key, bound := transform.ClaimOf(up)
-	uid, _, _ := unstructured.NestedString(up.Object, "spec", "claimRef", "uid")
-	if r.GVK.GroupKind() != transform.PVKind || up.GetAnnotations()[workloadv1alpha1.PVNameAnnotation(r.Target.Key)] == "" || !bound || uid == "" {
+	if r.GVK.GroupKind() != transform.PVKind || !bound {
 		return false, nil
 	}
 	claim, err := transform.Read(ctx, r.Hub, r.HubReader, transform.PVCGVK, key)
 	if err != nil {
 		return false, err
 	}
-	gone := claim == nil || string(claim.GetUID()) != uid || claim.GetDeletionTimestamp() != nil
+	gone := claim != nil && claim.GetDeletionTimestamp() != nil
+	if uid, _, _ := unstructured.NestedString(up.Object, "spec", "claimRef", "uid"); !gone && uid != "" &&
+		up.GetAnnotations()[workloadv1alpha1.PVNameAnnotation(r.Target.Key)] != "" {
+		gone = claim == nil || string(claim.GetUID()) != uid
+	}
 	if gone {
 		ctrl.LoggerFrom(ctx).V(1).Info("Not making again the member's PV of a claim being deleted", "claim", key)
 	}
