@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/config"
 )
 
@@ -84,12 +85,16 @@ kubeconfig then carries no token, goes to stdout: nothing is created, on the hub
 }
 
 // validate checks what the hub cannot check before join writes: the target's name, which
-// every per-target label key and object name embeds, and the flags that go together. The
+// every per-target label key and object name embeds and which the hub's admission policy
+// reads from the syncer's identity as the target's key, and the flags that go together. The
 // storage domains follow the SyncTarget's own rule, spelled here for a message that names
 // the flag; the hub checks the rest with a dry run.
 func (f *joinFlags) validate() error {
 	if errs := validation.IsDNS1123Label(f.target); len(errs) > 0 {
 		return fmt.Errorf("target name %q is not a DNS label: %s", f.target, strings.Join(errs, "; "))
+	}
+	if key := workloadv1alpha1.ToSyncTargetKey(f.target); key != f.target {
+		return fmt.Errorf("target name %q is too long: its key would be %q, and the hub's admission policy takes the name for the key", f.target, key)
 	}
 	for _, d := range f.domains {
 		if errs := validation.IsDNS1123Label(d); len(errs) > 0 {

@@ -438,6 +438,7 @@ func TestJoinRefusesBadInput(t *testing.T) {
 		{"a target name that is not a DNS label", []string{"M_1", "--storage-domain=east"},
 			`target name "M_1" is not a DNS label: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`},
 		{"a dotted target name", []string{"m1.eu", "--storage-domain=east"}, `target name "m1.eu" is not a DNS label: `},
+		{"a target name longer than a key", []string{strings.Repeat("m", 57), "--storage-domain=east"}, `target name "` + strings.Repeat("m", 57) + `" is too long: its key would be "m`},
 		{"a domain that is not a DNS label", []string{"m1", "--storage-domain=East"}, `--storage-domain "East" is not a DNS label: `},
 		{"a label that is not KEY=VALUE", []string{"m1", "--storage-domain=east", "--location-label=region"}, `--location-label "region" is not KEY=VALUE`},
 		{"CIDRs without a class", []string{"m1", "--storage-domain=east", "--fencing-cidrs=10.0.0.0/24"}, `--fencing-cidrs and --network-fence-class go together: a NetworkFence needs both`},

@@ -10,6 +10,9 @@
 // the hub, with a kube-controller-manager that fills in its token, applies the manifest join
 // wrote to the member, and runs the syncer with the hub kubeconfig of that manifest, the
 // target's own identity, until its SyncTarget is Ready; and it checks that join creates
-// nothing when the hub refuses the SyncTarget or the user may not bind the identity. It also
+// nothing when the hub refuses the SyncTarget or the user may not bind the identity. With two
+// targets joined, it checks each rule of config/admission's policy: one target's syncer is
+// denied the other's Lease, SyncTarget, objects and PVs, with a message that names the rule,
+// and allowed its own. It also
 // checks that the Dockerfiles build with the Go of go.mod.
 package manifests

@@ -16,7 +16,6 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,12 +35,11 @@ import (
 	"github.com/custody-dev/custody/test/testbed"
 )
 
-const (
-	// joined is the target that kubectl custody join registers for the bed's member.
-	joined = "joined-m1"
-	// joinedSA is its syncer's hub identity.
-	joinedSA = "custody-syncer-target-" + joined
-)
+// joined is the target that kubectl custody join registers for the bed's member.
+const joined = "joined-m1"
+
+// joinedSA is its syncer's hub identity.
+var joinedSA = syncerIdentity(joined)
 
 // One ordered container: the hub gets config/default and a token controller, then join runs
 // against it and its manifest is applied to the member.
@@ -161,13 +159,14 @@ var _ = Describe("kubectl custody join", Ordered, func() {
 		st.Status.SyncedResources = []string{"persistentvolumeclaims"}
 		Expect(c.Status().Patch(ctx, st, patch)).To(Succeed())
 
-		lease := &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: joined},
-			Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To("syncer/" + joined), LeaseDurationSeconds: ptr.To[int32](10), RenewTime: ptr.To(metav1.NowMicro())},
-		}
+		lease := heartbeat(workloadv1alpha1.HeartbeatNamespace, joined)
 		Expect(c.Create(ctx, lease)).To(Succeed())
 		lease.Spec.RenewTime = ptr.To(metav1.NowMicro())
 		Expect(c.Update(ctx, lease)).To(Succeed())
+		// config/default's admission policy, applied moments ago, holds it to its own Lease.
+		Eventually(func() error {
+			return c.Create(ctx, heartbeat(workloadv1alpha1.HeartbeatNamespace, "not-"+joined), client.DryRunAll)
+		}).WithContext(ctx).Should(MatchError(ContainSubstring(ruleLease+joined)), "writing another target's Lease")
 
 		Expect(apierrors.IsForbidden(c.Delete(ctx, st))).To(BeTrue(), "deleting its SyncTarget")
 		binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "escalate"},

@@ -33,7 +33,7 @@ var _ = Describe("config/", Ordered, func() {
 	})
 
 	Describe("the hub's overlay, config/default", func() {
-		It("holds the namespace, Custody's CRDs, the controller with its RBAC and the syncers' hub identity", func() {
+		It("holds the namespace, Custody's CRDs, the controller with its RBAC, the syncers' hub identity and their admission policy", func() {
 			want := []string{
 				"Namespace custody-system",
 				"ServiceAccount custody-system/custody-controller",
@@ -47,6 +47,8 @@ var _ = Describe("config/", Ordered, func() {
 				"ClusterRole custody-syncer-hub",
 				"ClusterRoleBinding custody-syncer-hub",
 				"Secret custody-system/custody-syncer-hub-token",
+				"ValidatingAdmissionPolicy custody-syncer-target",
+				"ValidatingAdmissionPolicyBinding custody-syncer-target",
 			}
 			for _, name := range crdNames() {
 				want = append(want, "CustomResourceDefinition "+name)

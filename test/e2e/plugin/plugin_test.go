@@ -207,6 +207,7 @@ var _ = Describe("describe volume", func() {
 			"Volume:            pv-data",
 			"Owner:             k2",
 			"Sharers:           <none>",
+			"Fenced Off:        <none>",
 			"Phase:             Bound",
 			"Since:             " + since.UTC().Format(time.RFC3339) + " (2d2h ago)",
 			"Reclaim:           Retain",
