@@ -10,7 +10,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -303,12 +305,21 @@ func (r *run) retrying(f func(context.Context) error) func(context.Context) erro
 // await polls done until it returns nil, and returns its last error once within passed.
 func await(ctx context.Context, what string, within time.Duration, done func(context.Context) error) error {
 	deadline := time.Now().Add(within)
+	// cause is the last answer that says what is missing: a last try that found an API server
+	// restarted by another schedule says nothing of it.
+	var cause error
 	for {
 		err := done(ctx)
 		if err == nil {
 			return nil
 		}
+		if !outOfReach(err) {
+			cause = err
+		}
 		if time.Now().After(deadline) {
+			if cause != nil && cause != err {
+				return fmt.Errorf("waited %s for %s: %w (at the last try: %v)", within, what, cause, err)
+			}
 			return fmt.Errorf("waited %s for %s: %w", within, what, err)
 		}
 		select {
@@ -317,6 +328,13 @@ func await(ctx context.Context, what string, within time.Duration, done func(con
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// outOfReach tells whether err says only that an API server did not answer: stopped,
+// starting or stopping.
+func outOfReach(err error) bool {
+	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) ||
+		apierrors.IsServiceUnavailable(err) || apierrors.IsTooManyRequests(err)
 }
 
 // create creates obj; one that exists (a retried create that landed) is fine.

@@ -24,6 +24,17 @@ import (
 
 const partOf = "app.kubernetes.io/part-of"
 
+// memberIDs are the objects of config/member, as ids names them; the ConfigMap's name ends
+// in kustomize's hash.
+var memberIDs = []any{
+	"Namespace custody-system",
+	"ServiceAccount custody-system/custody-syncer",
+	"ClusterRole custody-syncer-member",
+	"ClusterRoleBinding custody-syncer-member",
+	HavePrefix("ConfigMap custody-system/custody-syncer-"),
+	"Deployment custody-system/custody-syncer",
+}
+
 // One ordered container: the last specs run Custody from both overlays, once applied.
 var _ = Describe("config/", Ordered, func() {
 	var hubObjs, memberObjs rendered
@@ -167,14 +178,7 @@ var _ = Describe("config/", Ordered, func() {
 
 	Describe("a member's overlay, config/member", func() {
 		It("holds the namespace, the syncer with its identity and role there, and the name of its SyncTarget", func() {
-			Expect(memberObjs.ids()).To(ConsistOf(
-				"Namespace custody-system",
-				"ServiceAccount custody-system/custody-syncer",
-				"ClusterRole custody-syncer-member",
-				"ClusterRoleBinding custody-syncer-member",
-				HavePrefix("ConfigMap custody-system/custody-syncer-"),
-				"Deployment custody-system/custody-syncer",
-			))
+			Expect(memberObjs.ids()).To(ConsistOf(memberIDs...))
 			for _, o := range memberObjs {
 				Expect(o.GetLabels()).To(HaveKeyWithValue(partOf, "custody"), id(o))
 			}
