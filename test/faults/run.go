@@ -162,8 +162,7 @@ func (r *run) place(ctx context.Context) error {
 	}
 	for _, obj := range []client.Object{ns, placement} {
 		// Another schedule may be restarting the hub: retry as for any workload step.
-		create := func(ctx context.Context) error { return client.IgnoreAlreadyExists(r.hub.Create(ctx, obj)) }
-		if err := r.retrying(create)(ctx); err != nil {
+		if err := r.retrying(func(ctx context.Context) error { return r.create(ctx, obj) })(ctx); err != nil {
 			return err
 		}
 	}

@@ -47,13 +47,20 @@ func (r *Reconciler) claimGone(ctx context.Context, up *unstructured.Unstructure
 	if r.GVK.GroupKind() != transform.PVKind || !bound {
 		return false, nil
 	}
-	claim, err := transform.Read(ctx, r.Hub, r.HubReader, transform.PVCGVK, key)
+	// A claim the target holds is in the cache: a copy, made before the claim is synced to
+	// the target on a move, costs no read of the hub. The PV the member provisioned is
+	// checked against the hub itself.
+	origin := up.GetAnnotations()[workloadv1alpha1.PVNameAnnotation(r.Target.Key)] != ""
+	var direct client.Reader
+	if origin {
+		direct = r.HubReader
+	}
+	claim, err := transform.Read(ctx, r.Hub, direct, transform.PVCGVK, key)
 	if err != nil {
 		return false, err
 	}
 	gone := claim != nil && claim.GetDeletionTimestamp() != nil
-	if uid, _, _ := unstructured.NestedString(up.Object, "spec", "claimRef", "uid"); !gone && uid != "" &&
-		up.GetAnnotations()[workloadv1alpha1.PVNameAnnotation(r.Target.Key)] != "" {
+	if uid, _, _ := unstructured.NestedString(up.Object, "spec", "claimRef", "uid"); !gone && origin && uid != "" {
 		gone = claim == nil || string(claim.GetUID()) != uid
 	}
 	if gone {

@@ -23,9 +23,9 @@ import (
 
 // provisioned returns the hub claim and the member PV to upsync for it: the hub claim is
 // synced to the target, its downstream copy (created by the syncer) is Bound and not being
-// deleted, and the PV it is bound to was not made by the syncer. For a hub claim upsynced from a claim the member
-// made itself (labelled Upsync), that claim stands for the downstream copy. Both are nil when
-// there is nothing to upsync.
+// deleted, and the PV it is bound to was not made by the syncer. For a hub claim upsynced
+// from a claim the member made itself (labelled Upsync), that claim stands for the
+// downstream copy. Both are nil when there is nothing to upsync.
 func (r *Reconciler) provisioned(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, *corev1.PersistentVolume, error) {
 	claim := transform.Empty(transform.PVCGVK)
 	if err := r.Hub.Get(ctx, key, claim); err != nil {
