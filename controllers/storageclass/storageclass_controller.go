@@ -44,12 +44,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 }
 
 // reportChanged passes the SyncTarget updates that can change a comparison: labels (the
-// target joins or leaves Locations), reported classes, and the start of deletion.
+// target joins or leaves Locations), reported classes, the first report, and the start of
+// deletion.
 var reportChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		o, n := e.ObjectOld.(*workloadv1alpha1.SyncTarget), e.ObjectNew.(*workloadv1alpha1.SyncTarget)
 		return !maps.Equal(o.Labels, n.Labels) || o.DeletionTimestamp.IsZero() != n.DeletionTimestamp.IsZero() ||
-			!equality.Semantic.DeepEqual(o.Status.StorageClasses, n.Status.StorageClasses)
+			o.Reported() != n.Reported() || !equality.Semantic.DeepEqual(o.Status.StorageClasses, n.Status.StorageClasses)
 	},
 }
 

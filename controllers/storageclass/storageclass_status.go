@@ -22,6 +22,8 @@ const maxMessage = 960
 const recoveredPrefix = "Volumes may move again: "
 
 // condition is the Location's StorageClassesCompatible condition, given every SyncTarget.
+// A target whose syncer has not reported yet is named but not compared: its classes are not
+// missing, only unknown, and a target just joined would otherwise raise a Warning.
 func condition(loc *schedulingv1alpha1.Location, all []workloadv1alpha1.SyncTarget) metav1.Condition {
 	c := metav1.Condition{Type: schedulingv1alpha1.ConditionStorageClassesCompatible, ObservedGeneration: loc.Generation}
 	members, err := loc.Targets(all)
@@ -30,8 +32,13 @@ func condition(loc *schedulingv1alpha1.Location, all []workloadv1alpha1.SyncTarg
 		return c
 	}
 	var reported []classes.Target
+	var awaiting []string
 	for _, t := range members {
-		if t.DeletionTimestamp.IsZero() {
+		switch {
+		case !t.DeletionTimestamp.IsZero():
+		case !t.Reported():
+			awaiting = append(awaiting, t.Name)
+		default:
 			reported = append(reported, classes.Target{Name: t.Name, Classes: t.Status.StorageClasses})
 		}
 	}
@@ -54,6 +61,9 @@ func condition(loc *schedulingv1alpha1.Location, all []workloadv1alpha1.SyncTarg
 	default:
 		c.Status, c.Reason = metav1.ConditionTrue, schedulingv1alpha1.ReasonStorageClassesMatch
 		c.Message = fmt.Sprintf("every class is alike on every target (classes: %d, targets: %d)", len(r.Classes), len(r.Targets))
+	}
+	if len(awaiting) > 0 {
+		c.Message = summary([]string{c.Message, "not compared until they report: " + strings.Join(awaiting, ", ")})
 	}
 	return c
 }

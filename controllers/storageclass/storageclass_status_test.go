@@ -15,7 +15,7 @@ import (
 func syncTarget(name, loc string, classes ...workloadv1alpha1.StorageClassInfo) workloadv1alpha1.SyncTarget {
 	return workloadv1alpha1.SyncTarget{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"loc": loc}},
-		Status:     workloadv1alpha1.SyncTargetStatus{StorageClasses: classes},
+		Status:     workloadv1alpha1.SyncTargetStatus{StorageClasses: classes, SyncedResources: []string{"persistentvolumeclaims"}},
 	}
 }
 
@@ -53,6 +53,12 @@ func TestCondition(t *testing.T) {
 			name:    "targets of other Locations and targets being deleted are left out",
 			targets: []workloadv1alpha1.SyncTarget{syncTarget("t1", "a", class("fast", "p")), syncTarget("t2", "b", class("fast", "other")), deleting},
 			want:    metav1.Condition{Status: metav1.ConditionTrue, Reason: schedulingv1alpha1.ReasonStorageClassesMatch, Message: "every class is alike on every target (classes: 1, targets: 1)"},
+		},
+		{
+			name:    "a target that has not reported is named, not compared",
+			targets: []workloadv1alpha1.SyncTarget{syncTarget("t1", "a", class("fast", "p")), {ObjectMeta: metav1.ObjectMeta{Name: "t2", Labels: map[string]string{"loc": "a"}}}},
+			want: metav1.Condition{Status: metav1.ConditionTrue, Reason: schedulingv1alpha1.ReasonStorageClassesMatch,
+				Message: "every class is alike on every target (classes: 1, targets: 1); not compared until they report: t2"},
 		},
 		{
 			name:    "settings differ",

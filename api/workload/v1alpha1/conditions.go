@@ -35,6 +35,13 @@ func (t *SyncTarget) Available() bool {
 		!meta.IsStatusConditionTrue(t.Status.Conditions, ConditionFenced)
 }
 
+// Reported tells whether the target's syncer has reported the member: its first report
+// names the resource types it syncs, of which there is always at least one, beside the
+// member's StorageClasses, of which there may be none.
+func (t *SyncTarget) Reported() bool {
+	return len(t.Status.SyncedResources) > 0
+}
+
 // IsClean tells whether the target's syncer reported that it holds nothing in the storage
 // domain that the hub no longer gives it.
 func (t *SyncTarget) IsClean(domain string) bool {

@@ -31,8 +31,7 @@ func newFixture() fixture {
 	return fixture{id: id, loc: "loc-" + id}
 }
 
-// location creates the Location. A test creates it once its first targets have reported, as
-// a Location that sees a target before its first report finds every class missing there.
+// location creates the Location.
 func (f fixture) location(ctx context.Context) {
 	Expect(hub.Create(ctx, &schedulingv1alpha1.Location{
 		ObjectMeta: metav1.ObjectMeta{Name: f.loc},
@@ -44,12 +43,18 @@ func (f fixture) location(ctx context.Context) {
 
 // target creates a SyncTarget, in the Location or not, that reports the classes.
 func (f fixture) target(ctx context.Context, name string, in bool, classes ...workloadv1alpha1.StorageClassInfo) string {
+	t := f.joined(ctx, name, in)
+	report(ctx, t, classes...)
+	return t
+}
+
+// joined creates a SyncTarget, in the Location or not, whose syncer has not reported yet.
+func (f fixture) joined(ctx context.Context, name string, in bool) string {
 	t := &workloadv1alpha1.SyncTarget{
 		ObjectMeta: metav1.ObjectMeta{Name: name + "-" + f.id, Labels: map[string]string{"test": f.id, "in": yesNo(in)}},
 		Spec:       workloadv1alpha1.SyncTargetSpec{Priority: 1},
 	}
 	Expect(hub.Create(ctx, t)).To(Succeed())
-	report(ctx, t.Name, classes...)
 	return t.Name
 }
 
@@ -75,7 +80,9 @@ func updateTarget(ctx context.Context, name string, status bool, change func(*wo
 
 // report writes the target's classes to its status, as its syncer does.
 func report(ctx context.Context, name string, classes ...workloadv1alpha1.StorageClassInfo) {
-	updateTarget(ctx, name, true, func(t *workloadv1alpha1.SyncTarget) { t.Status.StorageClasses = classes })
+	updateTarget(ctx, name, true, func(t *workloadv1alpha1.SyncTarget) {
+		t.Status.StorageClasses, t.Status.SyncedResources = classes, []string{"persistentvolumeclaims"}
+	})
 }
 
 // setIn moves the target into the Location or out of it.

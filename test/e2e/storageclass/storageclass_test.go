@@ -32,6 +32,21 @@ var _ = Describe("StorageClassesCompatible", func() {
 		f.expectNoWarning(ctx)
 	})
 
+	It("names a target that has not reported yet without a Warning, and compares it once it reports", func(ctx SpecContext) {
+		f := newFixture()
+		f.target(ctx, "t1", true, class("fast", rbd, ssd))
+		f.location(ctx)
+		t2 := f.joined(ctx, "t2", true)
+
+		f.expectCompatible(ctx, metav1.ConditionTrue, schedulingv1alpha1.ReasonStorageClassesMatch, "targets: 1", "not compared until they report: "+t2)
+		f.expectNoWarning(ctx)
+
+		report(ctx, t2)
+		parts := []string{fmt.Sprintf(`class "fast" is missing on %s`, t2)}
+		f.expectCompatible(ctx, metav1.ConditionFalse, schedulingv1alpha1.ReasonStorageClassMissing, parts...)
+		f.expectEvent(ctx, corev1.EventTypeWarning, schedulingv1alpha1.ReasonStorageClassMissing, parts...)
+	})
+
 	It("is False on a provisioner mismatch, with a Warning, and recovers with a Normal event", func(ctx SpecContext) {
 		f := newFixture()
 		t1 := f.target(ctx, "t1", true, class("fast", rbd, ssd))
