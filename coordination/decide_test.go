@@ -382,3 +382,23 @@ func TestProvisioningNamesTheMissingClass(t *testing.T) {
 		})
 	}
 }
+
+func TestProvisions(t *testing.T) {
+	tests := []struct {
+		name string
+		o    Observation
+		want bool
+	}{
+		{name: "a placed claim is given to a target", o: obs(rwo, map[string]Presence{"a": placed}, nil, Record{}), want: true},
+		{name: "a claim provisioning on its target", o: obs(rwo, map[string]Presence{"a": synced}, nil, Record{Owner: "a"})},
+		{name: "a claim leaving its target before its volume came up", o: obs(rwo, map[string]Presence{"a": departing, "b": placed}, nil, Record{Owner: "a"})},
+		{name: "an owned volume moving", o: obs(rwo, map[string]Presence{"a": departing, "b": placed}, map[string]Presence{"a": pvSync}, Record{Owner: "a"})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Decide(tt.o).Provisions(); got != tt.want {
+				t.Fatalf("Provisions() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package coordination
 
 import (
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -163,4 +164,11 @@ type Decision struct {
 	// Recheck, when not zero, is when the decision may change with time alone: an
 	// unreachable owner is lost once the fence delay has passed.
 	Recheck time.Duration
+}
+
+// Provisions tells whether the decision gives a claim that has no hub PV to a target to
+// provision: the one step that must not be taken on a stale view, as a PV upsynced meanwhile
+// would be provisioned a second time.
+func (d Decision) Provisions() bool {
+	return d.Phase == storagev1alpha1.Provisioning && slices.ContainsFunc(d.Actions, func(a Action) bool { return a.Kind == SyncClaim })
 }

@@ -150,6 +150,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	d := coordination.Decide(s.observation(r.Compatible, time.Now(), r.fenceDelay))
+	if d.Provisions() {
+		// A claim given to a target to provision may have had its PV upsynced by the last
+		// target it was given to, after the cache was read: look past the cache first.
+		if s.volume, err = r.upsyncedVolume(ctx, claim); err != nil {
+			return ctrl.Result{}, err
+		}
+		if s.volume != nil {
+			d = coordination.Decide(s.observation(r.Compatible, time.Now(), r.fenceDelay))
+		}
+	}
 	if err := r.record(ctx, s, d); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -64,18 +64,11 @@ func (r *Reconciler) observe(ctx context.Context, claim *corev1.PersistentVolume
 // volumeOf finds the claim's hub PV: the one it is bound to, else the one that names it.
 // For a deleted claim the PV is read from the API server: its reclaim policy decides whether
 // the storage is released, and an admin's Retain written just before the claim was deleted
-// must count even when the cache has not shown it yet.
+// must count even when the cache has not shown it yet; so must a PV upsynced just before.
 func (r *Reconciler) volumeOf(ctx context.Context, claim *corev1.PersistentVolumeClaim) (*corev1.PersistentVolume, error) {
+	deleting := !claim.DeletionTimestamp.IsZero()
 	if name := claim.Spec.VolumeName; name != "" {
-		var reader client.Reader = r.Client
-		if !claim.DeletionTimestamp.IsZero() {
-			reader = r.APIReader
-		}
-		pv := &corev1.PersistentVolume{}
-		if err := reader.Get(ctx, client.ObjectKey{Name: name}, pv); err != nil {
-			return nil, client.IgnoreNotFound(err)
-		}
-		return pv, nil
+		return r.getVolume(ctx, name, deleting)
 	}
 	list := &corev1.PersistentVolumeList{}
 	if err := r.Client.List(ctx, list, client.MatchingFields{claimRefIndex: claim.Namespace + "/" + claim.Name}); err != nil {
@@ -86,7 +79,30 @@ func (r *Reconciler) volumeOf(ctx context.Context, claim *corev1.PersistentVolum
 			return &list.Items[i], nil
 		}
 	}
+	if deleting {
+		return r.upsyncedVolume(ctx, claim)
+	}
 	return nil, nil
+}
+
+// upsyncedVolume reads from the API server the hub PV that a target's syncer upsyncs for
+// the claim; nil when there is none.
+func (r *Reconciler) upsyncedVolume(ctx context.Context, claim *corev1.PersistentVolumeClaim) (*corev1.PersistentVolume, error) {
+	return r.getVolume(ctx, workloadv1alpha1.UpsyncedPVName(claim.UID), true)
+}
+
+// getVolume reads the hub PV called name from the cache or, when live, the API server; nil
+// when there is none.
+func (r *Reconciler) getVolume(ctx context.Context, name string, live bool) (*corev1.PersistentVolume, error) {
+	var reader client.Reader = r.Client
+	if live {
+		reader = r.APIReader
+	}
+	pv := &corev1.PersistentVolume{}
+	if err := reader.Get(ctx, client.ObjectKey{Name: name}, pv); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	return pv, nil
 }
 
 // observation translates the objects into what package coordination reads, at now.

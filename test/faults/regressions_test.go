@@ -199,4 +199,28 @@ var regressions = []Schedule{
 		{At: 260 * time.Millisecond, Kind: Cordon, Target: Owner, For: 740 * time.Millisecond},
 		{At: 920 * time.Millisecond, Kind: RestartHub, For: 240 * time.Millisecond},
 	}},
+	// A claim deleted just after it was created: coordination's cache showed neither its
+	// binding nor the PV upsynced for it, it counted the volume as held by no target and
+	// finished the claim, and the storage stayed with no record of it. A deleted claim's PV
+	// is now looked up past the cache by the name its upsync gives it.
+	{Seed: 1795532163276819999, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c3", Mode: corev1.ReadWriteOnce},
+		{At: 400 * time.Millisecond, Kind: DeleteClaim, Name: "c3"},
+		{At: 1450 * time.Millisecond, Kind: Cordon, Target: Owner, For: 2040 * time.Millisecond},
+		{At: 1470 * time.Millisecond, Kind: FailStorage, For: 730 * time.Millisecond},
+		{At: 1800 * time.Millisecond, Kind: KillController, For: 1240 * time.Millisecond},
+		{At: 2300 * time.Millisecond, Kind: FailStorage, For: 220 * time.Millisecond},
+	}},
+	// A claim provisioning on one member had its PV upsynced; its namespace left that member
+	// before coordination's cache showed the hub PV, and the claim was given to another
+	// member, which provisioned a second volume: two holders, for good. A claim is now given
+	// to a target to provision only once the API server confirms that no PV was upsynced.
+	{Seed: 1795536425162053767, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteOnce},
+		{At: 200 * time.Millisecond, Kind: Cordon, Target: Owner, For: 1640 * time.Millisecond},
+		{At: 400 * time.Millisecond, Kind: KillSyncer, Target: Owner, For: 650 * time.Millisecond},
+		{At: 1070 * time.Millisecond, Kind: KillSyncer, Target: Owner, For: 420 * time.Millisecond},
+	}},
 }
