@@ -223,4 +223,17 @@ var regressions = []Schedule{
 		{At: 400 * time.Millisecond, Kind: KillSyncer, Target: Owner, For: 650 * time.Millisecond},
 		{At: 1070 * time.Millisecond, Kind: KillSyncer, Target: Owner, For: 420 * time.Millisecond},
 	}},
+	// A shared claim deleted: its owner set its PV's reclaim policy Delete and let the claim
+	// go, and the storage released the volume and deleted the PV. The PV's downsync, working
+	// from a cache that still showed the PV, applied it, which made it again, and the storage
+	// released the volume a second time. A PV whose claim is being deleted is now neither made
+	// nor changed.
+	{Seed: 1795541519752384972, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteMany},
+		{At: 280 * time.Millisecond, Kind: StopMember, Target: "m1", For: 3300 * time.Millisecond},
+		{At: 690 * time.Millisecond, Kind: Cordon, Target: Owner, For: 2870 * time.Millisecond},
+		{At: 840 * time.Millisecond, Kind: Partition, Target: Owner, For: 1770 * time.Millisecond},
+		{At: 3660 * time.Millisecond, Kind: Cordon, Target: Owner, For: 1600 * time.Millisecond},
+		{At: 3680 * time.Millisecond, Kind: StopMember, Target: "m1", For: 640 * time.Millisecond},
+	}},
 }

@@ -25,11 +25,6 @@ func (r *Reconciler) sync(ctx context.Context, up, down *unstructured.Unstructur
 			return err
 		}
 	}
-	if down == nil {
-		if gone, err := r.claimGone(ctx, up); err != nil || gone {
-			return err
-		}
-	}
 	down, err := r.ensureDownstream(ctx, up, down)
 	if err != nil || down == nil {
 		return err
@@ -37,10 +32,10 @@ func (r *Reconciler) sync(ctx context.Context, up, down *unstructured.Unstructur
 	return r.ensureStatus(ctx, up, down)
 }
 
-// claimGone tells whether up is a hub PV whose claim is being deleted: the member's PV,
-// missing, went with the claim, its storage perhaps released, and is not made again, whether
-// the member provisioned it or the syncer made it (no target is given the volume of a claim
-// being deleted). The PV the member provisioned is not made again either once its claim is
+// claimGone tells whether up is a hub PV whose claim is being deleted: the member's PV is
+// neither made again nor changed, as it goes with the claim, its storage perhaps released
+// already, whether the member provisioned it or the syncer made it (no target is given the
+// volume of a claim being deleted). The PV the member provisioned is not made again either once its claim is
 // gone or is another claim of the same name.
 func (r *Reconciler) claimGone(ctx context.Context, up *unstructured.Unstructured) (bool, error) {
 	key, bound := transform.ClaimOf(up)
@@ -136,6 +131,11 @@ func (r *Reconciler) ensureDownstream(ctx context.Context, up, down *unstructure
 			return down, nil
 		}
 		desired.SetResourceVersion(down.GetResourceVersion())
+	}
+	// An apply makes the object when it is missing, whatever resourceVersion it names: a PV
+	// that the cache still shows may have gone with its claim already.
+	if gone, err := r.claimGone(ctx, up); err != nil || gone {
+		return nil, err
 	}
 	if err := r.apply(ctx, desired); err != nil {
 		return nil, err
