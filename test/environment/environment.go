@@ -2,7 +2,6 @@ package environment
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -10,9 +9,8 @@ import (
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -83,6 +81,8 @@ type Environment struct {
 	mu         sync.Mutex
 	controller *runner
 	syncers    map[string]*runner
+	// hubConfigs reach the hub as each member's syncer, by member.
+	hubConfigs map[string]*rest.Config
 	// lifecycle serializes StopMember and StartMember.
 	lifecycle sync.Mutex
 }
@@ -103,7 +103,7 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Environment{Bed: bed, opts: o, syncers: map[string]*runner{}}
+	e := &Environment{Bed: bed, opts: o, syncers: map[string]*runner{}, hubConfigs: map[string]*rest.Config{}}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, e.Stop())
@@ -123,46 +123,34 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 	return e, nil
 }
 
-// register creates (or keeps) the SyncTargets and Locations the environment describes. Each
-// SyncTarget fences with its member's node CIDRs and the NetworkFenceClass of its domain; a
-// SyncTarget kept from an earlier run gets that fencing too.
+// register installs Custody's hub configuration, joins each member with `kubectl custody
+// join`, as an admin would, and creates (or keeps) the Locations. Each SyncTarget fences
+// with its member's node CIDRs and the NetworkFenceClass of its domain; a SyncTarget kept
+// from an earlier run gets that fencing too. Each syncer reaches the hub with the identity
+// join made for its target, under the hub's admission policy.
 func (e *Environment) register(ctx context.Context) error {
-	c := e.Hub.Client
+	if err := e.installHub(ctx); err != nil {
+		return err
+	}
 	for _, l := range e.opts.Locations {
-		objs := []client.Object{&schedulingv1alpha1.Location{
+		loc := &schedulingv1alpha1.Location{
 			ObjectMeta: metav1.ObjectMeta{Name: l.Name, Labels: map[string]string{LocationLabel: l.Name}},
 			Spec: schedulingv1alpha1.LocationSpec{InstanceSelector: metav1.LabelSelector{
 				MatchLabels: map[string]string{LocationLabel: l.Name},
 			}},
-		}}
-		for _, m := range l.Members {
-			objs = append(objs, &workloadv1alpha1.SyncTarget{
-				ObjectMeta: metav1.ObjectMeta{Name: m, Labels: map[string]string{LocationLabel: l.Name}},
-				Spec: workloadv1alpha1.SyncTargetSpec{StorageDomains: []string{l.Domain}, Priority: 1, Fencing: &workloadv1alpha1.FencingSpec{
-					NodeCIDRs: e.Member(m).NodeCIDRs, NetworkFenceClassName: l.Domain,
-				}},
-			})
 		}
-		for _, o := range objs {
-			err := c.Create(ctx, o)
-			if t, ok := o.(*workloadv1alpha1.SyncTarget); ok && apierrors.IsAlreadyExists(err) {
-				err = setFencing(ctx, c, t)
+		if err := e.Hub.Client.Create(ctx, loc); client.IgnoreAlreadyExists(err) != nil {
+			return fmt.Errorf("registering %s: %w", l.Name, err)
+		}
+		for _, name := range l.Members {
+			cfg, err := e.join(ctx, l, e.Member(name))
+			if err != nil {
+				return err
 			}
-			if client.IgnoreAlreadyExists(err) != nil {
-				return fmt.Errorf("registering %s: %w", o.GetName(), err)
-			}
+			e.hubConfigs[name] = cfg
 		}
 	}
 	return nil
-}
-
-// setFencing sets the fencing of the existing SyncTarget t to t's, leaving the rest as it is.
-func setFencing(ctx context.Context, c client.Client, t *workloadv1alpha1.SyncTarget) error {
-	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"fencing": t.Spec.Fencing}})
-	if err != nil {
-		return err
-	}
-	return c.Patch(ctx, t, client.RawPatch(types.MergePatchType, patch))
 }
 
 // StartController runs the hub controllers. A controller that exits, for instance because
@@ -227,7 +215,7 @@ func (e *Environment) StartSyncer(name string) error {
 		return fmt.Errorf("the syncer of %s runs already", name)
 	}
 	o := syncer.Options{
-		HubConfig: e.Hub.Config, MemberConfig: m.Config, SyncTargetName: name,
+		HubConfig: e.hubConfigs[name], MemberConfig: m.Config, SyncTargetName: name,
 		HeartbeatPeriod: e.opts.HeartbeatPeriod,
 	}
 	e.syncers[name] = run(restarting("syncer "+name, func(ctx context.Context) error {

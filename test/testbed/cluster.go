@@ -2,8 +2,13 @@ package testbed
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,7 +28,8 @@ import (
 type Role string
 
 const (
-	// RoleHub is the hub: only the namespace and garbage-collector controllers.
+	// RoleHub is the hub: only the namespace, garbage-collector and service account token
+	// controllers.
 	RoleHub Role = "hub"
 	// RoleMember is a member cluster: the PV binder, protection and workload controllers too.
 	RoleMember Role = "member"
@@ -31,7 +37,7 @@ const (
 
 // controllers lists the kube-controller-manager controllers each role runs.
 var controllers = map[Role][]string{
-	RoleHub: {"namespace-controller", "garbage-collector-controller"},
+	RoleHub: {"namespace-controller", "garbage-collector-controller", "serviceaccount-token-controller"},
 	RoleMember: {
 		"namespace-controller", "garbage-collector-controller",
 		"persistentvolume-binder-controller", "persistentvolume-protection-controller",
@@ -63,14 +69,16 @@ type Cluster struct {
 	// NetworkFence names to fence it; stable for a bed. Empty for the hub.
 	NodeCIDRs []string
 
-	dir     string
-	binDir  string
-	stopped time.Time // when StopAPIServer last ran
-	down    bool      // the API server is stopped
-	env     *envtest.Environment
-	log     *os.File
-	kcm     *exec.Cmd
-	kcmDone chan struct{}
+	dir    string
+	binDir string
+	// signingKey is the file of the key that signs the cluster's service account tokens.
+	signingKey string
+	stopped    time.Time // when StopAPIServer last ran
+	down       bool      // the API server is stopped
+	env        *envtest.Environment
+	log        *os.File
+	kcm        *exec.Cmd
+	kcmDone    chan struct{}
 }
 
 // startCluster starts a control plane whose state lives in dir, installs the CRDs found in
@@ -99,9 +107,13 @@ func startCluster(name string, role Role, dir, binDir, kubeconfigPath string, cr
 	if err := os.MkdirAll(pki, 0o700); err != nil {
 		return nil, err
 	}
+	if c.signingKey, err = signingKey(dir); err != nil {
+		return c, err
+	}
 	apiServer := &envtest.APIServer{CertDir: pki, Out: log, Err: log}
 	// Close watches after 2s on shutdown instead of waiting 60s for them to go idle.
-	apiServer.Configure().Set("shutdown-send-retry-after", "true")
+	apiServer.Configure().Set("shutdown-send-retry-after", "true").
+		Set("service-account-key-file", c.signingKey).Set("service-account-signing-key-file", c.signingKey)
 	c.env = &envtest.Environment{
 		BinaryAssetsDirectory:    binDir,
 		CRDDirectoryPaths:        crdDirs,
@@ -130,6 +142,23 @@ func startCluster(name string, role Role, dir, binDir, kubeconfigPath string, cr
 	return c, c.startControllerManager()
 }
 
+// signingKey returns the file of the key that signs the service account tokens of the
+// cluster whose state lives in dir, made on its first start. Unlike the certificates it is
+// kept across starts, so that a token given out before, as one in a syncer's kubeconfig,
+// stays valid.
+func signingKey(dir string) (string, error) {
+	path := filepath.Join(dir, "sa-signer.key")
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return path, err
+	}
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return "", err
+	}
+	data := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	return path, os.WriteFile(path, data, 0o600)
+}
+
 // writeKubeconfig adds a system:masters user and writes a kubeconfig for it to path.
 func (c *Cluster) writeKubeconfig(user, path string) (*rest.Config, error) {
 	u, err := c.env.AddUser(envtest.User{Name: user, Groups: []string{"system:masters"}}, nil)
@@ -155,6 +184,7 @@ func (c *Cluster) startControllerManager() error {
 		"--leader-elect=false",
 		"--secure-port=0",
 		"--pvclaimbinder-sync-period=2s",
+		"--service-account-private-key-file="+c.signingKey,
 		// Its default client rate, 20 requests per second, would pace every volume test at
 		// the member's binder; large clusters raise it too.
 		"--kube-api-qps=500", "--kube-api-burst=1000",

@@ -2,8 +2,11 @@
 // planes: etcd and kube-apiserver through controller-runtime's envtest, and a real
 // kube-controller-manager beside each API server.
 //
-// The hub's controller manager runs only the namespace and garbage-collector controllers, so
-// hub objects are records and nothing on the hub binds a volume or runs a pod. Each member's
+// The hub's controller manager runs only the namespace, garbage-collector and service account
+// token controllers, so hub objects are records and nothing on the hub binds a volume or runs
+// a pod; the token controller fills in the tokens of the syncers' hub identities. Each
+// cluster signs its service account tokens with a key kept in its state directory, so that a
+// token stays valid when the bed starts again on the same state. Each member's
 // controller manager runs the PV binder, PV and PVC protection, the garbage collector and the
 // workload controllers, so binding and protection on a member are Kubernetes' own. Members are
 // attached to simulated storage domains (package simstorage), which provision their volumes.

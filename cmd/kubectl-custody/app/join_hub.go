@@ -42,6 +42,12 @@ func identityName(target string) string { return "custody-syncer-target-" + targ
 // tokenName names the Secret of the token of target's syncer.
 func tokenName(target string) string { return identityName(target) + "-token" }
 
+// TokenSecret is the hub Secret of the token of target's syncer, which join makes and the
+// hub's token controller fills in; deleting it revokes the token.
+func TokenSecret(target string) client.ObjectKey {
+	return client.ObjectKey{Namespace: custodyNamespace, Name: tokenName(target)}
+}
+
 // desired is an object that join writes on the hub: created when missing, otherwise
 // brought in line by mutate, which controllerutil.CreateOrUpdate applies to the object as
 // read.
@@ -92,7 +98,8 @@ func bindingOf(target string) desired {
 // tokenOf is a token of the hub identity of target's syncer that does not expire, filled in
 // by the hub's token controller. Deleting it revokes the token; join then makes a new one.
 func tokenOf(target string) desired {
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: custodyNamespace, Name: tokenName(target)}}
+	key := TokenSecret(target)
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 	return desired{s, func() error {
 		metav1.SetMetaDataLabel(&s.ObjectMeta, partOf, "custody")
 		metav1.SetMetaDataAnnotation(&s.ObjectMeta, corev1.ServiceAccountNameKey, identityName(target))
