@@ -25,6 +25,11 @@ func (r *Reconciler) sync(ctx context.Context, up, down *unstructured.Unstructur
 			return err
 		}
 	}
+	if down == nil {
+		if gone, err := r.claimGone(ctx, up); err != nil || gone {
+			return err
+		}
+	}
 	down, err := r.ensureDownstream(ctx, up, down)
 	if err != nil || down == nil {
 		return err
@@ -32,10 +37,10 @@ func (r *Reconciler) sync(ctx context.Context, up, down *unstructured.Unstructur
 	return r.ensureStatus(ctx, up, down)
 }
 
-// claimGone tells whether up is a hub PV whose claim is being deleted: the member's PV is
-// neither made again nor changed, as it goes with the claim, its storage perhaps released
-// already, whether the member provisioned it or the syncer made it (no target is given the
-// volume of a claim being deleted). The PV the member provisioned is not made again either once its claim is
+// claimGone tells whether up is a hub PV whose claim is being deleted: the member's PV,
+// missing, went with the claim, its storage perhaps released, and is not made again, whether
+// the member provisioned it or the syncer made it (no target is given the volume of a claim
+// being deleted). The PV the member provisioned is not made again either once its claim is
 // gone or is another claim of the same name.
 func (r *Reconciler) claimGone(ctx context.Context, up *unstructured.Unstructured) (bool, error) {
 	key, bound := transform.ClaimOf(up)
@@ -130,12 +135,11 @@ func (r *Reconciler) ensureDownstream(ctx context.Context, up, down *unstructure
 		if transform.UpToDate(down, desired) {
 			return down, nil
 		}
+		// An apply makes the object when it is missing, whatever resourceVersion it names;
+		// naming the uid makes it fail instead. The cache may show an object that is gone
+		// already: a PV that went with its claim, its storage released, must not come back.
 		desired.SetResourceVersion(down.GetResourceVersion())
-	}
-	// An apply makes the object when it is missing, whatever resourceVersion it names: a PV
-	// that the cache still shows may have gone with its claim already.
-	if gone, err := r.claimGone(ctx, up); err != nil || gone {
-		return nil, err
+		desired.SetUID(down.GetUID())
 	}
 	if err := r.apply(ctx, desired); err != nil {
 		return nil, err
@@ -161,11 +165,18 @@ func (r *Reconciler) inputs(ctx context.Context, up, down *unstructured.Unstruct
 	gk := r.GVK.GroupKind()
 	if gk == transform.PVCKind {
 		if name, _, _ := unstructured.NestedString(up.Object, "spec", "volumeName"); name != "" {
-			pv := transform.Empty(transform.PVGVK)
-			if err := r.Hub.Get(ctx, client.ObjectKey{Name: name}, pv); client.IgnoreNotFound(err) != nil {
+			// The claim may reach the cache before its PV, which is read from the hub then:
+			// the PV's annotations name the member's own PV of a volume it provisioned, and a
+			// claim bound to any other name could never be bound to that one.
+			pv, err := transform.Read(ctx, r.Hub, r.HubReader, transform.PVGVK, client.ObjectKey{Name: name})
+			if err != nil {
 				return in, err
 			}
-			in.VolumeName = r.Target.PVName(name, pv.GetAnnotations())
+			var annotations map[string]string
+			if pv != nil {
+				annotations = pv.GetAnnotations()
+			}
+			in.VolumeName = r.Target.PVName(name, annotations)
 		}
 	}
 	if transform.HasPodTemplate(gk) {
