@@ -21,5 +21,9 @@
 //   - join: a SyncTarget with a hub identity of its own (ServiceAccount, ClusterRoleBinding,
 //     token Secret), and the member's manifest, config/member rendered for that target with
 //     a hub kubeconfig that carries the token. The hub checks the SyncTarget with a dry run
-//     first and it is written last; a failed run deletes what it created.
+//     first and it is written last; a failed run deletes what it created;
+//   - unjoin: spec.evict on a SyncTarget, a wait until no hub object carries its state label,
+//     then its identity deleted, the token first, and the SyncTarget last; refused past
+//     --timeout, naming its claims, unless --force, which takes the target off what it still
+//     holds and lists what its member keeps.
 package app

@@ -84,17 +84,12 @@ kubeconfig then carries no token, goes to stdout: nothing is created, on the hub
 	return cmd
 }
 
-// validate checks what the hub cannot check before join writes: the target's name, which
-// every per-target label key and object name embeds and which the hub's admission policy
-// reads from the syncer's identity as the target's key, and the flags that go together. The
-// storage domains follow the SyncTarget's own rule, spelled here for a message that names
-// the flag; the hub checks the rest with a dry run.
+// validate checks what the hub cannot check before join writes: the target's name and the
+// flags that go together. The storage domains follow the SyncTarget's own rule, spelled here
+// for a message that names the flag; the hub checks the rest with a dry run.
 func (f *joinFlags) validate() error {
-	if errs := validation.IsDNS1123Label(f.target); len(errs) > 0 {
-		return fmt.Errorf("target name %q is not a DNS label: %s", f.target, strings.Join(errs, "; "))
-	}
-	if key := workloadv1alpha1.ToSyncTargetKey(f.target); key != f.target {
-		return fmt.Errorf("target name %q is too long: its key would be %q, and the hub's admission policy takes the name for the key", f.target, key)
+	if err := validateTargetName(f.target); err != nil {
+		return err
 	}
 	for _, d := range f.domains {
 		if errs := validation.IsDNS1123Label(d); len(errs) > 0 {
@@ -106,6 +101,19 @@ func (f *joinFlags) validate() error {
 	}
 	if (len(f.fencingCIDRs) == 0) != (f.fenceClass == "") {
 		return errors.New("--fencing-cidrs and --network-fence-class go together: a NetworkFence needs both")
+	}
+	return nil
+}
+
+// validateTargetName checks the name of a joined target, which every per-target label key
+// and object name embeds and which the hub's admission policy reads from the syncer's
+// identity as the target's key.
+func validateTargetName(target string) error {
+	if errs := validation.IsDNS1123Label(target); len(errs) > 0 {
+		return fmt.Errorf("target name %q is not a DNS label: %s", target, strings.Join(errs, "; "))
+	}
+	if key := workloadv1alpha1.ToSyncTargetKey(target); key != target {
+		return fmt.Errorf("target name %q is too long: its key would be %q, and the hub's admission policy takes the name for the key", target, key)
 	}
 	return nil
 }

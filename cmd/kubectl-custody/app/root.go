@@ -56,9 +56,10 @@ func (o *options) command() *cobra.Command {
 		Long: `kubectl custody shows what Custody does on the hub: the volumes it coordinates, with their
 owner, sharers and phase, the sync targets with their Locations and health, and the Fences
 that cut lost targets off their storage. It joins member clusters (join registers a target
-with a hub identity of its own and writes the manifest that runs its syncer), cordons and
-uncordons targets, states that a lost target's member is powered off (fence --powered-off),
-and unfences targets.`,
+with a hub identity of its own and writes the manifest that runs its syncer) and unjoins
+them (unjoin drains a target, then removes it and its identity), cordons and uncordons
+targets, states that a lost target's member is powered off (fence --powered-off), and
+unfences targets.`,
 		Annotations:  map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl custody"},
 		SilenceUsage: true,
 		// Run prints the error once, on one line.
@@ -78,6 +79,7 @@ and unfences targets.`,
 		o.fenceCommand(),
 		o.unfenceCommand(),
 		o.joinCommand(),
+		o.unjoinCommand(),
 	)
 	return cmd
 }

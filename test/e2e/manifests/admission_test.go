@@ -47,7 +47,6 @@ var _ = Describe("The admission policy of config/admission", Ordered, func() {
 	var syncerA, syncerB client.Client
 	BeforeAll(func(ctx SpecContext) {
 		apply(ctx, bed.Hub.Client, render(filepath.Join(root, "config", "default")))
-		startTokenController()
 		for _, t := range []string{a, b} {
 			r := join(ctx, bed.Hub.Kubeconfig, t, "--storage-domain=zone-a", "-o", filepath.Join(GinkgoT().TempDir(), t+".yaml"))
 			Expect(r.code).To(Equal(0), r.errOut)

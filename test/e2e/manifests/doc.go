@@ -4,15 +4,16 @@
 // probes, mounts and security settings, and the RBAC that binds each role to its identity.
 // It applies the hub's objects to a hub API server of the test bed, CRDs first, and the
 // member's to a member, and checks, impersonating each ServiceAccount, that the controller
-// and the syncer may do their work and not more. Then it runs the controller and syncer
-// binaries with their Deployments' arguments, as their ServiceAccounts, until the member's
-// SyncTarget is Ready and with no request forbidden. It runs `kubectl custody join` against
-// the hub, with a kube-controller-manager that fills in its token, applies the manifest join
-// wrote to the member, and runs the syncer with the hub kubeconfig of that manifest, the
-// target's own identity, until its SyncTarget is Ready; and it checks that join creates
-// nothing when the hub refuses the SyncTarget or the user may not bind the identity. With two
+// and a syncer may do their work and not more. It runs `kubectl custody join` against the
+// hub, whose kube-controller-manager fills in the token, applies the manifest join wrote to
+// the member, and runs the controller and syncer binaries with their Deployments' arguments,
+// the syncer with the hub kubeconfig of that manifest, the target's own identity, until its
+// SyncTarget is Ready and with no request forbidden; and it checks that join creates nothing
+// when the hub refuses the SyncTarget or the user may not bind the identity. With two
 // targets joined, it checks each rule of config/admission's policy: one target's syncer is
 // denied the other's Lease, SyncTarget, objects and PVs, with a message that names the rule,
-// and allowed its own. It also
-// checks that the Dockerfiles build with the Go of go.mod.
+// and allowed its own. It runs `kubectl custody unjoin`: a target that holds nothing goes
+// with its identity, one that still holds a claim is refused with the claim named, and
+// --force lets go of what it holds and says what the member keeps. It also checks that the
+// Dockerfiles build with the Go of go.mod.
 package manifests

@@ -47,8 +47,9 @@ const (
 	member = "m1"
 	// The ServiceAccounts the manifests run Custody as, all in custody-system.
 	controllerSA   = "custody-controller"
-	syncerHubSA    = "custody-syncer-hub"
 	syncerMemberSA = "custody-syncer"
+	// syncerHubRole is the ClusterRole that join binds each syncer's hub identity to.
+	syncerHubRole = "custody-syncer-hub"
 )
 
 // userOf is the user name of the ServiceAccount sa of custody-system.

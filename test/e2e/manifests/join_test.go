@@ -6,10 +6,8 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -41,8 +39,8 @@ const joined = "joined-m1"
 // joinedSA is its syncer's hub identity.
 var joinedSA = syncerIdentity(joined)
 
-// One ordered container: the hub gets config/default and a token controller, then join runs
-// against it and its manifest is applied to the member.
+// One ordered container: the hub gets config/default, then join runs against it and its
+// manifest is applied to the member.
 var _ = Describe("kubectl custody join", Ordered, func() {
 	var (
 		hubObjs  rendered
@@ -53,13 +51,12 @@ var _ = Describe("kubectl custody join", Ordered, func() {
 	BeforeAll(func(ctx SpecContext) {
 		hubObjs = render(filepath.Join(root, "config", "default"))
 		apply(ctx, bed.Hub.Client, hubObjs)
-		startTokenController()
 	})
 
 	It("refuses what the SyncTarget's validation refuses, creating nothing", func(ctx SpecContext) {
 		r := join(ctx, bed.Hub.Kubeconfig, joined, "--storage-domain=zone-a", "--fencing-cidrs=10.0.0.0/33", "--network-fence-class=fast")
 		r.failsWith(`the hub refuses synctarget ` + joined + `: SyncTarget.workload.custody.dev "` + joined + `" is invalid: spec.fencing.nodeCIDRs: Invalid value: every entry must be a CIDR such as 10.0.0.0/24`)
-		expectNoIdentity(ctx)
+		expectNoIdentity(ctx, joined)
 	})
 
 	It("refuses a user who may not bind the identity, and deletes what it created", func(ctx SpecContext) {
@@ -76,7 +73,7 @@ var _ = Describe("kubectl custody join", Ordered, func() {
 		r.failsWith(`writing clusterrolebinding.rbac.authorization.k8s.io/` + joinedSA + `: clusterrolebindings.rbac.authorization.k8s.io is forbidden: User "` +
 			user + `" cannot create resource "clusterrolebindings" in API group "rbac.authorization.k8s.io" at the cluster scope`)
 		Expect(r.errOut).To(HavePrefix("serviceaccount/" + joinedSA + " created\nserviceaccount/" + joinedSA + " deleted: rolled back\n"))
-		expectNoIdentity(ctx)
+		expectNoIdentity(ctx, joined)
 	})
 
 	It("prints what it would create with --dry-run, creating nothing", func(ctx SpecContext) {
@@ -84,7 +81,7 @@ var _ = Describe("kubectl custody join", Ordered, func() {
 		Expect(r.code).To(Equal(0), r.errOut)
 		Expect(r.errOut).To(Equal(reportOf("created (server dry run)")))
 		Expect(decodeAll(r.out).ids()).To(ContainElement("Deployment custody-system/custody-syncer"))
-		expectNoIdentity(ctx)
+		expectNoIdentity(ctx, joined)
 	})
 
 	It("registers the target with an identity of its own, and writes the member's manifest", func(ctx SpecContext) {
@@ -101,7 +98,7 @@ var _ = Describe("kubectl custody join", Ordered, func() {
 		Expect(st.Spec.StorageDomains).To(Equal([]string{"zone-a"}))
 		Expect(st.Labels).To(HaveKeyWithValue("region", "eu"))
 		Expect(st.Spec.Priority).To(Equal(int32(1)), "the CRD's default")
-		expectBoundOnHub(ctx)
+		expectBoundOnHub(ctx, joined)
 	})
 
 	It("runs again with the same result and the same token", func(ctx SpecContext) {
@@ -178,24 +175,29 @@ var _ = Describe("kubectl custody join", Ordered, func() {
 	}, NodeTimeout(3*time.Minute))
 })
 
-// joinResult is what one run of kubectl custody join printed, and its exit code.
-type joinResult struct {
+// pluginResult is what one run of kubectl custody printed, and its exit code.
+type pluginResult struct {
 	code        int
 	out, errOut string
 }
 
 // join runs kubectl custody join in-process with kubeconfig.
-func join(ctx context.Context, kubeconfig string, args ...string) joinResult {
+func join(ctx context.Context, kubeconfig string, args ...string) pluginResult {
+	return custody(ctx, kubeconfig, append([]string{"join"}, args...)...)
+}
+
+// custody runs kubectl custody in-process with kubeconfig.
+func custody(ctx context.Context, kubeconfig string, args ...string) pluginResult {
 	var out, errOut bytes.Buffer
 	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
-	code := app.Run(ctx, append([]string{"--kubeconfig", kubeconfig, "join"}, args...), streams)
-	GinkgoWriter.Printf("$ kubectl custody join %s\n%s%s(exit %d)\n", strings.Join(args, " "), out.String(), errOut.String(), code)
-	return joinResult{code: code, out: out.String(), errOut: errOut.String()}
+	code := app.Run(ctx, append([]string{"--kubeconfig", kubeconfig}, args...), streams)
+	GinkgoWriter.Printf("$ kubectl custody %s\n%s%s(exit %d)\n", strings.Join(args, " "), out.String(), errOut.String(), code)
+	return pluginResult{code: code, out: out.String(), errOut: errOut.String()}
 }
 
 // failsWith checks that the run exited 1 with no manifest, and that its last line on stderr,
 // after what it reported, is "error: <message>".
-func (r joinResult) failsWith(message string) {
+func (r pluginResult) failsWith(message string) {
 	GinkgoHelper()
 	Expect(r.out).To(BeEmpty())
 	lines := strings.Split(strings.TrimSuffix(r.errOut, "\n"), "\n")
@@ -218,31 +220,34 @@ func reportOf(what string) string {
 	return b.String()
 }
 
-// expectNoIdentity checks that the hub holds nothing of the joined target.
-func expectNoIdentity(ctx context.Context) {
+// expectNoIdentity checks that the hub holds nothing of target: its SyncTarget and the
+// identity join makes.
+func expectNoIdentity(ctx context.Context, target string) {
 	GinkgoHelper()
+	sa := syncerIdentity(target)
 	for _, obj := range []client.Object{
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: joinedSA}},
-		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: joinedSA}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: joinedSA + "-token"}},
-		&workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: joined}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: sa}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: sa}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: sa + "-token"}},
+		&workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: target}},
 	} {
 		err := bed.Hub.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%T %s: %v", obj, obj.GetName(), err)
 	}
 }
 
-// expectBoundOnHub checks that the joined target's identity is bound to the syncers' hub
-// role alone, and that its token Secret is filled in.
-func expectBoundOnHub(ctx context.Context) {
+// expectBoundOnHub checks that target's identity is bound to the syncers' hub role alone,
+// and that its token Secret is filled in.
+func expectBoundOnHub(ctx context.Context, target string) {
 	GinkgoHelper()
-	Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: joinedSA}, &corev1.ServiceAccount{})).To(Succeed())
+	sa := syncerIdentity(target)
+	Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: sa}, &corev1.ServiceAccount{})).To(Succeed())
 	b := &rbacv1.ClusterRoleBinding{}
-	Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Name: joinedSA}, b)).To(Succeed())
-	Expect(b.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: syncerHubSA}))
-	Expect(b.Subjects).To(ConsistOf(rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: joinedSA}))
+	Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Name: sa}, b)).To(Succeed())
+	Expect(b.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: syncerHubRole}))
+	Expect(b.Subjects).To(ConsistOf(rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: sa}))
 	token := &corev1.Secret{}
-	Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: joinedSA + "-token"}, token)).To(Succeed())
+	Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: sa + "-token"}, token)).To(Succeed())
 	Expect(token.Type).To(Equal(corev1.SecretTypeServiceAccountToken))
 	Expect(token.Data).To(HaveKey(corev1.ServiceAccountTokenKey))
 }
@@ -287,32 +292,4 @@ func kubeconfigFile(cfg *rest.Config, user string) string {
 	path := filepath.Join(GinkgoT().TempDir(), user+".kubeconfig")
 	Expect(clientcmd.WriteToFile(*kc, path)).To(Succeed())
 	return path
-}
-
-// startTokenController runs the token controller that the bed's hub leaves out, until the
-// end of the container: a kube-controller-manager with only serviceaccount-token-controller,
-// signing with the key of the hub API server's service accounts, which envtest keeps in the
-// hub's certificate directory (<bed>/clusters/hub/pki). Its kubeconfig lies in the bed's
-// directory, so that the bed's reaper stops it if the test process dies.
-func startTokenController() {
-	GinkgoHelper()
-	binDir, err := testbed.BinDir()
-	Expect(err).NotTo(HaveOccurred())
-	key := filepath.Join(bed.Dir, "clusters", testbed.HubName, "pki", "sa-signer.key")
-	Expect(key).To(BeAnExistingFile())
-	cmd := exec.Command(filepath.Join(binDir, "kube-controller-manager"),
-		"--kubeconfig="+bed.Hub.Kubeconfig,
-		"--controllers=serviceaccount-token-controller",
-		"--service-account-private-key-file="+key,
-		"--leader-elect=false",
-		"--secure-port=0",
-	)
-	cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter
-	Expect(cmd.Start()).To(Succeed())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	DeferCleanup(func() {
-		Expect(cmd.Process.Signal(syscall.SIGTERM)).To(Succeed())
-		Eventually(done).WithTimeout(30 * time.Second).Should(Receive())
-	})
 }

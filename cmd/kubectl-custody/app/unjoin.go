@@ -1,0 +1,234 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+)
+
+// drainPoll is how often unjoin reads what the target still holds.
+const drainPoll = time.Second
+
+// unjoinFlags are the argument and flags of unjoin.
+type unjoinFlags struct {
+	target  string
+	timeout time.Duration
+	force   bool
+}
+
+func (o *options) unjoinCommand() *cobra.Command {
+	f := &unjoinFlags{}
+	cmd := &cobra.Command{
+		Use:   "unjoin TARGET [--timeout 5m] [--force]",
+		Short: "Drain a sync target, then remove it and its hub identity",
+		Long: `Drain the sync target TARGET and remove it from the hub, the inverse of join.
+
+unjoin sets spec.evict on the SyncTarget, so that every namespace leaves it: the hub moves
+its namespaces and their volumes to other targets of their Locations, or takes them off it,
+and its syncer deletes its copies in the member and lets go of the hub objects. It waits,
+up to --timeout, until no hub object carries the target's state label: namespaces, claims,
+PVs and every resource type its syncer reports. Then it deletes the target's hub identity
+that join made, the token Secret first so that its syncer is cut off, then the
+ClusterRoleBinding and the ServiceAccount, and last the SyncTarget. In the member,
+kubectl delete -f member.yaml removes the syncer.
+
+If the target still holds objects after --timeout, unjoin removes nothing and fails with
+what it holds, its claims first with the phase and reason of their VolumeOwnership; the
+target stays evicting. A volume leaves a target only once its syncer lets go of it, or once
+a Fence cut the target off its storage: kubectl custody fence TARGET --powered-off states
+that a member that is gone is off. With --force unjoin goes on: it deletes the identity,
+takes the target's state label, removal request, finalizers annotation and syncer
+finalizer off every hub object still on it, as the hub does for a fenced target, deletes
+the SyncTarget and lists those objects. The member keeps its copies of them, and the
+volumes among them are not fenced: stop their workloads in the member before the volumes
+are used elsewhere. --force --timeout=0 does not wait.
+
+Run again once the SyncTarget is gone, unjoin deletes what is left of its identity.`,
+		Example: `  # Move everything off member-1, then remove it from the hub
+  kubectl custody unjoin member-1
+  kubectl --kubeconfig member.kubeconfig delete -f member.yaml
+
+  # member-1 is gone for good and its volumes moved after a Fence: remove it at once
+  kubectl custody unjoin member-1 --force --timeout=0`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.target = args[0]
+			return o.unjoin(cmd.Context(), f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "How long to wait for the target to hold nothing; 0 does not wait")
+	fs.BoolVar(&f.force, "force", false, "Remove the target even if it still holds objects after --timeout, leaving its copies of them in the member")
+	return cmd
+}
+
+// unjoin checks the name, connects to the hub and unjoins the target.
+func (o *options) unjoin(ctx context.Context, f *unjoinFlags) error {
+	if err := validateTargetName(f.target); err != nil {
+		return err
+	}
+	c, err := o.discoveringHub()
+	if err != nil {
+		return err
+	}
+	return o.unjoinHub(ctx, c, f)
+}
+
+// discoveringHub is a client of the hub that, unlike o.hub's, maps any resource type the hub
+// serves, asking the hub's discovery about a group when it first meets it: unjoin lists
+// whatever types the target's syncer syncs.
+func (o *options) discoveringHub() (client.Client, error) {
+	// o.hub checks the kubeconfig and keeps the hub's address for the errors.
+	if _, err := o.hub(); err != nil {
+		return nil, err
+	}
+	cfg, err := o.config.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg.WarningHandler = rest.NewWarningWriter(o.streams.ErrOut, rest.WarningWriterOptions{})
+	return client.New(cfg, client.Options{Scheme: scheme})
+}
+
+// unjoinHub unjoins f.target through c: it evicts the target, waits until it holds nothing
+// and removes it. Past f.timeout it refuses, unless f.force.
+func (o *options) unjoinHub(ctx context.Context, c client.Client, f *unjoinFlags) error {
+	t := &workloadv1alpha1.SyncTarget{}
+	err := c.Get(ctx, client.ObjectKey{Name: f.target}, t)
+	if apierrors.IsNotFound(err) {
+		return o.unjoinGone(ctx, c, f.target)
+	}
+	if err != nil {
+		return err
+	}
+	if err := o.evict(ctx, c, t); err != nil {
+		return err
+	}
+	d := drainOf(c, t)
+	left, err := o.waitUntilEmpty(ctx, d, f.timeout)
+	if err != nil {
+		return err
+	}
+	if left.count() > 0 && !f.force {
+		return refusalOf(ctx, c, t.Name, f.timeout, left)
+	}
+	return o.remove(ctx, d, t, left.count() > 0)
+}
+
+// unjoinGone deletes what is left of the identity of target, whose SyncTarget is gone.
+func (o *options) unjoinGone(ctx context.Context, c client.Client, target string) error {
+	n, err := o.removeIdentity(ctx, c, target)
+	if err != nil {
+		return err
+	}
+	says := "not found"
+	if n == 0 {
+		says += ", nor its identity: nothing to unjoin"
+	}
+	fmt.Fprintf(o.streams.Out, "%s %s\n", kindName(&workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: target}}), says)
+	return nil
+}
+
+// evict sets t's spec.evict, so that the hub takes every namespace off it.
+func (o *options) evict(ctx context.Context, c client.Client, t *workloadv1alpha1.SyncTarget) error {
+	if t.Spec.Evict {
+		fmt.Fprintf(o.streams.Out, "%s already evicting\n", kindName(t))
+		return nil
+	}
+	if err := c.Patch(ctx, t, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"evict":true}}`))); err != nil {
+		return fmt.Errorf("evicting %s: %w", kindName(t), err)
+	}
+	fmt.Fprintf(o.streams.Out, "%s evicting\n", kindName(t))
+	return nil
+}
+
+// waitUntilEmpty reads what d's target holds until it holds nothing or timeout has passed,
+// saying what it holds whenever that changes, and returns what it held last. A timeout of
+// 0 reads once. The reads are not bound by the timeout: one cut off would say nothing.
+func (o *options) waitUntilEmpty(ctx context.Context, d drain, timeout time.Duration) (holdings, error) {
+	deadline := time.Now().Add(timeout)
+	said := ""
+	for {
+		left, err := d.holdings(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if s := left.summary(); timeout > 0 && s != "" && s != said {
+			fmt.Fprintf(o.streams.ErrOut, "waiting for %s to hold nothing: %s\n", d.target, s)
+			said = s
+		}
+		if left.count() == 0 || !time.Now().Before(deadline) {
+			return left, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(min(drainPoll, time.Until(deadline))):
+		}
+	}
+}
+
+// remove deletes t's identity, lets go of what t still holds when it holds anything, and
+// deletes t; it warns of what the member keeps.
+func (o *options) remove(ctx context.Context, d drain, t *workloadv1alpha1.SyncTarget, holds bool) error {
+	if _, err := o.removeIdentity(ctx, d.c, t.Name); err != nil {
+		return err
+	}
+	var released []metav1.PartialObjectMetadata
+	if holds {
+		var err error
+		released, err = d.letGoOfAll(ctx)
+		for i := range released {
+			fmt.Fprintf(o.streams.Out, "%s released\n", located(&released[i]))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	// Only the SyncTarget read: another of the same name is not this run's to delete.
+	if _, err := o.deleteObject(ctx, d.c, t, client.Preconditions{UID: &t.UID}); err != nil {
+		return err
+	}
+	if w := leftoverWarning(t.Name, released); w != "" {
+		fmt.Fprintln(o.streams.ErrOut, w)
+	}
+	return nil
+}
+
+// removeIdentity deletes the hub identity that join made for target, the token first so that
+// its syncer is cut off at once, and returns how many of its objects there were.
+func (o *options) removeIdentity(ctx context.Context, c client.Client, target string) (int, error) {
+	n := 0
+	for _, d := range []desired{tokenOf(target), bindingOf(target), serviceAccountOf(target)} {
+		deleted, err := o.deleteObject(ctx, c, d.obj)
+		if err != nil {
+			return n, err
+		}
+		if deleted {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// deleteObject deletes obj and says so; it tells whether there was one to delete.
+func (o *options) deleteObject(ctx context.Context, c client.Client, obj client.Object, opts ...client.DeleteOption) (bool, error) {
+	err := c.Delete(ctx, obj, opts...)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("deleting %s: %w", kindName(obj), err)
+	}
+	fmt.Fprintf(o.streams.Out, "%s deleted\n", kindName(obj))
+	return true, nil
+}
