@@ -236,4 +236,17 @@ var regressions = []Schedule{
 		{At: 3660 * time.Millisecond, Kind: Cordon, Target: Owner, For: 1600 * time.Millisecond},
 		{At: 3680 * time.Millisecond, Kind: StopMember, Target: "m1", For: 640 * time.Millisecond},
 	}},
+	// Two claims moved from the member that provisioned them and back. The returning claim's
+	// copy reached the member before its hub PV reached the syncer's cache: it was bound to a
+	// PV name of the syncer's making, while the hub PV named the member's own PV, which the
+	// claim could then never be bound to. The volume was stuck. The syncer now reads the hub
+	// PV past its cache when the cache does not hold it.
+	{Seed: 1795543917608141167, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteOnce},
+		{At: 430 * time.Millisecond, Kind: Cordon, Target: Owner, For: 1930 * time.Millisecond},
+		{At: 550 * time.Millisecond, Kind: FailFencing, For: 2200 * time.Millisecond},
+		{At: 2460 * time.Millisecond, Kind: Cordon, Target: Owner, For: 650 * time.Millisecond},
+		{At: 2640 * time.Millisecond, Kind: RestartHub, For: 260 * time.Millisecond},
+	}},
 }
