@@ -149,21 +149,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	d := coordination.Decide(s.observation(r.Compatible, time.Now(), r.fenceDelay))
-	if d.Provisions() {
-		// A claim given to a target to provision may have had its PV upsynced by the last
-		// target it was given to, after the cache was read: look past the cache first.
-		if s.volume, err = r.upsyncedVolume(ctx, claim); err != nil {
-			return ctrl.Result{}, err
-		}
-		if s.volume != nil {
-			d = coordination.Decide(s.observation(r.Compatible, time.Now(), r.fenceDelay))
-		}
+	d, err := r.decide(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	if err := r.record(ctx, s, d); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: d.Recheck}, r.carryOut(ctx, s, d)
+}
+
+// decide takes the next step's decision. A claim given to a target to provision may have had
+// its PV upsynced by the last target it was given to after the cache was read: then the PV
+// is looked up past the cache first, and the decision taken again with it.
+func (r *Reconciler) decide(ctx context.Context, s *scope) (coordination.Decision, error) {
+	d := coordination.Decide(s.observation(r.Compatible, time.Now(), r.fenceDelay))
+	if !d.Provisions() {
+		return d, nil
+	}
+	pv, err := r.liveVolume(ctx, s.claim)
+	if err != nil || pv == nil {
+		return d, err
+	}
+	s.volume = pv
+	return coordination.Decide(s.observation(r.Compatible, time.Now(), r.fenceDelay)), nil
 }
 
 // fenceDelay is how long the target must be Unreachable before its owned volumes wait for a

@@ -80,15 +80,19 @@ func (r *Reconciler) volumeOf(ctx context.Context, claim *corev1.PersistentVolum
 		}
 	}
 	if deleting {
-		return r.upsyncedVolume(ctx, claim)
+		return r.liveVolume(ctx, claim)
 	}
 	return nil, nil
 }
 
-// upsyncedVolume reads from the API server the hub PV that a target's syncer upsyncs for
-// the claim; nil when there is none.
-func (r *Reconciler) upsyncedVolume(ctx context.Context, claim *corev1.PersistentVolumeClaim) (*corev1.PersistentVolume, error) {
-	return r.getVolume(ctx, workloadv1alpha1.UpsyncedPVName(claim.UID), true)
+// liveVolume reads the claim's hub PV from the API server: the one it names, else the one a
+// target's syncer upsyncs for it; nil when there is none.
+func (r *Reconciler) liveVolume(ctx context.Context, claim *corev1.PersistentVolumeClaim) (*corev1.PersistentVolume, error) {
+	name := claim.Spec.VolumeName
+	if name == "" {
+		name = workloadv1alpha1.UpsyncedPVName(claim.UID)
+	}
+	return r.getVolume(ctx, name, true)
 }
 
 // getVolume reads the hub PV called name from the cache or, when live, the API server; nil

@@ -156,7 +156,11 @@ func signingKey(dir string) (string, error) {
 		return "", err
 	}
 	data := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	return path, os.WriteFile(path, data, 0o600)
+	// Written aside and renamed, so that a start cut short leaves no half-written key.
+	if err := os.WriteFile(path+".new", data, 0o600); err != nil {
+		return "", err
+	}
+	return path, os.Rename(path+".new", path)
 }
 
 // writeKubeconfig adds a system:masters user and writes a kubeconfig for it to path.

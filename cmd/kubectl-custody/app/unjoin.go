@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -75,6 +76,9 @@ Run again once the SyncTarget is gone, unjoin deletes what is left of its identi
 func (o *options) unjoin(ctx context.Context, f *unjoinFlags) error {
 	if err := validateTargetName(f.target); err != nil {
 		return err
+	}
+	if f.timeout < 0 {
+		return fmt.Errorf("--timeout %s is negative", f.timeout)
 	}
 	c, err := o.discoveringHub()
 	if err != nil {
@@ -153,20 +157,23 @@ func (o *options) evict(ctx context.Context, c client.Client, t *workloadv1alpha
 
 // waitUntilEmpty reads what d's target holds until it holds nothing or timeout has passed,
 // saying what it holds whenever that changes, and returns what it held last. A timeout of
-// 0 reads once. The reads are not bound by the timeout: one cut off would say nothing.
+// 0 reads once. The reads are not bound by the timeout: one cut off would say nothing. A read
+// that fails is tried again until the timeout, then its error returned; a target deleted or
+// replaced meanwhile ends the wait at once.
 func (o *options) waitUntilEmpty(ctx context.Context, d drain, timeout time.Duration) (holdings, error) {
 	deadline := time.Now().Add(timeout)
 	said := ""
 	for {
 		left, err := d.holdings(ctx)
-		if err != nil {
+		var changed *targetChangedError
+		if err != nil && (errors.As(err, &changed) || !time.Now().Before(deadline)) {
 			return nil, err
 		}
 		if s := left.summary(); timeout > 0 && s != "" && s != said {
 			fmt.Fprintf(o.streams.ErrOut, "waiting for %s to hold nothing: %s\n", d.target, s)
 			said = s
 		}
-		if left.count() == 0 || !time.Now().Before(deadline) {
+		if err == nil && (left.count() == 0 || !time.Now().Before(deadline)) {
 			return left, nil
 		}
 		select {
@@ -180,28 +187,40 @@ func (o *options) waitUntilEmpty(ctx context.Context, d drain, timeout time.Dura
 // remove deletes t's identity, lets go of what t still holds when it holds anything, and
 // deletes t; it warns of what the member keeps.
 func (o *options) remove(ctx context.Context, d drain, t *workloadv1alpha1.SyncTarget, holds bool) error {
+	// What is left, and the target itself, are read before anything goes: a read that fails
+	// then leaves the target as it was.
+	var left holdings
+	var err error
+	if holds {
+		left, err = d.holdings(ctx)
+	} else {
+		err = d.unchanged(ctx)
+	}
+	if err != nil {
+		return err
+	}
 	if _, err := o.removeIdentity(ctx, d.c, t.Name); err != nil {
 		return err
 	}
 	var released []metav1.PartialObjectMetadata
-	if holds {
-		var err error
-		released, err = d.letGoOfAll(ctx)
-		for i := range released {
-			fmt.Fprintf(o.streams.Out, "%s released\n", located(&released[i]))
+	defer func() {
+		if w := leftoverWarning(t.Name, released); w != "" {
+			fmt.Fprintln(o.streams.ErrOut, w)
 		}
+	}()
+	for _, obj := range left.objects() {
+		had, err := d.letGoOf(ctx, obj)
 		if err != nil {
 			return err
 		}
+		if had {
+			released = append(released, *obj)
+			fmt.Fprintf(o.streams.Out, "%s released\n", located(obj))
+		}
 	}
 	// Only the SyncTarget read: another of the same name is not this run's to delete.
-	if _, err := o.deleteObject(ctx, d.c, t, client.Preconditions{UID: &t.UID}); err != nil {
-		return err
-	}
-	if w := leftoverWarning(t.Name, released); w != "" {
-		fmt.Fprintln(o.streams.ErrOut, w)
-	}
-	return nil
+	_, err = o.deleteObject(ctx, d.c, t, client.Preconditions{UID: &t.UID})
+	return err
 }
 
 // removeIdentity deletes the hub identity that join made for target, the token first so that

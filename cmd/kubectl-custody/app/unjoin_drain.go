@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -30,14 +31,16 @@ const (
 type drain struct {
 	c      client.Client
 	target string
-	key    string
+	// uid is the SyncTarget's, as unjoin first read it.
+	uid types.UID
+	key string
 	// types are the resource types it may hold, as resource.group, in the order of heldTypes.
 	types []string
 }
 
 // drainOf is the drain of t, of the resource types its syncer reports.
 func drainOf(c client.Client, t *workloadv1alpha1.SyncTarget) drain {
-	return drain{c: c, target: t.Name, key: workloadv1alpha1.ToSyncTargetKey(t.Name), types: heldTypes(t.Status.SyncedResources)}
+	return drain{c: c, target: t.Name, uid: t.UID, key: workloadv1alpha1.ToSyncTargetKey(t.Name), types: heldTypes(t.Status.SyncedResources)}
 }
 
 // heldTypes are the resource types a target whose syncer syncs the synced types may hold on
@@ -65,6 +68,7 @@ type held struct {
 // the order of heldTypes.
 type holdings []held
 
+// count is how many objects the target holds.
 func (hs holdings) count() int {
 	n := 0
 	for _, h := range hs {
@@ -96,9 +100,42 @@ func (hs holdings) split(resource string) ([]metav1.PartialObjectMetadata, holdi
 	return items, others
 }
 
+// objects are the objects held, in the order of heldTypes.
+func (hs holdings) objects() []*metav1.PartialObjectMetadata {
+	var out []*metav1.PartialObjectMetadata
+	for _, h := range hs {
+		for i := range h.items {
+			out = append(out, &h.items[i])
+		}
+	}
+	return out
+}
+
+// targetChangedError says that the SyncTarget unjoin works on was deleted or replaced by
+// another of the same name since unjoin read it.
+type targetChangedError struct{ target string }
+
+func (e *targetChangedError) Error() string {
+	return fmt.Sprintf("synctarget %q was deleted or replaced while unjoin ran; nothing more was removed", e.target)
+}
+
+// unchanged tells, as an error, when d's SyncTarget is no longer the one unjoin read: its
+// name and key would then be another target's.
+func (d drain) unchanged(ctx context.Context) error {
+	t := &workloadv1alpha1.SyncTarget{}
+	err := d.c.Get(ctx, client.ObjectKey{Name: d.target}, t)
+	if apierrors.IsNotFound(err) || err == nil && t.UID != d.uid {
+		return &targetChangedError{d.target}
+	}
+	return err
+}
+
 // holdings lists, metadata only, the hub objects of d's types that carry the target's state
-// label. A type the hub does not serve holds nothing.
+// label, once the target is checked unchanged. A type the hub does not serve holds nothing.
 func (d drain) holdings(ctx context.Context) (holdings, error) {
+	if err := d.unchanged(ctx); err != nil {
+		return nil, err
+	}
 	var hs holdings
 	for _, r := range d.types {
 		gvk, err := d.c.RESTMapper().KindFor(schema.ParseGroupResource(r).WithVersion(""))
@@ -123,29 +160,6 @@ func (d drain) holdings(ctx context.Context) (holdings, error) {
 		hs = append(hs, held{resource: r, items: list.Items})
 	}
 	return hs, nil
-}
-
-// letGoOfAll lets go of every hub object that still carries the target's state label, and
-// returns those it let go of.
-func (d drain) letGoOfAll(ctx context.Context) ([]metav1.PartialObjectMetadata, error) {
-	left, err := d.holdings(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var released []metav1.PartialObjectMetadata
-	for _, h := range left {
-		for i := range h.items {
-			obj := &h.items[i]
-			had, err := d.letGoOf(ctx, obj)
-			if err != nil {
-				return released, err
-			}
-			if had {
-				released = append(released, *obj)
-			}
-		}
-	}
-	return released, nil
 }
 
 // letGoOf patches obj, read again on a conflict, until it carries nothing of the target; it

@@ -222,11 +222,12 @@ func syncerLetsGo() interceptor.Funcs {
 	}}
 }
 
-// failsSecondRead fails the second read of m1's claims, which must not count as empty.
-func failsSecondRead() interceptor.Funcs {
+// failsAfterFirstRead fails every read of m1's claims but the first: a read that fails must
+// not count as empty, and is tried again until the timeout.
+func failsAfterFirstRead() interceptor.Funcs {
 	var lists atomic.Int32
 	return interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-		if list.GetObjectKind().GroupVersionKind().Kind == "PersistentVolumeClaimList" && lists.Add(1) == 2 {
+		if list.GetObjectKind().GroupVersionKind().Kind == "PersistentVolumeClaimList" && lists.Add(1) > 1 {
 			return apierrors.NewServiceUnavailable("the hub is restarting")
 		}
 		return c.List(ctx, list, opts...)
@@ -283,10 +284,10 @@ func TestUnjoin(t *testing.T) {
 			remains: joined,
 		},
 		{
-			name:    "a target that holds a claim, a read failing",
+			name:    "a target that holds a claim, its reads failing",
 			objs:    append(joinedHub(false), heldByM1()...),
-			funcs:   failsSecondRead(),
-			flags:   unjoinFlags{timeout: time.Minute},
+			funcs:   failsAfterFirstRead(),
+			flags:   unjoinFlags{timeout: 2 * time.Second},
 			out:     "synctarget.workload.custody.dev/m1 evicting\n",
 			errOut:  "waiting for m1 to hold nothing: 1 persistentvolumeclaims, 1 namespaces\n",
 			err:     "listing persistentvolumeclaims: the hub is restarting",

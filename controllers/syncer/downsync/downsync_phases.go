@@ -167,16 +167,16 @@ func (r *Reconciler) inputs(ctx context.Context, up, down *unstructured.Unstruct
 		if name, _, _ := unstructured.NestedString(up.Object, "spec", "volumeName"); name != "" {
 			// The claim may reach the cache before its PV, which is read from the hub then:
 			// the PV's annotations name the member's own PV of a volume it provisioned, and a
-			// claim bound to any other name could never be bound to that one.
+			// claim bound to any other name could never be bound to that one. Without the PV
+			// the claim waits.
 			pv, err := transform.Read(ctx, r.Hub, r.HubReader, transform.PVGVK, client.ObjectKey{Name: name})
 			if err != nil {
 				return in, err
 			}
-			var annotations map[string]string
-			if pv != nil {
-				annotations = pv.GetAnnotations()
+			if pv == nil {
+				return in, fmt.Errorf("the claim's hub PV %s does not exist yet", name)
 			}
-			in.VolumeName = r.Target.PVName(name, annotations)
+			in.VolumeName = r.Target.PVName(name, pv.GetAnnotations())
 		}
 	}
 	if transform.HasPodTemplate(gk) {
