@@ -234,6 +234,21 @@ func failsAfterFirstRead() interceptor.Funcs {
 	}}
 }
 
+// replacedTarget answers every read of m1 but the first with a SyncTarget of another uid, as
+// when m1 is unjoined and joined again by someone else while unjoin waits.
+func replacedTarget() interceptor.Funcs {
+	var gets atomic.Int32
+	return interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if err := c.Get(ctx, key, obj, opts...); err != nil {
+			return err
+		}
+		if t, ok := obj.(*workloadv1alpha1.SyncTarget); ok && gets.Add(1) > 1 {
+			t.UID = "another"
+		}
+		return nil
+	}}
+}
+
 // unjoin's report of the deletion of m1's identity and of m1.
 const (
 	identityDeleted = "secret/custody-syncer-target-m1-token deleted\n" +
@@ -291,6 +306,15 @@ func TestUnjoin(t *testing.T) {
 			out:     "synctarget.workload.custody.dev/m1 evicting\n",
 			errOut:  "waiting for m1 to hold nothing: 1 persistentvolumeclaims, 1 namespaces\n",
 			err:     "listing persistentvolumeclaims: the hub is restarting",
+			remains: joined,
+		},
+		{
+			name:    "a target replaced while unjoin waits",
+			objs:    append(joinedHub(false), heldByM1()...),
+			funcs:   replacedTarget(),
+			flags:   unjoinFlags{timeout: time.Minute, force: true},
+			out:     "synctarget.workload.custody.dev/m1 evicting\n",
+			err:     `synctarget "m1" was deleted or replaced while unjoin ran; nothing more was removed`,
 			remains: joined,
 		},
 		{
