@@ -65,6 +65,10 @@ func condition(loc *schedulingv1alpha1.Location, all []workloadv1alpha1.SyncTarg
 	if len(awaiting) > 0 {
 		c.Message = summary([]string{c.Message, "not compared until they report: " + strings.Join(awaiting, ", ")})
 	}
+	if len(reported) == 0 && len(awaiting) > 0 {
+		c.Status, c.Reason = metav1.ConditionUnknown, schedulingv1alpha1.ReasonStorageClassesNotReported
+		c.Message = summary([]string{"no target has reported its classes yet: " + strings.Join(awaiting, ", ")})
+	}
 	return c
 }
 

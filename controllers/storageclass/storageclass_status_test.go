@@ -61,6 +61,12 @@ func TestCondition(t *testing.T) {
 				Message: "every class is alike on every target (classes: 1, targets: 1); not compared until they report: t2"},
 		},
 		{
+			name:    "no target has reported",
+			targets: []workloadv1alpha1.SyncTarget{{ObjectMeta: metav1.ObjectMeta{Name: "t1", Labels: map[string]string{"loc": "a"}}}},
+			want: metav1.Condition{Status: metav1.ConditionUnknown, Reason: schedulingv1alpha1.ReasonStorageClassesNotReported,
+				Message: "no target has reported its classes yet: t1"},
+		},
+		{
 			name:    "settings differ",
 			targets: []workloadv1alpha1.SyncTarget{syncTarget("t1", "a", class("fast", "p")), syncTarget("t2", "a", retain)},
 			want: metav1.Condition{Status: metav1.ConditionTrue, Reason: schedulingv1alpha1.ReasonStorageClassSettingsDiffer,

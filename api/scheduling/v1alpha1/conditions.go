@@ -56,6 +56,9 @@ const (
 	// ReasonStorageClassesMatch: the Location's targets report the same StorageClasses, alike
 	// in every field.
 	ReasonStorageClassesMatch = "StorageClassesMatch"
+	// ReasonStorageClassesNotReported: no target of the Location has reported its
+	// StorageClasses yet: there is nothing to compare.
+	ReasonStorageClassesNotReported = "StorageClassesNotReported"
 	// ReasonStorageClassSettingsDiffer: the targets agree in every field that moves depend on,
 	// but a class differs in reclaim policy, binding mode, expansion or the default flag.
 	ReasonStorageClassSettingsDiffer = "StorageClassSettingsDiffer"
