@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,8 +17,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/custody-dev/custody/cmd/kubectl-custody/app"
 	"github.com/custody-dev/custody/config"
@@ -37,29 +36,14 @@ func (e *Environment) installHub(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	objs, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(root, "config", "default"))
+	objs, err := testbed.Render(filepath.Join(root, "config", "default"))
 	if err != nil {
-		return fmt.Errorf("rendering config/default: %w", err)
+		return err
 	}
-	for _, r := range objs.Resources() {
-		switch r.GetKind() {
-		case "CustomResourceDefinition", "Deployment", "Service":
-			continue
-		}
-		// Through JSON, as the API machinery wants int64 where kustomize's maps hold int.
-		data, err := r.MarshalJSON()
-		if err != nil {
-			return err
-		}
-		o := &unstructured.Unstructured{}
-		if err := o.UnmarshalJSON(data); err != nil {
-			return err
-		}
-		if err := e.Hub.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
-			return fmt.Errorf("applying %s %s: %w", o.GetKind(), o.GetName(), err)
-		}
-	}
-	return nil
+	objs = slices.DeleteFunc(objs, func(o *unstructured.Unstructured) bool {
+		return slices.Contains([]string{"CustomResourceDefinition", "Deployment", "Service"}, o.GetKind())
+	})
+	return testbed.Apply(ctx, e.Hub.Client, fieldOwner, objs)
 }
 
 // join registers the member m of Location l with `kubectl custody join`, as an admin joins a

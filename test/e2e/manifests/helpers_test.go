@@ -22,7 +22,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -32,8 +31,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
@@ -60,19 +57,9 @@ type rendered []*unstructured.Unstructured
 
 // render builds the kustomization in dir as `kubectl apply -k` does.
 func render(dir string) rendered {
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	m, err := k.Run(filesys.MakeFsOnDisk(), dir)
-	Expect(err).NotTo(HaveOccurred(), "rendering %s", dir)
-	var out rendered
-	for _, r := range m.Resources() {
-		// Through JSON, as the API machinery wants int64 where kustomize's maps hold int.
-		data, err := r.MarshalJSON()
-		Expect(err).NotTo(HaveOccurred())
-		o := &unstructured.Unstructured{}
-		Expect(o.UnmarshalJSON(data)).To(Succeed())
-		out = append(out, o)
-	}
-	return out
+	objs, err := testbed.Render(dir)
+	Expect(err).NotTo(HaveOccurred())
+	return objs
 }
 
 // idOf names an object as "Kind namespace/name", or "Kind name" when it is cluster-scoped.
@@ -231,29 +218,7 @@ func (r rendered) expectBound(bindingKind, binding, roleKind, role, sa string) {
 // established, then the rest in kustomize's order, which puts namespaces first.
 func apply(ctx context.Context, c client.Client, objs rendered) {
 	GinkgoHelper()
-	applyOne := func(o *unstructured.Unstructured) {
-		Expect(c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()),
-			client.FieldOwner("custody-manifests-test"), client.ForceOwnership)).To(Succeed(), "applying %s", id(o))
-	}
-	var crds []string
-	for _, o := range objs {
-		if o.GetKind() == "CustomResourceDefinition" {
-			applyOne(o)
-			crds = append(crds, o.GetName())
-		}
-	}
-	for _, name := range crds {
-		Eventually(func(g Gomega) {
-			crd := &apiextensionsv1.CustomResourceDefinition{}
-			g.Expect(c.Get(ctx, client.ObjectKey{Name: name}, crd)).To(Succeed())
-			g.Expect(apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established)).To(BeTrue(), "%s is not established", name)
-		}).WithContext(ctx).Should(Succeed())
-	}
-	for _, o := range objs {
-		if o.GetKind() != "CustomResourceDefinition" {
-			applyOne(o)
-		}
-	}
+	Expect(testbed.Apply(ctx, c, "custody-manifests-test", objs)).To(Succeed())
 }
 
 // clientAs returns a client of cfg's server that acts as the ServiceAccount sa.
