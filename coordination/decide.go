@@ -354,13 +354,29 @@ func deleting(o Observation, d *Decision) {
 			return
 		}
 		d.Reason, d.Message = storagev1alpha1.ReasonReleasing, owner+" lets the claim go"
+		var pv Presence
+		if o.Volume != nil {
+			pv = o.Volume.On[owner]
+		}
+		if p.Held && p.Downstream && !p.Leaving && pv.State == workloadv1alpha1.ResourceStateSync && !pv.Downstream && !pv.Leaving {
+			// The volume was just bound: the owner's syncer takes up the PV it provisioned
+			// in a moment, and can then release the storage. Let go now, it would keep it.
+			d.Message = fmt.Sprintf("waiting for %s to take up the volume before it lets the claim go", owner)
+			return
+		}
 		// Only an owner whose copies of the claim and the PV exist can release the storage:
 		// the PV its syncer made, or the one its member provisioned, still upsynced. Any
 		// other keeps it, and so does the hub PV below. So does an owner already leaving (a
 		// move under way): its syncer may be deleting its copies with Retain right now, and
 		// a release policy set now would make the storage count as released when it is not.
-		if p.Downstream && !p.Leaving && (o.Volume == nil || o.Volume.On[owner].Downstream || o.Volume.On[owner].State == workloadv1alpha1.ResourceStateUpsync) {
+		// Once the owner was let go, its syncer applies the policy it saw then: the policy
+		// does not change any more.
+		if p.Downstream && !p.Leaving && (o.Volume == nil || pv.Downstream || pv.State == workloadv1alpha1.ResourceStateUpsync) &&
+			(p.Held || o.Claim.ReleasePolicy != "") {
 			policy := releasePolicy(o, owner)
+			if !p.Held {
+				policy = o.Claim.ReleasePolicy
+			}
 			d.Reclaim.Current = policy
 			d.Message = fmt.Sprintf("%s lets the claim go with reclaim policy %s", owner, policy)
 			if o.Claim.ReleasePolicy != policy {

@@ -204,6 +204,19 @@ func decideCases() []decideCase {
 		{name: "Deleting: an owner without its copies cannot release; it only lets go",
 			o: withDeleting(obs(rwo, map[string]Presence{"a": {State: sync, Held: true}}, map[string]Presence{"a": {State: sync}}, Record{Owner: "a", Phase: storagev1alpha1.Deleting})), wantPhase: storagev1alpha1.Deleting, wantOwner: "a",
 			wantActions: []Action{act(Unhold, "a")}},
+		{name: "Deleting: an owner whose syncer has not taken up the PV just bound waits, so that it can release the storage",
+			o: withDeleting(obs(rwo, map[string]Presence{"a": synced}, map[string]Presence{"a": {State: sync}}, Record{Owner: "a", Phase: storagev1alpha1.Deleting})), wantPhase: storagev1alpha1.Deleting, wantOwner: "a",
+			wantReason: storagev1alpha1.ReasonReleasing, wantActions: []Action{}},
+		{name: "Deleting: an owner let go without a policy keeps the storage: no policy is set after it",
+			o: withDeleting(obs(rwo, map[string]Presence{"a": {State: sync, Downstream: true}}, map[string]Presence{"a": pvSync}, Record{Owner: "a", Phase: storagev1alpha1.Deleting})), wantPhase: storagev1alpha1.Deleting, wantOwner: "a",
+			wantReason: storagev1alpha1.ReasonReleasing, wantActions: []Action{}},
+		{name: "Deleting: an owner let go with a policy keeps it",
+			o: func() Observation {
+				o := withDeleting(obs(rwo, map[string]Presence{"a": {State: sync, Downstream: true}}, map[string]Presence{"a": pvSync}, Record{Owner: "a", Phase: storagev1alpha1.Deleting}))
+				o.Claim.ReleasePolicy = del
+				o.Volume.ReclaimPolicy = retain
+				return o
+			}(), wantPhase: storagev1alpha1.Deleting, wantOwner: "a", wantReason: storagev1alpha1.ReasonReleasing, wantActions: []Action{}},
 		{name: "Deleting: an owner whose member provisioned the PV, still upsynced, lets the claim go with the policy",
 			o: withDeleting(obs(rwo, map[string]Presence{"a": {State: sync, Held: true, Downstream: true}}, map[string]Presence{"a": pvUp}, Record{Owner: "a", Phase: storagev1alpha1.Deleting})), wantPhase: storagev1alpha1.Deleting, wantOwner: "a",
 			wantReason: storagev1alpha1.ReasonReleasing, wantActions: []Action{{Kind: SetReleasePolicy, Policy: del}, act(Unhold, "a")}},

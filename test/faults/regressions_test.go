@@ -249,4 +249,15 @@ var regressions = []Schedule{
 		{At: 2460 * time.Millisecond, Kind: Cordon, Target: Owner, For: 650 * time.Millisecond},
 		{At: 2640 * time.Millisecond, Kind: RestartHub, For: 260 * time.Millisecond},
 	}},
+	// A claim deleted in the second it was bound: its owner's syncer had not taken up the
+	// hub PV yet, so coordination let the owner go without a release policy, and the owner
+	// kept the storage (Retain). A moment later coordination set the policy Delete, counted
+	// the storage as released and deleted the hub PV: the storage stayed with no record.
+	// The owner now lets go only once it has taken up the PV, and the policy does not change
+	// after it let go.
+	{Seed: 1795545801652583705, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteMany},
+		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteOnce},
+		{At: 1930 * time.Millisecond, Kind: FailStorage, For: 1040 * time.Millisecond},
+	}},
 }
