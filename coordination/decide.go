@@ -371,12 +371,11 @@ func deleting(o Observation, d *Decision) {
 		// a release policy set now would make the storage count as released when it is not.
 		// Once the owner was let go, its syncer applies the policy it saw then: the policy
 		// does not change any more.
-		if p.Downstream && !p.Leaving && (o.Volume == nil || pv.Downstream || pv.State == workloadv1alpha1.ResourceStateUpsync) &&
-			(p.Held || o.Claim.ReleasePolicy != "") {
-			policy := releasePolicy(o, owner)
-			if !p.Held {
-				policy = o.Claim.ReleasePolicy
-			}
+		policy := o.Claim.ReleasePolicy
+		if p.Held {
+			policy = releasePolicy(o, owner)
+		}
+		if policy != "" && p.Downstream && !p.Leaving && (o.Volume == nil || pv.Downstream || pv.State == workloadv1alpha1.ResourceStateUpsync) {
 			d.Reclaim.Current = policy
 			d.Message = fmt.Sprintf("%s lets the claim go with reclaim policy %s", owner, policy)
 			if o.Claim.ReleasePolicy != policy {

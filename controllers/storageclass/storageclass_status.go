@@ -42,6 +42,11 @@ func condition(loc *schedulingv1alpha1.Location, all []workloadv1alpha1.SyncTarg
 			reported = append(reported, classes.Target{Name: t.Name, Classes: t.Status.StorageClasses})
 		}
 	}
+	if len(reported) == 0 && len(awaiting) > 0 {
+		c.Status, c.Reason = metav1.ConditionUnknown, schedulingv1alpha1.ReasonStorageClassesNotReported
+		c.Message = summary([]string{"no target has reported its classes yet: " + strings.Join(awaiting, ", ")})
+		return c
+	}
 	r := classes.Compare(reported)
 	refusals, differences := r.Refusals(), r.Differences()
 	if d := r.DefaultsDiffer(); d != "" {
@@ -64,10 +69,6 @@ func condition(loc *schedulingv1alpha1.Location, all []workloadv1alpha1.SyncTarg
 	}
 	if len(awaiting) > 0 {
 		c.Message = summary([]string{c.Message, "not compared until they report: " + strings.Join(awaiting, ", ")})
-	}
-	if len(reported) == 0 && len(awaiting) > 0 {
-		c.Status, c.Reason = metav1.ConditionUnknown, schedulingv1alpha1.ReasonStorageClassesNotReported
-		c.Message = summary([]string{"no target has reported its classes yet: " + strings.Join(awaiting, ", ")})
 	}
 	return c
 }

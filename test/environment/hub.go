@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -95,19 +94,18 @@ func hubKubeconfig(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		o := &unstructured.Unstructured{}
-		if err := d.Decode(&o.Object); err != nil {
-			return nil, fmt.Errorf("no Secret %s: %w", config.HubKubeconfigSecret, err)
-		}
-		if o.GetKind() != "Secret" || o.GetName() != config.HubKubeconfigSecret {
-			continue
-		}
-		s := &corev1.Secret{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, s); err != nil {
-			return nil, err
-		}
-		return s.Data[config.HubKubeconfigKey], nil
+	objs, err := testbed.Decode(data)
+	if err != nil {
+		return nil, err
 	}
+	for _, o := range objs {
+		if o.GetKind() == "Secret" && o.GetName() == config.HubKubeconfigSecret {
+			s := &corev1.Secret{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, s); err != nil {
+				return nil, err
+			}
+			return s.Data[config.HubKubeconfigKey], nil
+		}
+	}
+	return nil, fmt.Errorf("no Secret %s", config.HubKubeconfigSecret)
 }

@@ -1,14 +1,18 @@
 package testbed
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -38,6 +42,24 @@ func Render(dir string) ([]*unstructured.Unstructured, error) {
 		out = append(out, o)
 	}
 	return out, nil
+}
+
+// Decode reads the objects of a multi-document YAML or JSON stream, as one that kustomize or
+// `kubectl custody join` writes.
+func Decode(data []byte) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		o := &unstructured.Unstructured{}
+		err := d.Decode(&o.Object)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
 }
 
 // Apply applies the objects through c with server-side apply, as the field manager owner:

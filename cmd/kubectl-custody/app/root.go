@@ -94,22 +94,31 @@ type hub struct {
 }
 
 func (o *options) hub() (*hub, error) {
-	cfg, err := o.config.ToRESTConfig()
+	cfg, err := o.restConfig()
 	if err != nil {
-		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
+		return nil, err
 	}
 	ns, explicit, err := o.config.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
 		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
 	}
-	// The API server's warnings go to stderr as kubectl prints them.
-	cfg.WarningHandler = rest.NewWarningWriter(o.streams.ErrOut, rest.WarningWriterOptions{})
 	c, err := client.New(cfg, client.Options{Scheme: scheme, Mapper: restMapper()})
 	if err != nil {
 		return nil, err
 	}
-	o.host = cfg.Host
 	return &hub{Client: c, namespace: ns, explicitNamespace: explicit}, nil
+}
+
+// restConfig is the kubeconfig's config of the hub, whose warnings go to stderr as kubectl
+// prints them. It keeps the hub's address for the errors.
+func (o *options) restConfig() (*rest.Config, error) {
+	cfg, err := o.config.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	cfg.WarningHandler = rest.NewWarningWriter(o.streams.ErrOut, rest.WarningWriterOptions{})
+	o.host = cfg.Host
+	return cfg, nil
 }
 
 // restMapper maps the kinds the plugin reads without asking the hub, so that no discovery

@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
@@ -91,15 +90,10 @@ func (o *options) unjoin(ctx context.Context, f *unjoinFlags) error {
 // serves, asking the hub's discovery about a group when it first meets it: unjoin lists
 // whatever types the target's syncer syncs.
 func (o *options) discoveringHub() (client.Client, error) {
-	// o.hub checks the kubeconfig and keeps the hub's address for the errors.
-	if _, err := o.hub(); err != nil {
-		return nil, err
-	}
-	cfg, err := o.config.ToRESTConfig()
+	cfg, err := o.restConfig()
 	if err != nil {
 		return nil, err
 	}
-	cfg.WarningHandler = rest.NewWarningWriter(o.streams.ErrOut, rest.WarningWriterOptions{})
 	return client.New(cfg, client.Options{Scheme: scheme})
 }
 

@@ -3,8 +3,6 @@ package manifests
 import (
 	"bytes"
 	"context"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,8 +16,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -255,17 +251,9 @@ func expectBoundOnHub(ctx context.Context, target string) {
 // decodeAll decodes a multi-document YAML manifest.
 func decodeAll(manifest string) rendered {
 	GinkgoHelper()
-	var out rendered
-	d := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(manifest), 4096)
-	for {
-		o := &unstructured.Unstructured{}
-		err := d.Decode(&o.Object)
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		Expect(err).NotTo(HaveOccurred())
-		out = append(out, o)
-	}
+	objs, err := testbed.Decode([]byte(manifest))
+	Expect(err).NotTo(HaveOccurred())
+	return objs
 }
 
 // grant gives user the rules on the hub through a ClusterRole and binding of its own.
