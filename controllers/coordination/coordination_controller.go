@@ -54,6 +54,8 @@ type Reconciler struct {
 	HeartbeatGrace time.Duration
 
 	metrics *volumeMetrics
+	// written are the versions of the records this controller wrote last.
+	written *recordVersions
 }
 
 // SetupWithManager registers the controller. Claims are reconciled when they change, when
@@ -62,6 +64,7 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	opts.MaxConcurrentReconciles = Concurrency
 	r.metrics = newVolumeMetrics()
+	r.written = newRecordVersions()
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.PersistentVolume{}, claimRefIndex, func(o client.Object) []string {
 		if ref := o.(*corev1.PersistentVolume).Spec.ClaimRef; ref != nil {
 			return []string{ref.Namespace + "/" + ref.Name}
@@ -135,6 +138,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, claim); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.metrics.forget(req.NamespacedName)
+			r.written.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -202,6 +206,7 @@ func (r *Reconciler) record(ctx context.Context, s *scope, d coordination.Decisi
 		if err := r.Client.Create(ctx, vo); err != nil {
 			return err
 		}
+		r.written.wrote(client.ObjectKeyFromObject(vo), vo.ResourceVersion)
 	}
 	before := vo.Status.DeepCopy()
 	changed := recordDecision(&vo.Status, d, s.volumeName(), s.storageClassName(), nowTime())
@@ -212,6 +217,7 @@ func (r *Reconciler) record(ctx context.Context, s *scope, d coordination.Decisi
 	if err := status.Apply(ctx, r.Client, applied, fieldOwner); err != nil {
 		return err
 	}
+	r.written.wrote(client.ObjectKeyFromObject(vo), applied.ResourceVersion)
 	if changed {
 		r.Recorder.Eventf(s.claim, vo, corev1.EventTypeNormal, d.Reason, "Coordinate", "%s: %s", d.Phase, d.Message)
 		ctrl.LoggerFrom(ctx).Info("Volume changed phase", "from", before.Phase, "to", d.Phase, "owner", d.Owner, "reason", d.Reason)

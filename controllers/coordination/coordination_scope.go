@@ -32,7 +32,7 @@ func (r *Reconciler) observe(ctx context.Context, claim *corev1.PersistentVolume
 	s := &scope{claim: claim, ownership: &storagev1alpha1.VolumeOwnership{
 		ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: claim.Name},
 	}}
-	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(claim), s.ownership); err != nil && !apierrors.IsNotFound(err) {
+	if err := r.readRecord(ctx, s.ownership); err != nil {
 		return nil, err
 	}
 	var err error
@@ -59,6 +59,26 @@ func (r *Reconciler) observe(ctx context.Context, claim *corev1.PersistentVolume
 		s.leases[leases.Items[i].Name] = &leases.Items[i]
 	}
 	return s, nil
+}
+
+// readRecord reads the claim's VolumeOwnership into vo from the cache or, when the cache
+// does not hold the version this controller wrote last, past it. A record not found leaves
+// vo without a UID.
+func (r *Reconciler) readRecord(ctx context.Context, vo *storagev1alpha1.VolumeOwnership) error {
+	key := client.ObjectKeyFromObject(vo)
+	if err := r.Client.Get(ctx, key, vo); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	if !r.written.stale(key, vo.ResourceVersion) {
+		return nil
+	}
+	live := &storagev1alpha1.VolumeOwnership{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	if err := r.APIReader.Get(ctx, key, live); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	r.written.wrote(key, live.ResourceVersion)
+	*vo = *live
+	return nil
 }
 
 // volumeOf finds the claim's hub PV: the one it is bound to, else the one that names it.

@@ -13,7 +13,9 @@ import (
 
 // Apply writes the status of obj as the field manager owner: the fields set in obj.status
 // become owner's, and the fields owner set before and obj leaves out are removed. Only the
-// name and namespace of obj's metadata are sent. obj may be typed or unstructured.
+// name and namespace of obj's metadata are sent. obj may be typed or unstructured; on
+// success it gets the resourceVersion written, so that a writer can tell its cache's copy
+// from what it wrote.
 func Apply(ctx context.Context, c client.Client, obj client.Object, owner string) error {
 	content, err := contentOf(obj)
 	if err != nil {
@@ -32,7 +34,11 @@ func Apply(ctx context.Context, c client.Client, obj client.Object, owner string
 		st = map[string]any{}
 	}
 	u.Object["status"] = withoutEmptyObjects(st)
-	return c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(owner), client.ForceOwnership)
+	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(owner), client.ForceOwnership); err != nil {
+		return err
+	}
+	obj.SetResourceVersion(u.GetResourceVersion())
+	return nil
 }
 
 // withoutEmptyObjects returns m without the objects in it, at any depth, that hold nothing,
