@@ -22,15 +22,15 @@
 //     (every target Ready, every fence lifted) within the liveness bound;
 //   - after the batch, every target let go of every schedule's namespace.
 //
-// Schedules run a few at once (-at-once, 2 by default), each in its own namespace. A fault on
+// Schedules run a few at once (-at-once, 4 by default), each in its own namespace. A fault on
 // a shared part of the bed (the controller, the hub, the storage, a target's cordon) starts
 // with the first schedule that draws it and heals with the last; a member under one
 // schedule's fault is skipped by the others. A schedule's time to settle counts from its own
 // last heal or the bed's, whichever came later. A replay (N=1) runs the schedule alone, so it
 // repeats its steps but not the faults of the schedules that ran beside it.
 //
-// TestFaults (build tag faults, run by make faults) runs the regression schedules, kept as
-// steps, then a batch drawn from a seed that changes with each run unless -seed fixes it; a
-// failing schedule prints its seed, its steps as drawn and as run, and the make command
-// that replays it.
+// TestFaults (build tag faults; make faults, and make test with a batch of 100) runs the
+// regression schedules, kept as steps, then a batch drawn from a seed that changes with each
+// run unless -seed fixes it; a failing schedule prints its seed, its steps as drawn and as
+// run, and the make command that replays it.
 package faults
