@@ -115,7 +115,7 @@ func manual(o FenceObservation, want storagev1alpha1.FenceState, d FenceDecision
 }
 
 func network(o FenceObservation, want storagev1alpha1.FenceState, d FenceDecision) FenceDecision {
-	if want == storagev1alpha1.Unfenced && o.Executor == "" {
+	if want == storagev1alpha1.Unfenced && o.Executor == "" && !o.WasFenced {
 		// Nothing was ever executed: there is nothing to undo.
 		d.Phase, d.Reason, d.Done = storagev1alpha1.FenceUnfenced, ReasonUnfenced, true
 		d.Message = "nothing was fenced"
@@ -128,18 +128,17 @@ func network(o FenceObservation, want storagev1alpha1.FenceState, d FenceDecisio
 	}
 	d.Executor = o.Executor
 	if !slices.Contains(o.Executors, d.Executor) {
-		d.Executor = ""
-		if len(o.Executors) > 0 {
-			d.Executor = o.Executors[0]
+		if len(o.Executors) == 0 {
+			// The executor stays named while none can take over: its NetworkFence may still
+			// fence the target, and only its syncer can undo that.
+			d.Phase, d.Reason = o.Phase, ReasonNoExecutor
+			if d.Phase == "" {
+				d.Phase = storagev1alpha1.FencePending
+			}
+			d.Message = "no Ready target of storage domain " + o.Spec.Domain + " can execute the NetworkFence"
+			return d
 		}
-	}
-	if d.Executor == "" {
-		d.Phase, d.Reason = o.Phase, ReasonNoExecutor
-		if d.Phase == "" {
-			d.Phase = storagev1alpha1.FencePending
-		}
-		d.Message = "no Ready target of storage domain " + o.Spec.Domain + " can execute the NetworkFence"
-		return d
+		d.Executor = o.Executors[0]
 	}
 	// Only the executor's own report is its answer.
 	x := o.Executed

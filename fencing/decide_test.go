@@ -60,6 +60,14 @@ func TestFenceDecide(t *testing.T) {
 			}), want: storagev1alpha1.FenceFailed, executor: "b"},
 		{name: "no Ready target of the domain: Pending",
 			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) { o.Executors = nil }), want: storagev1alpha1.FencePending},
+		{name: "no Ready target of the domain: the executor that fenced stays named, its NetworkFence still fencing",
+			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) {
+				o.Executor, o.Executed, o.WasFenced, o.Phase, o.Executors = "b", fenced, true, storagev1alpha1.FenceFenced, nil
+			}), want: storagev1alpha1.FenceFenced, executor: "b"},
+		{name: "an unfence asked while no target can execute it waits for one, if a fence was executed",
+			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, func(o *FenceObservation) {
+				o.Executed, o.WasFenced, o.Phase, o.Executors, o.UnfenceAsked, o.Target = fenced, true, storagev1alpha1.FenceFenced, nil, asked, reported
+			}), want: storagev1alpha1.FenceFenced},
 		{name: "a target without spec.fencing cannot be network fenced",
 			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) { o.Target.NetworkFencing = false }), want: storagev1alpha1.FenceFailed},
 		{name: "Manual: fenced on the admin's word",

@@ -3,6 +3,7 @@ package fence
 import (
 	"context"
 	"fmt"
+	"time"
 
 	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -62,7 +63,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		f = nil
 	}
 	if f == nil || !r.executes(f) {
-		return ctrl.Result{}, r.remove(ctx, nf)
+		return r.release(ctx, req.Name, nf)
 	}
 	spec := f.Status.NetworkFence
 	if spec == nil || spec.ClassName == "" || len(spec.CIDRs) == 0 {
@@ -139,6 +140,39 @@ func (r *Reconciler) report(ctx context.Context, f *storagev1alpha1.Fence, nf *c
 		Status: storagev1alpha1.FenceStatus{NetworkFence: &got}}
 	// A Fence that went meanwhile needs no report.
 	return client.IgnoreNotFound(status.Apply(ctx, r.Hub, applied, transform.FieldManager+"-"+r.Target.Key))
+}
+
+// keepRecheck is how often a NetworkFence kept for a Fence another target executes now is
+// looked at again: the Fence is not in this syncer's cache, so no event says it went.
+const keepRecheck = 30 * time.Second
+
+// release lets go of the NetworkFence of a Fence this target does not execute (any more).
+// Deleting a NetworkFence does not unfence, so one that may still fence is unfenced first:
+// it stays as it is while the hub's Fence still holds the target (its executor changed: the
+// target stays fenced either way), is set Unfenced once that Fence is gone or was lifted,
+// and is deleted once the storage confirmed the unfence.
+func (r *Reconciler) release(ctx context.Context, fence string, nf *csiaddonsv1alpha1.NetworkFence) (ctrl.Result, error) {
+	if nf == nil || !r.Target.Owns(nf) || !nf.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	if nf.Spec.FenceState == csiaddonsv1alpha1.Unfenced {
+		if nf.Status.Result == csiaddonsv1alpha1.FencingOperationResultSucceeded && nf.Status.Message == csiaddonsv1alpha1.UnFenceOperationSuccessfulMessage {
+			return ctrl.Result{}, r.remove(ctx, nf)
+		}
+		return ctrl.Result{}, nil
+	}
+	f := &storagev1alpha1.Fence{}
+	switch err := r.HubReader.Get(ctx, client.ObjectKey{Name: fence}, f); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return ctrl.Result{}, err
+	case f.Status.Phase != storagev1alpha1.FenceUnfenced:
+		return ctrl.Result{RequeueAfter: keepRecheck}, nil
+	}
+	patch := client.MergeFrom(nf.DeepCopy())
+	nf.Spec.FenceState = csiaddonsv1alpha1.Unfenced
+	ctrl.LoggerFrom(ctx).Info("Unfencing a NetworkFence whose Fence was lifted", "networkFence", nf.Name)
+	return ctrl.Result{}, r.Member.Patch(ctx, nf, patch)
 }
 
 // remove deletes the NetworkFence, if the syncer made it.
