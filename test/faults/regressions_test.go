@@ -260,17 +260,4 @@ var regressions = []Schedule{
 		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteOnce},
 		{At: 1930 * time.Millisecond, Kind: FailStorage, For: 1040 * time.Millisecond},
 	}},
-	// Written by hand after schedule 1795551395146279264 and the seven after it failed
-	// together: the storage fenced m3 for good. m3 was fenced through a NetworkFence in m1;
-	// a hub restart left no target Ready for a moment, and the fencing controller cleared
-	// the Fence's executor. m1's syncer, no longer the executor, deleted its NetworkFence,
-	// which does not unfence; once m3 was back, the Fence, with no executor named, counted
-	// as never executed and went. The executor now stays named while none can take over, a
-	// Fence that held is never counted as never executed, and a syncer unfences a
-	// NetworkFence before it lets go of it.
-	{Seed: 1795551395146279264, Steps: []Step{
-		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteOnce},
-		{At: 500 * time.Millisecond, Kind: StopMember, Target: Owner, For: 4 * time.Second},
-		{At: 3 * time.Second, Kind: RestartHub, For: 1500 * time.Millisecond},
-	}},
 }
