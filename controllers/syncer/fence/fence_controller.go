@@ -84,11 +84,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.report(ctx, f, nf); err != nil {
 		return ctrl.Result{}, err
 	}
-	if nf.Spec.FenceState == csiaddonsv1alpha1.Unfenced && nf.Status.Result == csiaddonsv1alpha1.FencingOperationResultSucceeded &&
-		nf.Status.Message == csiaddonsv1alpha1.UnFenceOperationSuccessfulMessage {
+	if unfencedBy(nf) {
 		return ctrl.Result{}, r.remove(ctx, nf)
 	}
 	return ctrl.Result{}, nil
+}
+
+// unfencedBy tells whether the NetworkFence asks for the unfence and the storage confirmed it:
+// only then may it go, as deleting one does not unfence.
+func unfencedBy(nf *csiaddonsv1alpha1.NetworkFence) bool {
+	return nf.Spec.FenceState == csiaddonsv1alpha1.Unfenced && nf.Status.Result == csiaddonsv1alpha1.FencingOperationResultSucceeded &&
+		nf.Status.Message == csiaddonsv1alpha1.UnFenceOperationSuccessfulMessage
 }
 
 // executes tells whether the Fence is this target's to execute now.
@@ -155,11 +161,11 @@ func (r *Reconciler) release(ctx context.Context, fence string, nf *csiaddonsv1a
 	if nf == nil || !r.Target.Owns(nf) || !nf.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	if unfencedBy(nf) {
+		return ctrl.Result{}, r.remove(ctx, nf)
+	}
 	if nf.Spec.FenceState == csiaddonsv1alpha1.Unfenced {
-		if nf.Status.Result == csiaddonsv1alpha1.FencingOperationResultSucceeded && nf.Status.Message == csiaddonsv1alpha1.UnFenceOperationSuccessfulMessage {
-			return ctrl.Result{}, r.remove(ctx, nf)
-		}
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, nil // the storage has not confirmed the unfence yet
 	}
 	f := &storagev1alpha1.Fence{}
 	switch err := r.HubReader.Get(ctx, client.ObjectKey{Name: fence}, f); {
