@@ -101,11 +101,44 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Delete(ctx, f); client.IgnoreNotFound(err) != nil {
 		return ctrl.Result{}, err
 	}
+	// The Fence goes once every syncer that made a NetworkFence for it unfenced and deleted
+	// that NetworkFence and took its finalizer off; a target that is gone holds nothing.
+	gone, err := r.goneSyncers(ctx, f)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	patch := client.MergeFrom(f.DeepCopy())
-	if controllerutil.RemoveFinalizer(f, storagev1alpha1.FenceFinalizer) {
+	removed := controllerutil.RemoveFinalizer(f, storagev1alpha1.FenceFinalizer)
+	for _, fin := range gone {
+		removed = controllerutil.RemoveFinalizer(f, fin) || removed
+	}
+	if removed {
 		return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, f, patch))
 	}
 	return ctrl.Result{}, nil
+}
+
+// goneSyncers are the Fence's syncer finalizers whose SyncTarget no longer exists.
+func (r *Reconciler) goneSyncers(ctx context.Context, f *storagev1alpha1.Fence) ([]string, error) {
+	var held []string
+	for _, fin := range f.Finalizers {
+		if strings.HasPrefix(fin, workloadv1alpha1.SyncerFinalizer("")) {
+			held = append(held, fin)
+		}
+	}
+	if len(held) == 0 {
+		return nil, nil
+	}
+	targets := &workloadv1alpha1.SyncTargetList{}
+	if err := r.Client.List(ctx, targets); err != nil {
+		return nil, err
+	}
+	for _, t := range targets.Items {
+		held = slices.DeleteFunc(held, func(fin string) bool {
+			return fin == workloadv1alpha1.SyncerFinalizer(workloadv1alpha1.ToSyncTargetKey(t.Name))
+		})
+	}
+	return held, nil
 }
 
 // observe reads the fenced target and the executors that could run the Fence.

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -71,7 +72,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if nf == nil {
 		if r.unfenced(f) {
-			return ctrl.Result{}, nil // done; the NetworkFence went after the unfence
+			// Done: the NetworkFence went after the unfence.
+			return ctrl.Result{}, r.letGo(ctx, f)
+		}
+		if f.Spec.State == storagev1alpha1.Fenced {
+			if err := r.hold(ctx, f); err != nil {
+				return ctrl.Result{}, err
+			}
 		}
 		return ctrl.Result{}, r.create(ctx, f)
 	}
@@ -148,31 +155,60 @@ func (r *Reconciler) report(ctx context.Context, f *storagev1alpha1.Fence, nf *c
 	return client.IgnoreNotFound(status.Apply(ctx, r.Hub, applied, transform.FieldManager+"-"+r.Target.Key))
 }
 
+// hold puts the syncer's finalizer on the Fence before its NetworkFence exists: the Fence,
+// and so any later Fence of the same target and domain, waits until that NetworkFence was
+// unfenced and deleted. The storage fences by CIDR, not by NetworkFence: a NetworkFence left
+// behind and unfenced late would lift a later Fence, and one left Fenced would be taken for
+// a later Fence's answer without the storage fencing anything.
+func (r *Reconciler) hold(ctx context.Context, f *storagev1alpha1.Fence) error {
+	if controllerutil.ContainsFinalizer(f, r.Target.Finalizer()) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(f.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.AddFinalizer(f, r.Target.Finalizer())
+	return r.Hub.Patch(ctx, f, patch)
+}
+
+// letGo takes the syncer's finalizer off the Fence once its NetworkFence is gone.
+func (r *Reconciler) letGo(ctx context.Context, f *storagev1alpha1.Fence) error {
+	patch := client.MergeFromWithOptions(f.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	if !controllerutil.RemoveFinalizer(f, r.Target.Finalizer()) {
+		return nil
+	}
+	return client.IgnoreNotFound(r.Hub.Patch(ctx, f, patch))
+}
+
 // keepRecheck is how often a NetworkFence kept for a Fence another target executes now is
-// looked at again: the Fence is not in this syncer's cache, so no event says it went.
-const keepRecheck = 30 * time.Second
+// looked at again: the Fence is not in this syncer's cache, so no event says it was lifted.
+const keepRecheck = 5 * time.Second
 
 // release lets go of the NetworkFence of a Fence this target does not execute (any more).
 // Deleting a NetworkFence does not unfence, so one that may still fence is unfenced first:
 // it stays as it is while the hub's Fence still holds the target (its executor changed: the
-// target stays fenced either way), is set Unfenced once that Fence is gone or was lifted,
-// and is deleted once the storage confirmed the unfence.
+// target stays fenced either way), is set Unfenced once that Fence was lifted, and is
+// deleted once the storage confirmed the unfence; then the syncer's finalizer leaves the
+// Fence.
 func (r *Reconciler) release(ctx context.Context, fence string, nf *csiaddonsv1alpha1.NetworkFence) (ctrl.Result, error) {
-	if nf == nil || !r.Target.Owns(nf) || !nf.DeletionTimestamp.IsZero() {
+	if nf != nil && (!r.Target.Owns(nf) || !nf.DeletionTimestamp.IsZero()) {
 		return ctrl.Result{}, nil
 	}
-	if unfencedBy(nf) {
-		return ctrl.Result{}, r.remove(ctx, nf)
-	}
-	if nf.Spec.FenceState == csiaddonsv1alpha1.Unfenced {
-		return ctrl.Result{}, nil // the storage has not confirmed the unfence yet
-	}
 	f := &storagev1alpha1.Fence{}
-	switch err := r.HubReader.Get(ctx, client.ObjectKey{Name: fence}, f); {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return ctrl.Result{}, err
-	case f.Status.Phase != storagev1alpha1.FenceUnfenced:
+	if err := r.HubReader.Get(ctx, client.ObjectKey{Name: fence}, f); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		f = nil
+	}
+	switch {
+	case nf == nil && f == nil:
+		return ctrl.Result{}, nil
+	case nf == nil:
+		return ctrl.Result{}, r.letGo(ctx, f)
+	case unfencedBy(nf):
+		return ctrl.Result{}, r.remove(ctx, nf)
+	case nf.Spec.FenceState == csiaddonsv1alpha1.Unfenced:
+		return ctrl.Result{}, nil // the storage has not confirmed the unfence yet
+	case f != nil && f.Status.Phase != storagev1alpha1.FenceUnfenced:
 		return ctrl.Result{RequeueAfter: keepRecheck}, nil
 	}
 	patch := client.MergeFrom(nf.DeepCopy())

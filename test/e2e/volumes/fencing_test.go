@@ -63,7 +63,7 @@ var _ = Describe("A lost owner", func() {
 		takesWork(ctx, lost)
 	})
 
-	It("is fenced by another executor when the first is lost mid-fence", func(ctx SpecContext) {
+	It("is fenced by another executor when the first is lost mid-fence, and goes only after the first's NetworkFence", func(ctx SpecContext) {
 		ns, lost, _ := ownedVolume(ctx)
 		slowFencing(3 * time.Second)
 		loseMember(ctx, lost, false)
@@ -76,9 +76,21 @@ var _ = Describe("A lost owner", func() {
 		waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
 			g.Expect(f.Status.Phase).To(Equal(storagev1alpha1.FenceFenced))
 			g.Expect(f.Status.Executor).NotTo(BeElementOf(first, lost))
+			g.Expect(f.Finalizers).To(ContainElement(workloadv1alpha1.SyncerFinalizer(workloadv1alpha1.ToSyncTargetKey(first))))
 		})
 		Expect(env.StartMember(ctx, first)).To(Succeed())
 		failedOver(ctx, ns, lost)
+		// The first executor's NetworkFence, made for this Fence, is still in its member. The
+		// storage fences CIDRs: unfenced after a later Fence of lost, it would lift that one.
+		// So the lifted Fence stays, deleted, until that NetworkFence is gone.
+		Expect(env.StopMember(first, true)).To(Succeed())
+		Expect(env.StartMember(ctx, lost)).To(Succeed())
+		waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
+			g.Expect(f.DeletionTimestamp).NotTo(BeNil())
+			g.Expect(f.Finalizers).To(ConsistOf(workloadv1alpha1.SyncerFinalizer(workloadv1alpha1.ToSyncTargetKey(first))))
+		})
+		Expect(member(first).Client.Get(ctx, client.ObjectKey{Name: "custody-" + f.Name}, &csiaddonsv1alpha1.NetworkFence{})).To(Succeed())
+		Expect(env.StartMember(ctx, first)).To(Succeed())
 		comesBack(ctx, lost, ns)
 	})
 
