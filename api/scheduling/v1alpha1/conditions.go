@@ -26,6 +26,14 @@ const (
 	// domain, and every target marks the same class default, so that an owned volume may move
 	// between any two of them. Unknown while the instance selector does not parse.
 	ConditionStorageClassesCompatible = "StorageClassesCompatible"
+	// ConditionDataProtected (LocationPair): every volume of the active Location has a
+	// replica in the other one from the last two intervals.
+	ConditionDataProtected = "DataProtected"
+	// ConditionAvailable (LocationPair): a target of the active Location answers.
+	ConditionAvailable = "Available"
+	// ConditionPeerReady (LocationPair): the other Location can take over: a target of it
+	// answers and none is fenced.
+	ConditionPeerReady = "PeerReady"
 )
 
 // Reasons of conditions and events.
@@ -72,4 +80,23 @@ const (
 	// none), and no class differs or is missing; the volumes of claims that name no class do
 	// not move between those targets.
 	ReasonDefaultStorageClassMismatch = "DefaultStorageClassMismatch"
+	// ReasonLocationAvailable: a target of the Location answers.
+	ReasonLocationAvailable = "LocationAvailable"
+	// ReasonLocationUnavailable: no target of the Location answers.
+	ReasonLocationUnavailable = "LocationUnavailable"
+	// ReasonPeerReady: the other Location can take over.
+	ReasonPeerReady = "PeerReady"
+	// ReasonPeerFenced: a target of the other Location is still fenced after a failover away
+	// from it; it takes replicas again once it returned clean and was unfenced.
+	ReasonPeerFenced = "PeerFenced"
+	// ReasonReplicated: every volume has a recent replica.
+	ReasonReplicated = "Replicated"
+	// ReasonNoReplica: a volume has no replica yet.
+	ReasonNoReplica = "NoReplica"
+	// ReasonReplicationLagging: a volume's latest replica is older than two intervals.
+	ReasonReplicationLagging = "ReplicationLagging"
+	// ReasonSyncFailed: a volume's last sync failed; it is retried on the schedule.
+	ReasonSyncFailed = "SyncFailed"
+	// ReasonNoVolumes: no volume replicates.
+	ReasonNoVolumes = "NoVolumes"
 )

@@ -99,6 +99,14 @@ type VolumeOwnershipStatus struct {
 	// +optional
 	// +listType=set
 	FencedOff []string `json:"fencedOff,omitempty"`
+	// Replica is the volume's latest replica in the paired Location, while its namespace
+	// runs in a LocationPair's active Location.
+	// +optional
+	Replica *Replica `json:"replica,omitempty"`
+	// RestoredFrom is the replica the volume was restored from by the last failover or
+	// relocate.
+	// +optional
+	RestoredFrom *Replica `json:"restoredFrom,omitempty"`
 	// Reclaim records the original and the current reclaim policy.
 	// +optional
 	Reclaim ReclaimStatus `json:"reclaim,omitempty"`

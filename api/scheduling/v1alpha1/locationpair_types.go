@@ -1,0 +1,212 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// SwitchMode is how a change of a LocationPair's active Location is carried out.
+// +kubebuilder:validation:Enum=Relocate;Failover
+type SwitchMode string
+
+const (
+	// Relocate is planned and loses nothing: the workloads stop at the active Location, a last
+	// sync runs, and the volumes are restored from it on the other side. It needs the active
+	// Location's targets to answer.
+	Relocate SwitchMode = "Relocate"
+	// Failover fences the active Location where its storage can still be reached and restores
+	// each volume from its latest replica: what was written since that replica is lost.
+	Failover SwitchMode = "Failover"
+)
+
+// LocationPairSpec pairs two Locations for disaster recovery.
+// +kubebuilder:validation:XValidation:rule="self.primary != self.secondary",message="the primary and the secondary must be two different Locations"
+// +kubebuilder:validation:XValidation:rule="!has(self.activeLocation) || size(self.activeLocation) == 0 || self.activeLocation == self.primary || self.activeLocation == self.secondary",message="activeLocation must be the primary or the secondary"
+type LocationPairSpec struct {
+	// Primary is the Location the pair's namespaces run in until a failover or a relocate.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="the primary of a LocationPair cannot change"
+	Primary string `json:"primary"`
+
+	// Secondary is the Location that holds the replicas and takes over.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="the secondary of a LocationPair cannot change"
+	Secondary string `json:"secondary"`
+
+	// ReplicationInterval is how often each volume is replicated, as minutes (1-59), hours
+	// (1-23) or days (1-28): "5m", "1h", "1d". It is the recovery point objective.
+	// +kubebuilder:default="5m"
+	// +kubebuilder:validation:Pattern=`^(([1-9]|[1-5][0-9])m|([1-9]|1[0-9]|2[0-3])h|([1-9]|1[0-9]|2[0-8])d)$`
+	// +optional
+	ReplicationInterval string `json:"replicationInterval,omitempty"`
+
+	// FailoverThreshold is how long every target of the active Location must have been
+	// Unreachable before the pair fails over on its own.
+	// +kubebuilder:default="5m"
+	// +optional
+	FailoverThreshold *metav1.Duration `json:"failoverThreshold,omitempty"`
+
+	// AutomaticFailover lets the pair fail over on its own once the active Location is lost.
+	// +kubebuilder:default=true
+	// +optional
+	AutomaticFailover *bool `json:"automaticFailover,omitempty"`
+
+	// ActiveLocation declares where the pair's namespaces run. Empty leaves the choice to
+	// Custody: the primary, or the secondary after an automatic failover. Setting it to the
+	// other Location asks for a switch, carried out as SwitchMode says; a lost active
+	// Location is always failed over.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ActiveLocation string `json:"activeLocation,omitempty"`
+
+	// SwitchMode is how a declared switch is carried out: Relocate (planned, lossless) or
+	// Failover (fence, restore from the latest replicas).
+	// +kubebuilder:default=Relocate
+	// +optional
+	SwitchMode SwitchMode `json:"switchMode,omitempty"`
+}
+
+// LocationPairPhase is where a LocationPair stands.
+// +kubebuilder:validation:Enum=Pending;Protecting;FailingOver;FailedOver;Relocating;Relocated
+type LocationPairPhase string
+
+const (
+	// PairPending: a Location of the pair is missing or has no target yet.
+	PairPending LocationPairPhase = "Pending"
+	// PairProtecting: the volumes of the active Location replicate to the other one.
+	PairProtecting LocationPairPhase = "Protecting"
+	// PairFailingOver: a failover is under way.
+	PairFailingOver LocationPairPhase = "FailingOver"
+	// PairFailedOver: the failover is done; the volumes are not yet replicated back, as the
+	// old active Location has not returned and cleaned up.
+	PairFailedOver LocationPairPhase = "FailedOver"
+	// PairRelocating: a relocate is under way.
+	PairRelocating LocationPairPhase = "Relocating"
+	// PairRelocated: the relocate is done; the first sync the other way has not completed.
+	PairRelocated LocationPairPhase = "Relocated"
+)
+
+// PairAction is a failover or relocate, as it ran.
+type PairAction struct {
+	// Mode is Failover or Relocate.
+	Mode SwitchMode `json:"mode"`
+	// Automatic is true for a failover the pair started on its own.
+	// +optional
+	Automatic bool `json:"automatic,omitempty"`
+	// From and To are the Locations switched between.
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Generation is the spec generation the action answered: a declared activeLocation
+	// starts a switch only in a newer one, so that an automatic failover is not undone by an
+	// activeLocation declared before it.
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
+	// Progression is the step the action is at, or Completed.
+	// +optional
+	Progression string `json:"progression,omitempty"`
+	// ProgressionTime is when the action reached its step.
+	// +optional
+	ProgressionTime *metav1.Time `json:"progressionTime,omitempty"`
+	// StartTime is when the action started.
+	StartTime metav1.Time `json:"startTime"`
+	// CompletionTime is when every volume was bound at To again.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Duration is CompletionTime - StartTime.
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
+	// OldestReplicaTime is, for a failover, the time of the oldest replica a volume came back
+	// from: the data written since then at From was lost.
+	// +optional
+	OldestReplicaTime *metav1.Time `json:"oldestReplicaTime,omitempty"`
+}
+
+// LocationPairStatus is where the pair stands.
+type LocationPairStatus struct {
+	// ActiveLocation is where the pair's namespaces run now.
+	// +optional
+	ActiveLocation string `json:"activeLocation,omitempty"`
+	// Phase is Pending, Protecting, FailingOver, FailedOver, Relocating or Relocated.
+	// +optional
+	Phase LocationPairPhase `json:"phase,omitempty"`
+	// Volumes is the number of volumes of the pair's namespaces that replicate, and
+	// ProtectedVolumes those of them with a replica.
+	// +optional
+	Volumes int32 `json:"volumes"`
+	// +optional
+	ProtectedVolumes int32 `json:"protectedVolumes"`
+	// OldestLastSyncTime is the oldest of the volumes' last completed syncs: what a failover
+	// now would lose is what was written since.
+	// +optional
+	OldestLastSyncTime *metav1.Time `json:"oldestLastSyncTime,omitempty"`
+	// LastAction is the latest failover or relocate.
+	// +optional
+	LastAction *PairAction `json:"lastAction,omitempty"`
+	// Conditions: DataProtected (every volume has a replica at most one interval and one
+	// sync old), Available (the active Location has a Ready target), PeerReady (the other
+	// Location can take over: a Ready target, clean, and no Fence left on it).
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// ObservedGeneration is the spec generation the status speaks of.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// LocationPair pairs a primary and a secondary Location: the volumes of the namespaces
+// placed on the active one replicate to the other, which takes over when the active one is
+// lost or an admin switches.
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,shortName=lp
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Primary",type=string,JSONPath=`.spec.primary`
+// +kubebuilder:printcolumn:name="Secondary",type=string,JSONPath=`.spec.secondary`
+// +kubebuilder:printcolumn:name="Active",type=string,JSONPath=`.status.activeLocation`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Protected",type=string,JSONPath=`.status.conditions[?(@.type=="DataProtected")].status`
+// +kubebuilder:printcolumn:name="Last-Sync",type=date,JSONPath=`.status.oldestLastSyncTime`
+// +kubebuilder:printcolumn:name="Interval",type=string,JSONPath=`.spec.replicationInterval`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type LocationPair struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   LocationPairSpec   `json:"spec"`
+	Status LocationPairStatus `json:"status,omitempty"`
+}
+
+// LocationPairList is a list of LocationPairs.
+// +kubebuilder:object:root=true
+type LocationPairList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []LocationPair `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&LocationPair{}, &LocationPairList{})
+}
+
+// Active is the Location the pair's namespaces run in now: the status's, or the primary
+// before the controller first said.
+func (p *LocationPair) Active() string {
+	if p.Status.ActiveLocation != "" {
+		return p.Status.ActiveLocation
+	}
+	return p.Spec.Primary
+}
+
+// Peer is the Location of the pair that is not loc.
+func (p *LocationPair) Peer(loc string) string {
+	if loc == p.Spec.Primary {
+		return p.Spec.Secondary
+	}
+	return p.Spec.Primary
+}
+
+// Has tells whether loc is one of the pair's Locations.
+func (p *LocationPair) Has(loc string) bool {
+	return loc == p.Spec.Primary || loc == p.Spec.Secondary
+}

@@ -1,0 +1,382 @@
+package dr
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/fencing"
+)
+
+// Decide is the pair's next step: the active Location, the action under way, the Fences to
+// hold, the replications to keep and the replicas to record, and the pair's conditions.
+func Decide(o Observation) Decision {
+	d := Decision{Active: o.Active, Action: o.Action.DeepCopy()}
+	if d.Active == "" {
+		d.Active = o.Pair.Primary
+	}
+	if !o.Locations[o.Pair.Primary].Found || !o.Locations[o.Pair.Secondary].Found {
+		d.Phase = schedulingv1alpha1.PairPending
+		d.Replications = o.current()
+		d.conditions(o)
+		return d
+	}
+	switch {
+	case d.Action != nil && d.Action.Progression != Completed:
+		d.step(o)
+	case d.switchAsked(o):
+	default:
+		d.protect(o)
+	}
+	d.Fence = o.stillFenced(d.Action)
+	d.phase(o)
+	d.conditions(o)
+	return d
+}
+
+// switchAsked starts a failover or a relocate when one is declared or the active Location is
+// lost, and the other Location has a target that answers.
+func (d *Decision) switchAsked(o Observation) bool {
+	to := o.peer(d.Active)
+	if !o.Locations[to].anyReady() {
+		return false
+	}
+	var lastGeneration int64
+	if d.Action != nil {
+		lastGeneration = d.Action.Generation
+	}
+	declared := o.Pair.Declared != "" && o.Pair.Declared != d.Active && o.Pair.Generation > lastGeneration
+	lost := o.Locations[d.Active].lost(o.Now, o.Pair.Threshold)
+	if !declared && !(lost && o.Pair.Automatic) {
+		return false
+	}
+	mode := o.Pair.Mode
+	if !declared || !o.Locations[d.Active].anyReady() {
+		mode = schedulingv1alpha1.Failover
+	}
+	now := metav1.NewTime(o.Now)
+	d.Action = &schedulingv1alpha1.PairAction{
+		Mode: mode, Automatic: !declared, From: d.Active, To: to, Generation: o.Pair.Generation,
+		Progression: Fencing, ProgressionTime: &now, StartTime: now,
+	}
+	if mode == schedulingv1alpha1.Relocate {
+		d.Action.Progression = Quiescing
+	}
+	d.Replications = o.current()
+	d.step(o)
+	return true
+}
+
+// step carries an action under way on as far as what is observed allows.
+func (d *Decision) step(o Observation) {
+	a := d.Action
+	next := func(p string) {
+		now := metav1.NewTime(o.Now)
+		a.Progression, a.ProgressionTime = p, &now
+	}
+	d.Replications = o.current()
+	if a.Progression == Fencing && o.Locations[a.From].fencedOrGone() {
+		next(Restoring)
+	}
+	if a.Progression == Quiescing && o.Quiesced {
+		next(FinalSync)
+	}
+	if a.Progression == FinalSync {
+		d.Quiesce = true
+		d.Replications = o.finalSyncs(a)
+		if o.finalSynced(a) {
+			d.Replicas = o.newReplicas(o.Volumes, false)
+			next(Restoring)
+		}
+	}
+	if a.Progression == Quiescing {
+		d.Quiesce = true
+	}
+	if a.Progression == Restoring {
+		d.Active = a.To
+		if o.restored(a.To) {
+			next(Completed)
+			now := metav1.NewTime(o.Now)
+			a.CompletionTime, a.Duration = &now, &metav1.Duration{Duration: o.Now.Sub(a.StartTime.Time)}
+			a.OldestReplicaTime = o.oldestRestored(a.To)
+		}
+	}
+}
+
+// protect replicates every volume bound in the active Location to the other one, unless
+// that one still holds Fences from a failover away from it.
+func (d *Decision) protect(o Observation) {
+	to := o.Locations[o.peer(d.Active)]
+	if len(to.Targets) == 0 || to.fenced() {
+		return
+	}
+	var keys []string
+	for _, t := range to.Targets {
+		keys = append(keys, t.Key)
+	}
+	var protected []Volume
+	for _, v := range o.Volumes {
+		if !v.Bound || !o.Locations[d.Active].has(v.Owner) {
+			continue
+		}
+		w := Want{Namespace: v.Namespace, Claim: v.Claim, Source: v.Owner, Destination: Destination(v.Namespace, keys)}
+		d.Replications = append(d.Replications, w)
+		if r := v.Replication; r != nil && r.Source == w.Source && r.Destination == w.Destination {
+			protected = append(protected, v)
+		}
+	}
+	d.Replicas = o.newReplicas(protected, true)
+}
+
+// phase is Protecting, or the action's phase while it is under way, and FailedOver or
+// Relocated after it until every volume has a replica taken since it completed.
+func (d *Decision) phase(o Observation) {
+	a := d.Action
+	switch {
+	case a == nil:
+		d.Phase = schedulingv1alpha1.PairProtecting
+	case a.Progression != Completed && a.Mode == schedulingv1alpha1.Failover:
+		d.Phase = schedulingv1alpha1.PairFailingOver
+	case a.Progression != Completed:
+		d.Phase = schedulingv1alpha1.PairRelocating
+	case !o.Locations[o.peer(d.Active)].fenced() && o.protectedSince(a.CompletionTime.Time, d.Active, d.Replicas):
+		d.Phase = schedulingv1alpha1.PairProtecting
+	case a.Mode == schedulingv1alpha1.Failover:
+		d.Phase = schedulingv1alpha1.PairFailedOver
+	default:
+		d.Phase = schedulingv1alpha1.PairRelocated
+	}
+}
+
+// conditions are Available, PeerReady and DataProtected, with the volume counts.
+func (d *Decision) conditions(o Observation) {
+	set := func(t string, ok bool, reason, msg string) {
+		s := metav1.ConditionFalse
+		if ok {
+			s = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(&d.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg})
+	}
+	for _, name := range []string{o.Pair.Primary, o.Pair.Secondary} {
+		if !o.Locations[name].Found {
+			msg := "Location " + name + " of the pair does not exist or its selector does not parse"
+			for _, t := range []string{schedulingv1alpha1.ConditionAvailable, schedulingv1alpha1.ConditionPeerReady, schedulingv1alpha1.ConditionDataProtected} {
+				meta.SetStatusCondition(&d.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionUnknown, Reason: schedulingv1alpha1.ReasonLocationNotFound, Message: msg})
+			}
+			return
+		}
+	}
+	active, peer := o.Locations[d.Active], o.Locations[o.peer(d.Active)]
+	if active.anyReady() {
+		set(schedulingv1alpha1.ConditionAvailable, true, schedulingv1alpha1.ReasonLocationAvailable, "a target of "+active.Name+" answers")
+	} else {
+		set(schedulingv1alpha1.ConditionAvailable, false, schedulingv1alpha1.ReasonLocationUnavailable, "no target of "+active.Name+" answers")
+	}
+	switch {
+	case peer.fenced():
+		set(schedulingv1alpha1.ConditionPeerReady, false, schedulingv1alpha1.ReasonPeerFenced, "a target of "+peer.Name+" is still fenced: it returns, removes what the hub no longer gives it, and is unfenced first")
+	case !peer.anyReady():
+		set(schedulingv1alpha1.ConditionPeerReady, false, schedulingv1alpha1.ReasonLocationUnavailable, "no target of "+peer.Name+" answers")
+	default:
+		set(schedulingv1alpha1.ConditionPeerReady, true, schedulingv1alpha1.ReasonPeerReady, peer.Name+" can take over")
+	}
+	ok, reason, msg := d.protection(o)
+	set(schedulingv1alpha1.ConditionDataProtected, ok, reason, msg)
+}
+
+// protection counts the replicated volumes and tells whether each has a replica at most
+// two intervals old: one between syncs and one for the sync.
+func (d *Decision) protection(o Observation) (bool, string, string) {
+	replicas := map[string]*storagev1alpha1.Replica{}
+	failed := map[string]string{}
+	for _, v := range o.Volumes {
+		replicas[v.Key()] = v.Replica
+		if r, ok := d.Replicas[v.Key()]; ok {
+			replicas[v.Key()] = &r
+		}
+		if v.Replication != nil && v.Replication.Failed {
+			failed[v.Key()] = v.Replication.Message
+		}
+	}
+	var missing, lagging, failing []string
+	for _, w := range d.Replications {
+		k := w.Namespace + "/" + w.Claim
+		d.Volumes++
+		r := replicas[k]
+		switch {
+		case r == nil:
+			missing = append(missing, k)
+		case o.Now.Sub(r.Time.Time) > 2*o.Pair.Interval:
+			lagging = append(lagging, k)
+		default:
+			d.Protected++
+		}
+		if r != nil && (d.OldestLastSync.IsZero() || r.Time.Time.Before(d.OldestLastSync)) {
+			d.OldestLastSync = r.Time.Time
+		}
+		if m, ok := failed[k]; ok {
+			failing = append(failing, k+": "+m)
+		}
+	}
+	switch {
+	case len(failing) > 0:
+		return false, schedulingv1alpha1.ReasonSyncFailed, fmt.Sprintf("%d volumes failed their last sync; the first, %s", len(failing), failing[0])
+	case len(missing) > 0:
+		return false, schedulingv1alpha1.ReasonNoReplica, fmt.Sprintf("%d of %d volumes have no replica yet, the first %s", len(missing), d.Volumes, missing[0])
+	case len(lagging) > 0:
+		return false, schedulingv1alpha1.ReasonReplicationLagging, fmt.Sprintf("%d of %d volumes have no replica from the last two intervals, the first %s", len(lagging), d.Volumes, lagging[0])
+	case d.Volumes == 0:
+		return false, schedulingv1alpha1.ReasonNoVolumes, "no volume replicates: none is bound in the active Location, or the other Location cannot take replicas"
+	}
+	return true, schedulingv1alpha1.ReasonReplicated, fmt.Sprintf("every one of %d volumes has a replica from the last two intervals", d.Volumes)
+}
+
+// current are the replications as they are: an action keeps them until it completed, so
+// that no replica it may restore from goes with its ReplicationDestination.
+func (o Observation) current() []Want {
+	var out []Want
+	for _, v := range o.Volumes {
+		if r := v.Replication; r != nil {
+			out = append(out, Want{Namespace: v.Namespace, Claim: v.Claim, Source: r.Source, Destination: r.Destination})
+		}
+	}
+	return out
+}
+
+// trigger is the manual trigger of a relocate's last sync.
+func trigger(a *schedulingv1alpha1.PairAction) string {
+	return "relocate-" + strconv.FormatInt(a.StartTime.Unix(), 10)
+}
+
+func (o Observation) finalSyncs(a *schedulingv1alpha1.PairAction) []Want {
+	out := o.current()
+	for i := range out {
+		out[i].ManualTrigger = trigger(a)
+	}
+	return out
+}
+
+// finalSynced tells whether every replication answered the relocate's trigger with a ready
+// snapshot that a destination sync completed after the source's last sync started. The
+// source reports its manual sync before the snapshot is ready, so both are waited for.
+func (o Observation) finalSynced(a *schedulingv1alpha1.PairAction) bool {
+	for _, v := range o.Volumes {
+		r := v.Replication
+		if r == nil {
+			continue
+		}
+		if r.LastManualSync != trigger(a) || !r.ImageReady || r.Image == nil || r.DestinationLastSync.Before(r.SourceLastSyncStart) {
+			return false
+		}
+	}
+	return true
+}
+
+// newReplicas are the ready images of the volumes that differ from what their records say.
+// With newerOnly, an image older than the recorded replica is not taken.
+func (o Observation) newReplicas(vs []Volume, newerOnly bool) map[string]storagev1alpha1.Replica {
+	out := map[string]storagev1alpha1.Replica{}
+	for _, v := range vs {
+		r := v.Replication
+		if r == nil || !r.ImageReady || r.Image == nil {
+			continue
+		}
+		if v.Replica != nil && (*v.Replica == *r.Image || newerOnly && r.Image.Time.Before(&v.Replica.Time)) {
+			continue
+		}
+		out[v.Key()] = *r.Image
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// restored tells whether every volume with a replica is bound on a target of loc.
+func (o Observation) restored(loc string) bool {
+	return !slices.ContainsFunc(o.Volumes, func(v Volume) bool {
+		return v.Replica != nil && (!v.Bound || !o.Locations[loc].has(v.Owner))
+	})
+}
+
+// oldestRestored is the time of the oldest replica a volume of loc came back from.
+func (o Observation) oldestRestored(loc string) *metav1.Time {
+	var oldest *metav1.Time
+	for _, v := range o.Volumes {
+		if v.Replica != nil && o.Locations[loc].has(v.Owner) && (oldest == nil || v.Replica.Time.Before(oldest)) {
+			t := v.Replica.Time
+			oldest = &t
+		}
+	}
+	return oldest
+}
+
+// protectedSince tells whether every volume bound at active has a replica taken after t.
+func (o Observation) protectedSince(t time.Time, active string, recorded map[string]storagev1alpha1.Replica) bool {
+	for _, v := range o.Volumes {
+		if !v.Bound || !o.Locations[active].has(v.Owner) {
+			continue
+		}
+		r := v.Replica
+		if n, ok := recorded[v.Key()]; ok {
+			r = &n
+		}
+		if r == nil || r.Time.Time.Before(t) {
+			return false
+		}
+	}
+	return true
+}
+
+// stillFenced are the targets of the Location a failover left that have not yet reported
+// clean since it completed: their Fences hold until then.
+func (o Observation) stillFenced(a *schedulingv1alpha1.PairAction) []string {
+	if a == nil || a.Mode != schedulingv1alpha1.Failover {
+		return nil
+	}
+	var out []string
+	for _, t := range o.Locations[a.From].Targets {
+		if a.CompletionTime == nil || !t.Ready || !t.Clean || !t.Reported.After(a.CompletionTime.Time) {
+			out = append(out, t.Key)
+		}
+	}
+	return out
+}
+
+func (o Observation) peer(loc string) string {
+	if loc == o.Pair.Primary {
+		return o.Pair.Secondary
+	}
+	return o.Pair.Primary
+}
+
+func (l Location) anyReady() bool {
+	return slices.ContainsFunc(l.Targets, func(t Target) bool { return t.Ready })
+}
+
+func (l Location) has(key string) bool {
+	return key != "" && slices.ContainsFunc(l.Targets, func(t Target) bool { return t.Key == key })
+}
+
+// lost: the Location has targets, and every one has been Unreachable for the threshold.
+func (l Location) lost(now time.Time, threshold time.Duration) bool {
+	return len(l.Targets) > 0 && !slices.ContainsFunc(l.Targets, func(t Target) bool {
+		return !fencing.Lost(t.UnreachableSince, now, threshold)
+	})
+}
+
+// fencedOrGone: every target is fenced off its storage or does not answer.
+func (l Location) fencedOrGone() bool {
+	return !slices.ContainsFunc(l.Targets, func(t Target) bool { return t.Ready && !t.Fence.Holds() })
+}
+
+// fenced: a target still has a Fence, in any state.
+func (l Location) fenced() bool {
+	return slices.ContainsFunc(l.Targets, func(t Target) bool { return t.Fence != fencing.Unfenced })
+}

@@ -1,0 +1,365 @@
+package dr
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/fencing"
+)
+
+var now = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
+func ago(d time.Duration) time.Time { return now.Add(-d) }
+
+func replica(target string, age time.Duration) *storagev1alpha1.Replica {
+	return &storagev1alpha1.Replica{Target: target, Snapshot: "snap-" + target, Time: metav1.NewTime(ago(age))}
+}
+
+// pair observes the pair east (primary: e1, e2) and west (secondary: w1, w2), every target
+// Ready, with one volume ns/c bound on e1 and no replication yet.
+func pair() Observation {
+	loc := func(name string, keys ...string) Location {
+		l := Location{Name: name, Found: true}
+		for _, k := range keys {
+			l.Targets = append(l.Targets, Target{Key: k, Ready: true, Clean: true})
+		}
+		return l
+	}
+	return Observation{
+		Now: now,
+		Pair: Pair{Primary: "east", Secondary: "west", Generation: 1, Mode: schedulingv1alpha1.Relocate, Automatic: true,
+			Threshold: time.Minute, Interval: 5 * time.Minute, Schedule: "*/5 * * * *"},
+		Locations: map[string]Location{"east": loc("east", "e1", "e2"), "west": loc("west", "w1", "w2")},
+		Volumes:   []Volume{{Namespace: "ns", Claim: "c", Owner: "e1", Bound: true}},
+	}
+}
+
+// dest is where ns's replicas go in west.
+var dest = Destination("ns", []string{"w1", "w2"})
+
+// replicating gives the volume a replication from e1 to dest whose last sync made a ready
+// image age old, recorded on the claim.
+func replicating(o Observation, age time.Duration) Observation {
+	img := replica(dest, age)
+	o.Volumes[0].Replication = &Replication{Source: "e1", Destination: dest, SourceLastSyncStart: img.Time.Time,
+		SourceLastSync: img.Time.Add(time.Second), DestinationLastSync: img.Time.Add(time.Second), Image: img, ImageReady: true}
+	o.Volumes[0].Replica = img
+	return o
+}
+
+// with changes the targets of loc that keys name.
+func with(o Observation, loc string, change func(*Target), keys ...string) Observation {
+	l := o.Locations[loc]
+	l.Targets = slices.Clone(l.Targets)
+	for i := range l.Targets {
+		if len(keys) == 0 || slices.Contains(keys, l.Targets[i].Key) {
+			change(&l.Targets[i])
+		}
+	}
+	o.Locations[loc] = l
+	return o
+}
+
+func lost(since time.Duration) func(*Target) {
+	return func(t *Target) { t.Ready, t.UnreachableSince = false, ago(since) }
+}
+
+func fenceState(s fencing.State) func(*Target) { return func(t *Target) { t.Fence = s } }
+
+func action(mode schedulingv1alpha1.SwitchMode, progression string, started time.Duration) *schedulingv1alpha1.PairAction {
+	return &schedulingv1alpha1.PairAction{Mode: mode, From: "east", To: "west", Generation: 1, Progression: progression,
+		StartTime: metav1.NewTime(ago(started))}
+}
+
+func condition(d Decision, t string) string {
+	c := meta.FindStatusCondition(d.Conditions, t)
+	if c == nil {
+		return "none"
+	}
+	return string(c.Status) + "/" + c.Reason
+}
+
+func TestDecide(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		o     func() Observation
+		check func(t *testing.T, d Decision)
+	}{
+		{"a missing Location leaves the pair Pending and its replications as they are", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Locations["west"] = Location{Name: "west"}
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Phase, schedulingv1alpha1.PairPending)
+			expect(t, len(d.Replications), 1)
+			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "Unknown/LocationNotFound")
+		}},
+		{"a bound volume replicates from its owner to its namespace's destination", pair, func(t *testing.T, d Decision) {
+			expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
+			expect(t, d.Active, "east")
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest}})
+			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "False/NoReplica")
+			expect(t, condition(d, schedulingv1alpha1.ConditionAvailable), "True/LocationAvailable")
+			expect(t, condition(d, schedulingv1alpha1.ConditionPeerReady), "True/PeerReady")
+			expect(t, d.Volumes, int32(1))
+			expect(t, d.Protected, int32(0))
+		}},
+		{"a volume not yet bound does not replicate", func() Observation {
+			o := pair()
+			o.Volumes[0].Bound = false
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, len(d.Replications), 0)
+			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "False/NoVolumes")
+		}},
+		{"a ready image newer than the record is recorded, and the volume is protected", func() Observation {
+			o := replicating(pair(), 10*time.Minute)
+			o.Volumes[0].Replication.Image = replica(dest, time.Minute)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Replicas, map[string]storagev1alpha1.Replica{"ns/c": *replica(dest, time.Minute)})
+			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "True/Replicated")
+			expect(t, d.OldestLastSync, ago(time.Minute))
+			expect(t, d.Protected, int32(1))
+		}},
+		{"an image that is not ready yet is not recorded", func() Observation {
+			o := replicating(pair(), 10*time.Minute)
+			o.Volumes[0].Replication.Image, o.Volumes[0].Replication.ImageReady = replica(dest, time.Minute), false
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, len(d.Replicas), 0)
+		}},
+		{"a replica older than two intervals lags", func() Observation { return replicating(pair(), 11*time.Minute) }, func(t *testing.T, d Decision) {
+			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "False/ReplicationLagging")
+			expect(t, d.OldestLastSync, ago(11*time.Minute))
+		}},
+		{"a failed sync shows", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Volumes[0].Replication.Failed, o.Volumes[0].Replication.Message = true, "connection refused"
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "False/SyncFailed")
+		}},
+		{"replication follows a volume that moved inside the active Location, and takes no image of the old source", func() Observation {
+			o := replicating(pair(), 10*time.Minute)
+			o.Volumes[0].Owner = "e2"
+			o.Volumes[0].Replication.Image = replica(dest, time.Minute)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e2", Destination: dest}})
+			expect(t, len(d.Replicas), 0)
+		}},
+		{"an active Location unreachable for less than the threshold does not fail over", func() Observation {
+			return with(replicating(pair(), time.Minute), "east", lost(30*time.Second))
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action == nil, true)
+			expect(t, condition(d, schedulingv1alpha1.ConditionAvailable), "False/LocationUnavailable")
+		}},
+		{"a lost active Location fails over on its own, straight to restoring as nothing answers to fence", func() Observation {
+			return with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
+			expect(t, d.Action.Automatic, true)
+			expect(t, d.Action.Progression, Restoring)
+			expect(t, d.Active, "west")
+			expect(t, d.Phase, schedulingv1alpha1.PairFailingOver)
+			expect(t, d.Fence, []string{"e1", "e2"})
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest}})
+		}},
+		{"one target of the active Location still answering keeps it from being lost", func() Observation {
+			return with(replicating(pair(), time.Minute), "east", lost(2*time.Minute), "e1")
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action == nil, true)
+		}},
+		{"automatic failover off waits", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
+			o.Pair.Automatic = false
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action == nil, true)
+			expect(t, d.Active, "east")
+		}},
+		{"no failover to a Location with no target that answers", func() Observation {
+			return with(with(replicating(pair(), time.Minute), "east", lost(2*time.Minute)), "west", lost(time.Second))
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action == nil, true)
+			expect(t, condition(d, schedulingv1alpha1.ConditionPeerReady), "False/LocationUnavailable")
+		}},
+		{"a declared failover fences the active Location's targets that answer first", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Pair.Declared, o.Pair.Mode, o.Pair.Generation = "west", schedulingv1alpha1.Failover, 2
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, Fencing)
+			expect(t, d.Action.Automatic, false)
+			expect(t, d.Action.Generation, int64(2))
+			expect(t, d.Active, "east")
+			expect(t, d.Fence, []string{"e1", "e2"})
+		}},
+		{"a failover waits for a target that answers until its fence holds", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced), "e1")
+			o.Action = action(schedulingv1alpha1.Failover, Fencing, time.Second)
+			return with(o, "east", fenceState(fencing.Failed), "e2")
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, Fencing)
+			expect(t, d.Active, "east")
+		}},
+		{"once fenced, the other Location becomes active and restores", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced))
+			o.Action = action(schedulingv1alpha1.Failover, Fencing, time.Second)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, Restoring)
+			expect(t, d.Active, "west")
+			expect(t, d.Phase, schedulingv1alpha1.PairFailingOver)
+		}},
+		{"restoring completes once every volume with a replica is bound in the new active Location", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced))
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Restoring, 20*time.Second)
+			o.Volumes[0].Owner = dest
+			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "no-replica", Owner: "e2"})
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, Completed)
+			expect(t, d.Action.Duration.Duration, 20*time.Second)
+			expect(t, d.Action.OldestReplicaTime.Time, ago(time.Minute))
+			expect(t, d.Phase, schedulingv1alpha1.PairFailedOver)
+			expect(t, d.Fence, []string{"e1", "e2"})
+			expect(t, condition(d, schedulingv1alpha1.ConditionPeerReady), "False/PeerFenced")
+		}},
+		{"a volume with a replica not yet bound in the new active Location keeps restoring", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Restoring, 20*time.Second)
+			o.Volumes[0].Owner, o.Volumes[0].Bound = dest, false
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, Restoring)
+		}},
+		{"the old active Location back and clean is unfenced, and replication runs the other way", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", func(t *Target) { t.Fence, t.Reported = fencing.Fenced, now })
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Completed, 10*time.Minute)
+			done := metav1.NewTime(ago(5 * time.Minute))
+			o.Action.CompletionTime = &done
+			o.Volumes[0].Owner, o.Volumes[0].Replication = dest, nil
+			return with(o, "east", func(t *Target) { t.Reported = ago(6 * time.Minute) }, "e2")
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Fence, []string{"e2"})
+			expect(t, d.Phase, schedulingv1alpha1.PairFailedOver)
+			expect(t, len(d.Replications), 0)
+		}},
+		{"with the old Location unfenced, volumes replicate back, and the pair protects again once they have replicas", func() Observation {
+			o := pair()
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Completed, 10*time.Minute)
+			done := metav1.NewTime(ago(5 * time.Minute))
+			o.Action.CompletionTime = &done
+			back := Destination("ns", []string{"e1", "e2"})
+			img := replica(back, time.Minute)
+			o.Volumes[0].Owner, o.Volumes[0].Replica = dest, replica(dest, 6*time.Minute)
+			o.Volumes[0].Replication = &Replication{Source: dest, Destination: back, Image: img, ImageReady: true}
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: dest, Destination: Destination("ns", []string{"e1", "e2"})}})
+			expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
+			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "True/Replicated")
+		}},
+		{"a declared relocate stops the workloads first", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Pair.Declared, o.Pair.Generation = "west", 2
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Mode, schedulingv1alpha1.Relocate)
+			expect(t, d.Action.Progression, Quiescing)
+			expect(t, d.Quiesce, true)
+			expect(t, d.Phase, schedulingv1alpha1.PairRelocating)
+			expect(t, len(d.Fence), 0)
+		}},
+		{"a relocate whose workloads stopped asks for a last sync", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, Quiescing, 5*time.Second), true
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, FinalSync)
+			expect(t, d.Replications[0].ManualTrigger, trigger(d.Action))
+			expect(t, d.Active, "east")
+		}},
+		{"the last sync reported before its snapshot is ready is waited for", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Action = action(schedulingv1alpha1.Relocate, FinalSync, 5*time.Second)
+			r := o.Volumes[0].Replication
+			r.LastManualSync, r.SourceLastSyncStart, r.ImageReady = trigger(o.Action), ago(time.Second), false
+			r.Image = replica(dest, time.Second)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, FinalSync)
+			expect(t, d.Quiesce, true)
+			expect(t, len(d.Replicas), 0)
+		}},
+		{"a destination sync that completed before the last sync started does not end it", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Action = action(schedulingv1alpha1.Relocate, FinalSync, 5*time.Second)
+			r := o.Volumes[0].Replication
+			r.LastManualSync, r.SourceLastSyncStart = trigger(o.Action), ago(time.Second)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, FinalSync)
+		}},
+		{"a relocate's ready last sync is recorded and the other Location becomes active", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Action = action(schedulingv1alpha1.Relocate, FinalSync, 5*time.Second)
+			r := o.Volumes[0].Replication
+			r.LastManualSync, r.SourceLastSyncStart, r.DestinationLastSync = trigger(o.Action), ago(2*time.Second), ago(time.Second)
+			r.Image = replica(dest, 2*time.Second)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, Restoring)
+			expect(t, d.Active, "west")
+			expect(t, d.Replicas, map[string]storagev1alpha1.Replica{"ns/c": *replica(dest, 2*time.Second)})
+		}},
+		{"a declared relocate from a Location where nothing answers fails over", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", lost(10*time.Second))
+			o.Pair.Declared, o.Pair.Generation = "west", 2
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
+			expect(t, d.Action.Automatic, false)
+		}},
+		{"an activeLocation declared before the last action does not switch again", func() Observation {
+			o := pair()
+			o.Pair.Declared, o.Pair.Generation = "east", 3
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Completed, time.Hour)
+			o.Action.Generation, o.Action.Automatic = 3, true
+			done := metav1.NewTime(ago(50 * time.Minute))
+			o.Action.CompletionTime = &done
+			o.Volumes[0].Owner = dest
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Active, "west")
+			expect(t, d.Action.Progression, Completed)
+		}},
+		{"an action under way is carried on whatever the spec says now", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Pair.Declared, o.Pair.Generation = "east", 3
+			o.Action = action(schedulingv1alpha1.Relocate, Quiescing, 5*time.Second)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.To, "west")
+			expect(t, d.Action.Progression, Quiescing)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.check(t, Decide(c.o())) })
+	}
+}
+
+func expect[T any](t *testing.T, got, want T) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}

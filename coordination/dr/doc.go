@@ -1,0 +1,29 @@
+// Package dr holds the pure decisions of disaster recovery between the two Locations of a
+// LocationPair. It imports no API client: the dr controller reads the pair, the health of its
+// Locations' targets, their Fences and every replicated volume, hands them to Decide as an
+// Observation, and writes what the Decision says.
+//
+// While the pair protects, the volume of every claim whose namespace runs in the active
+// Location replicates from its owner to one target of the other Location, the same target
+// for every claim of a namespace (Destination), on a cron schedule made from the pair's
+// interval (Schedule), as VolSync's rsync-TLS mover with the snapshot copy method does.
+//
+// A switch of the active Location is an action with named steps (Progressions), recorded in
+// the pair's status before it takes effect, so that a controller restarted at any step goes
+// on from there:
+//
+//   - Failover, automatic once every target of the active Location has been Unreachable for
+//     the pair's threshold, or declared: the active Location's targets that still answer are
+//     fenced first (Fencing); then the other Location becomes active (Restoring), where each
+//     claim is restored from its latest replica; Completed once every claim that has a
+//     replica is bound there.
+//   - Relocate, declared and lossless: the workloads stop at the active Location
+//     (Quiescing), a last sync runs on a manual trigger and its snapshots become ready
+//     (FinalSync), then the other Location becomes active and the claims are restored from
+//     those snapshots (Restoring).
+//
+// A declared switch is a spec whose generation is newer than the one the last action
+// answered, so that a failover the pair made on its own is not undone by an activeLocation
+// set before it. Replication runs the other way once the old Location is back, clean and
+// unfenced (PeerReady).
+package dr

@@ -1,0 +1,144 @@
+package dr
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/fencing"
+)
+
+// Steps of a failover or a relocate (PairAction.Progression).
+const (
+	// Fencing: a failover waits until every target of the Location it leaves that still
+	// answers is fenced off the storage.
+	Fencing = "Fencing"
+	// Quiescing: a relocate waits until the workloads no longer run at the Location it leaves.
+	Quiescing = "Quiescing"
+	// FinalSync: a relocate waits until a last sync of every volume, asked for with a manual
+	// trigger after the workloads stopped, is in a ready snapshot.
+	FinalSync = "FinalSync"
+	// Restoring: the other Location is active; its targets restore the claims from their
+	// replicas.
+	Restoring = "Restoring"
+	// Completed: every claim that had a replica is bound at the new active Location.
+	Completed = "Completed"
+)
+
+// Target is what the decision reads of one SyncTarget of the pair's Locations.
+type Target struct {
+	Key string
+	// Ready: the target's syncer heartbeats.
+	Ready bool
+	// UnreachableSince is when the target stopped answering; zero while it answers.
+	UnreachableSince time.Time
+	// Fence is where the target's Fences stand: Fenced only when one holds in every domain
+	// the target reaches.
+	Fence fencing.State
+	// Clean: the target reported that it holds nothing the hub no longer gives it, and
+	// Reported is its last heartbeat, which came after that report.
+	Clean    bool
+	Reported time.Time
+}
+
+// Location is one Location of the pair, with its targets.
+type Location struct {
+	Name string
+	// Found: the Location exists and its selector parses.
+	Found   bool
+	Targets []Target
+}
+
+// Replication is what the two syncers of a volume's VolumeReplication reported.
+type Replication struct {
+	Source, Destination string
+	// SourceLastSyncStart and SourceLastSync are the ReplicationSource's last completed sync.
+	SourceLastSyncStart, SourceLastSync time.Time
+	// LastManualSync is the manual trigger the source's last completed sync answered.
+	LastManualSync string
+	// Failed and Message: the last mover of either side failed, and why.
+	Failed  bool
+	Message string
+	// DestinationLastSync is the ReplicationDestination's last completed sync.
+	DestinationLastSync time.Time
+	// Image is the destination's latest snapshot, and ImageReady whether it is ready to use.
+	Image      *storagev1alpha1.Replica
+	ImageReady bool
+}
+
+// Volume is one claim of a namespace the pair's Placements bind.
+type Volume struct {
+	Namespace, Claim string
+	// Owner is the key of the target that owns or provisions the volume; empty while none.
+	Owner string
+	// Bound: the volume is bound and in use on its owner.
+	Bound bool
+	// Replica is the replica the claim's VolumeOwnership records.
+	Replica *storagev1alpha1.Replica
+	// Replication is its VolumeReplication's reports; nil while there is none.
+	Replication *Replication
+}
+
+// Pair is the LocationPair's spec, parsed.
+type Pair struct {
+	Primary, Secondary string
+	// Declared is spec.activeLocation, and Generation the spec's generation.
+	Declared   string
+	Generation int64
+	Mode       schedulingv1alpha1.SwitchMode
+	Automatic  bool
+	Threshold  time.Duration
+	Interval   time.Duration
+	// Schedule is the cron schedule of the interval.
+	Schedule string
+}
+
+// Observation is everything Decide reads about one pair.
+type Observation struct {
+	Now  time.Time
+	Pair Pair
+	// Active and Action are the pair's status so far.
+	Active string
+	Action *schedulingv1alpha1.PairAction
+	// Locations are the pair's two Locations, by name.
+	Locations map[string]Location
+	// Quiesced: no workload of the pair's namespaces runs at Action.From any more.
+	Quiesced bool
+	// Volumes are the claims of the namespaces the pair's Placements bind.
+	Volumes []Volume
+}
+
+// Want is a VolumeReplication the pair needs.
+type Want struct {
+	Namespace, Claim    string
+	Source, Destination string
+	// ManualTrigger asks the source for one sync now; empty follows the schedule.
+	ManualTrigger string
+}
+
+// Decision is what the dr controller writes for one pair.
+type Decision struct {
+	Active string
+	Phase  schedulingv1alpha1.LocationPairPhase
+	// Action is the latest failover or relocate, as it stands after this decision.
+	Action *schedulingv1alpha1.PairAction
+	// Fence are the keys of the targets to fence (a Fence per domain each reaches).
+	Fence []string
+	// Quiesce: stop the workloads of the pair's namespaces at Action.From.
+	Quiesce bool
+	// Replications are the VolumeReplications to keep; any other of the pair goes.
+	Replications []Want
+	// Replicas are the replicas to record on the claims' VolumeOwnerships, by
+	// namespace/claim, where they differ from the recorded ones.
+	Replicas map[string]storagev1alpha1.Replica
+	// Volumes counts the replicated volumes, Protected those with a recent replica, and
+	// OldestLastSync is the oldest replica's time among them.
+	Volumes, Protected int32
+	OldestLastSync     time.Time
+	Conditions         []metav1.Condition
+}
+
+// Key is a volume's key in Decision.Replicas.
+func (v Volume) Key() string { return v.Namespace + "/" + v.Claim }
