@@ -49,8 +49,13 @@ var _ = Describe("Provisioning", func() {
 		Expect(pv.Labels).To(Equal(map[string]string{workloadv1alpha1.StateLabel(owner): "Sync"}))
 		Expect(pv.Spec.ClaimRef.Name).To(Equal("data"))
 
-		down := downPV(ctx, owner, ns, "data")
-		Expect(down.Spec.PersistentVolumeReclaimPolicy).To(Equal(corev1.PersistentVolumeReclaimRetain))
+		// The owner's syncer takes the PV its member provisioned over, Retain, once
+		// coordination switched the hub PV to Sync: in the same moment as the claim is Bound.
+		var down *corev1.PersistentVolume
+		Eventually(func() corev1.PersistentVolumeReclaimPolicy {
+			down = downPV(ctx, owner, ns, "data")
+			return down.Spec.PersistentVolumeReclaimPolicy
+		}).WithContext(ctx).Should(Equal(corev1.PersistentVolumeReclaimRetain))
 		Expect(down.Spec.CSI.VolumeHandle).To(Equal(pv.Spec.CSI.VolumeHandle))
 		holders(ctx, pv.Spec.CSI.VolumeHandle, owner)
 	})
