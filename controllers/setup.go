@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/custody-dev/custody/controllers/coordination"
+	"github.com/custody-dev/custody/controllers/dr"
 	"github.com/custody-dev/custody/controllers/fencing"
 	"github.com/custody-dev/custody/controllers/health"
 	"github.com/custody-dev/custody/controllers/location"
@@ -66,6 +67,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		return err
 	}
 	if err := (&coordination.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-coordination"), Compatible: classes.Compatible, FenceDelay: o.FenceDelay, HeartbeatGrace: o.HeartbeatGrace}).SetupWithManager(mgr, opts); err != nil {
+		return err
+	}
+	if err := (&dr.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-dr")}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if err := (&statefulset.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-statefulset")}).SetupWithManager(mgr, opts); err != nil {

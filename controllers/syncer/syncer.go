@@ -7,13 +7,16 @@ import (
 	"slices"
 	"time"
 
+	volsyncv1alpha1 "github.com/backube/volsync/api/v1alpha1"
 	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
 	"github.com/go-logr/logr"
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v6/apis/volumesnapshot/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -32,11 +35,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/custody-dev/custody/api"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/reconnect"
 	"github.com/custody-dev/custody/controllers/syncer/downsync"
 	"github.com/custody-dev/custody/controllers/syncer/fence"
 	"github.com/custody-dev/custody/controllers/syncer/heartbeat"
+	"github.com/custody-dev/custody/controllers/syncer/replication"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 	"github.com/custody-dev/custody/controllers/syncer/upsync"
 )
@@ -127,8 +132,10 @@ func newHubCluster(o Options, target transform.Target, recovery *reconnect.Recov
 // syncer created, plus every PV (the member provisions some) and StorageClass.
 func newMemberManager(o Options, target transform.Target, recovery *reconnect.Recovery, log logr.Logger) (ctrl.Manager, error) {
 	scheme := api.NewScheme()
-	if err := csiaddonsv1alpha1.AddToScheme(scheme); err != nil {
-		return nil, err
+	for _, add := range []func(*runtime.Scheme) error{csiaddonsv1alpha1.AddToScheme, volsyncv1alpha1.AddToScheme, snapshotv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return nil, err
+		}
 	}
 	return ctrl.NewManager(o.MemberConfig, ctrl.Options{
 		Scheme: scheme,
@@ -163,7 +170,8 @@ func setup(mgr ctrl.Manager, hub cluster.Cluster, o Options, target transform.Ta
 		Hub: hub.GetClient(), HubReader: hub.GetAPIReader(),
 		Member: mgr.GetClient(), MemberReader: mgr.GetAPIReader(),
 	}
-	var contents []schema.GroupVersionKind
+	// A namespace also stays in the member while a VolumeReplication in it is the target's.
+	contents := []schema.GroupVersionKind{storagev1alpha1.GroupVersion.WithKind("VolumeReplication")}
 	for _, k := range kinds {
 		if k.namespaced {
 			contents = append(contents, k.gvk)
@@ -186,6 +194,9 @@ func setup(mgr ctrl.Manager, hub cluster.Cluster, o Options, target transform.Ta
 	if err := setupFences(mgr, hub, opts, clients, target, o.SyncTargetName); err != nil {
 		return err
 	}
+	if err := setupReplication(mgr, hub, opts, clients, target, o.SyncTargetName); err != nil {
+		return err
+	}
 	hb := &heartbeat.Reconciler{
 		Hub: hub.GetClient(), HubReader: hub.GetAPIReader(), MemberReader: mgr.GetAPIReader(), Member: mgr.GetClient(),
 		SyncTargetName: o.SyncTargetName, Period: o.HeartbeatPeriod, SyncedResources: names(kinds), Target: target,
@@ -198,11 +209,7 @@ func setup(mgr ctrl.Manager, hub cluster.Cluster, o Options, target transform.Ta
 
 // setupFences runs the fence executor, if the member serves csi-addons NetworkFences.
 func setupFences(mgr ctrl.Manager, hub cluster.Cluster, opts controller.Options, clients transform.Clients, target transform.Target, name string) error {
-	gk := schema.GroupKind{Group: csiaddonsv1alpha1.GroupVersion.Group, Kind: "NetworkFence"}
-	if _, err := mgr.GetRESTMapper().RESTMapping(gk, csiaddonsv1alpha1.GroupVersion.Version); meta.IsNoMatchError(err) {
-		mgr.GetLogger().Info("Not executing Fences: the member serves no csi-addons NetworkFences")
-		return nil
-	} else if err != nil {
+	if ok, err := serves(mgr, "executing Fences", csiaddonsv1alpha1.GroupVersion.WithKind("NetworkFence")); !ok {
 		return err
 	}
 	r := &fence.Reconciler{Clients: clients, Target: target, SyncTargetName: name}
@@ -210,6 +217,34 @@ func setupFences(mgr ctrl.Manager, hub cluster.Cluster, opts controller.Options,
 		return fmt.Errorf("setting up the fence executor: %w", err)
 	}
 	return nil
+}
+
+// setupReplication runs the replication of LocationPairs' volumes, if the member serves
+// VolSync's ReplicationSources and ReplicationDestinations.
+func setupReplication(mgr ctrl.Manager, hub cluster.Cluster, opts controller.Options, clients transform.Clients, target transform.Target, name string) error {
+	if ok, err := serves(mgr, "replicating volumes", volsyncv1alpha1.GroupVersion.WithKind("ReplicationSource"),
+		volsyncv1alpha1.GroupVersion.WithKind("ReplicationDestination")); !ok {
+		return err
+	}
+	r := &replication.Reconciler{Clients: clients, Target: target, SyncTargetName: name}
+	if err := r.SetupWithManager(mgr, hub, opts); err != nil {
+		return fmt.Errorf("setting up the replication: %w", err)
+	}
+	return nil
+}
+
+// serves tells whether the member serves every kind a part of the syncer needs, and logs
+// that the part does not run when it does not.
+func serves(mgr ctrl.Manager, part string, kinds ...schema.GroupVersionKind) (bool, error) {
+	for _, gvk := range kinds {
+		if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); meta.IsNoMatchError(err) {
+			mgr.GetLogger().Info("Not "+part+": the member serves no "+gvk.Kind+"s", "group", gvk.Group)
+			return false, nil
+		} else if err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // kind is one resource type the syncer syncs.

@@ -287,7 +287,7 @@ func (o Observation) newReplicas(vs []Volume, newerOnly bool) map[string]storage
 		if r == nil || !r.ImageReady || r.Image == nil {
 			continue
 		}
-		if v.Replica != nil && (*v.Replica == *r.Image || newerOnly && r.Image.Time.Before(&v.Replica.Time)) {
+		if v.Replica != nil && (same(*v.Replica, *r.Image) || newerOnly && r.Image.Time.Before(&v.Replica.Time)) {
 			continue
 		}
 		out[v.Key()] = *r.Image
@@ -296,6 +296,12 @@ func (o Observation) newReplicas(vs []Volume, newerOnly bool) map[string]storage
 		return nil
 	}
 	return out
+}
+
+// same tells whether two replicas are one: the same snapshot of the same target, taken at
+// the same instant, however its time was decoded.
+func same(a, b storagev1alpha1.Replica) bool {
+	return a.Target == b.Target && a.Snapshot == b.Snapshot && a.Time.Equal(&b.Time)
 }
 
 // restored tells whether every volume with a replica is bound on a target of loc.

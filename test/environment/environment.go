@@ -42,6 +42,8 @@ type Options struct {
 	HeartbeatGrace time.Duration
 	// MetricsAddr is where the controller serves its metrics; empty means not served.
 	MetricsAddr string
+	// VolSync plays VolSync and a snapshotter in every member (testbed.Options.VolSync).
+	VolSync bool
 }
 
 // LocationOptions describe one Location.
@@ -93,7 +95,7 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 	if o.HeartbeatPeriod == 0 {
 		o.HeartbeatPeriod = time.Second
 	}
-	bedOpts := testbed.Options{Dir: o.Dir}
+	bedOpts := testbed.Options{Dir: o.Dir, VolSync: o.VolSync}
 	for _, l := range o.Locations {
 		for _, m := range l.Members {
 			bedOpts.Members = append(bedOpts.Members, testbed.MemberOptions{Name: m, Domains: []string{l.Domain}})

@@ -20,6 +20,13 @@
 // attaching, detaching, releasing) fail or slow at run time, and say that a member's nodes
 // are powered off, which cuts it off as a fence does.
 //
+// VolSync plays VolSync's rsync-TLS movers and a CSI snapshotter in the members it is
+// attached to, across domains: a ReplicationSource syncs on VolSync's triggers to the
+// ReplicationDestination its address names, copying the source volume's log into the
+// destination's volume and cutting a VolumeSnapshot of it that becomes ready, and both report
+// as VolSync does. A claim whose dataSourceRef is a ready VolumeSnapshot the domain cut is
+// provisioned with the snapshot's log. Tests may make syncs fail or slow.
+//
 // Write stands in for a workload's writes: an acknowledged write lands in the volume's log,
 // which goes with the backing volume. The ledger records every refusal and every step that
 // breaks an invariant (a second owner, a release while in use, a member unfenced beside

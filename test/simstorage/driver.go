@@ -9,6 +9,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v6/apis/volumesnapshot/v1"
 )
 
 // Annotations the PV binder and the provisioners of Kubernetes agree on.
@@ -83,18 +85,51 @@ func (d *driver) provision(ctx context.Context, req reconcile.Request) (reconcil
 	if err := d.storage.volumes.answer(ctx); err != nil {
 		return reconcile.Result{}, fmt.Errorf("provisioning for claim %s: %w", req.NamespacedName, err)
 	}
+	log, wait, err := d.restoreFrom(ctx, pvc)
+	if err != nil || wait {
+		return reconcile.Result{RequeueAfter: restoreRetry}, err
+	}
 	pv := d.storage.newPV(pvc, class)
-	d.storage.ledger.create(Volume{
+	if d.storage.ledger.create(Volume{
 		Handle:        pv.Spec.CSI.VolumeHandle,
 		Capacity:      pv.Spec.Capacity[corev1.ResourceStorage],
 		AccessModes:   pv.Spec.AccessModes,
 		ProvisionedIn: d.member,
-	})
+	}) && log != nil {
+		if err := d.storage.load(pv.Spec.CSI.VolumeHandle, log); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
 	if err := d.client.Create(ctx, pv); err != nil && !apierrors.IsAlreadyExists(err) {
 		return reconcile.Result{}, err
 	}
 	ctrl.LoggerFrom(ctx).Info("Provisioned volume", "pvc", client.ObjectKeyFromObject(pvc), "pv", pv.Name, "handle", pv.Spec.CSI.VolumeHandle)
 	return reconcile.Result{}, nil
+}
+
+// restoreRetry paces a claim waiting for the snapshot it is restored from.
+const restoreRetry = time.Second
+
+// restoreFrom is the log of the VolumeSnapshot a claim's dataSourceRef names, which the new
+// volume starts with; wait is true until the snapshot is ready to use, as the external
+// provisioner waits. A claim with no such source starts empty.
+func (d *driver) restoreFrom(ctx context.Context, pvc *corev1.PersistentVolumeClaim) ([]string, bool, error) {
+	src := pvc.Spec.DataSourceRef
+	if src == nil || src.Kind != "VolumeSnapshot" || ptr.Deref(src.APIGroup, "") != snapshotv1.GroupName {
+		return nil, false, nil
+	}
+	snap := &snapshotv1.VolumeSnapshot{}
+	if err := d.reader.Get(ctx, client.ObjectKey{Namespace: pvc.Namespace, Name: src.Name}, snap); err != nil {
+		return nil, true, client.IgnoreNotFound(err)
+	}
+	log, ok := d.storage.Snapshot(d.member, pvc.Namespace, src.Name)
+	if !ok {
+		return nil, true, fmt.Errorf("snapshot %s/%s was not cut by storage %s", pvc.Namespace, src.Name, d.storage.name)
+	}
+	if snap.Status == nil || !ptr.Deref(snap.Status.ReadyToUse, false) {
+		return nil, true, nil
+	}
+	return log, false, nil
 }
 
 // newPV builds the PV for a claim. Its name and handle derive from the claim's UID, so a retry

@@ -118,6 +118,7 @@ type ledger struct {
 	off        map[string]bool           // the members whose nodes are powered off
 	violations []Violation
 	refusals   []Refusal
+	snapshots  map[string][]string // member/namespace/name of a VolumeSnapshot → the log it holds
 }
 
 type volumeState struct {
@@ -132,6 +133,7 @@ func newLedger() *ledger {
 	return &ledger{
 		volumes: map[string]*volumeState{}, pvs: map[pvRef]string{}, released: map[types.UID]bool{},
 		nodes: map[string][]netip.Prefix{}, fences: map[netip.Prefix]bool{}, off: map[string]bool{},
+		snapshots: map[string][]string{},
 	}
 }
 
@@ -400,6 +402,33 @@ func (l *ledger) write(member, handle, record string) error {
 func (l *ledger) refuseWrite(kind RefusalKind, handle, member, msg string) error {
 	l.refuse(kind, handle, member, msg)
 	return fmt.Errorf("volume %s: %w: %s", handle, ErrWriteRefused, msg)
+}
+
+// load replaces the volume's log with a copy of another's, as a replication writes it: the
+// copied records were acknowledged where they were written, not here.
+func (l *ledger) load(handle string, log []string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	v := l.volumes[handle]
+	if v == nil || !v.Deleted.IsZero() {
+		return fmt.Errorf("volume %s does not exist", handle)
+	}
+	v.log = slices.Clone(log)
+	return nil
+}
+
+// snapshot records, or reads, the log a VolumeSnapshot holds.
+func (l *ledger) snapshot(key string, log []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.snapshots[key] = slices.Clone(log)
+}
+
+func (l *ledger) snapshotLog(key string) ([]string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	log, ok := l.snapshots[key]
+	return slices.Clone(log), ok
 }
 
 // records returns the volume's write log.

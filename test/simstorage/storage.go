@@ -22,6 +22,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v6/apis/volumesnapshot/v1"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	"github.com/custody-dev/custody/controllers/reconnect"
@@ -69,8 +70,10 @@ func (s *Storage) Attach(ctx context.Context, member string, cfg *rest.Config, n
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
 	}
-	if err := csiaddonsv1alpha1.AddToScheme(scheme); err != nil {
-		return err
+	for _, add := range []func(*runtime.Scheme) error{csiaddonsv1alpha1.AddToScheme, snapshotv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return err
+		}
 	}
 	// A real driver's sidecars lose their leader lease in an outage of the member's API
 	// server and restart, so they see the member at once when it answers again, with no
@@ -210,6 +213,17 @@ func (s *Storage) CheckReleases() error {
 func (s *Storage) Write(member, handle, record string) error {
 	return s.ledger.write(member, handle, record)
 }
+
+// load replaces the volume's log with a copy of another volume's.
+func (s *Storage) load(handle string, log []string) error { return s.ledger.load(handle, log) }
+
+// Snapshot returns the log that a VolumeSnapshot the domain cut in member holds, and whether
+// the domain cut it.
+func (s *Storage) Snapshot(member, namespace, name string) ([]string, bool) {
+	return s.ledger.snapshotLog(snapshotKey(member, namespace, name))
+}
+
+func snapshotKey(member, namespace, name string) string { return member + "/" + namespace + "/" + name }
 
 // Records returns the records written to the volume, oldest first; nil once it is deleted.
 func (s *Storage) Records(handle string) []string { return s.ledger.records(handle) }

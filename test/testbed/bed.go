@@ -16,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
+	volsyncv1alpha1 "github.com/backube/volsync/api/v1alpha1"
 	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v6/apis/volumesnapshot/v1"
 
 	"github.com/custody-dev/custody/api"
 	"github.com/custody-dev/custody/test/simstorage"
@@ -39,6 +41,9 @@ type Options struct {
 	// MemberCRDs are directories of CRDs to install into every member. Nil: hack/crds, the
 	// third-party CRDs (VolumeSnapshot, VolSync, NetworkFence).
 	MemberCRDs []string
+	// VolSync plays VolSync's movers and a CSI snapshotter in every member (package
+	// simstorage), for LocationPairs to replicate through.
+	VolSync bool
 }
 
 // MemberOptions describe one member cluster.
@@ -66,6 +71,7 @@ type Bed struct {
 	Members []*Cluster
 
 	storage   map[string]*simstorage.Storage
+	volsync   *simstorage.VolSync
 	temporary bool
 	reaper    *exec.Cmd
 	cancel    context.CancelFunc
@@ -141,8 +147,24 @@ func Start(ctx context.Context, opts Options) (_ *Bed, err error) {
 			}
 		}
 	}
+	if opts.VolSync {
+		b.volsync = simstorage.NewVolSync()
+		for i, m := range opts.Members {
+			var reaches []*simstorage.Storage
+			for _, domain := range m.Domains {
+				reaches = append(reaches, b.storage[domain])
+			}
+			if err := b.volsync.Attach(storageCtx, m.Name, b.Members[i].Config, reaches); err != nil {
+				return b, fmt.Errorf("playing VolSync in %s: %w", m.Name, err)
+			}
+		}
+	}
 	return b, nil
 }
+
+// VolSync is the player of VolSync and the snapshotter, or nil when Options.VolSync was not
+// set.
+func (b *Bed) VolSync() *simstorage.VolSync { return b.volsync }
 
 // nodeCIDR is the address range of the nodes of the bed's member i (from 0), as its storage
 // domains see them: 10.1.0.0/24, 10.2.0.0/24, … and, past the 255th member, 10.0.1.0/24 on.
@@ -151,11 +173,14 @@ func nodeCIDR(i int) string {
 	return fmt.Sprintf("10.%d.%d.0/24", n%256, n/256)
 }
 
-// Scheme knows Kubernetes' types, CRDs, csi-addons' NetworkFences and Custody's APIs.
+// Scheme knows Kubernetes' types, CRDs, csi-addons' NetworkFences, VolSync's and the
+// snapshotter's types, and Custody's APIs.
 func Scheme() *runtime.Scheme {
 	s := api.NewScheme()
 	utilruntime.Must(apiextensionsv1.AddToScheme(s))
 	utilruntime.Must(csiaddonsv1alpha1.AddToScheme(s))
+	utilruntime.Must(volsyncv1alpha1.AddToScheme(s))
+	utilruntime.Must(snapshotv1.AddToScheme(s))
 	return s
 }
 
@@ -195,6 +220,9 @@ func (b *Bed) Stop() error {
 			b.cancel()
 			for _, s := range b.storage {
 				s.Wait()
+			}
+			if b.volsync != nil {
+				b.volsync.Wait()
 			}
 		}
 		var mu sync.Mutex

@@ -4,6 +4,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// KeyNamespace is the hub namespace of the pairs' rsync-TLS key Secrets, Custody's own.
+const KeyNamespace = "custody-system"
+
 // VolumeReplicationSpec says who replicates one claim's volume to whom, and when.
 // +kubebuilder:validation:XValidation:rule="self.source != self.destination",message="a volume replicates between two different targets"
 type VolumeReplicationSpec struct {
@@ -25,7 +28,7 @@ type VolumeReplicationSpec struct {
 	// Schedule is the cron schedule of the syncs, from the pair's interval.
 	// +kubebuilder:validation:MinLength=1
 	Schedule string `json:"schedule"`
-	// KeySecret is the hub Secret, in the controller's namespace, that holds the pair's
+	// KeySecret is the hub Secret, in KeyNamespace, that holds the pair's
 	// rsync-TLS pre-shared key (psk.txt); both syncers copy it into their member.
 	// +kubebuilder:validation:MinLength=1
 	KeySecret string `json:"keySecret"`
@@ -40,10 +43,8 @@ type ReplicationSourceStatus struct {
 	// ReportedBy is the target whose syncer reported.
 	// +optional
 	ReportedBy string `json:"reportedBy,omitempty"`
-	// LastSyncStartTime, LastSyncTime and LastSyncDuration are VolSync's, of the last
-	// completed sync.
-	// +optional
-	LastSyncStartTime *metav1.Time `json:"lastSyncStartTime,omitempty"`
+	// LastSyncTime and LastSyncDuration are VolSync's, of the last completed sync: the
+	// sync copied the volume as it was at LastSyncTime - LastSyncDuration.
 	// +optional
 	LastSyncTime *metav1.Time `json:"lastSyncTime,omitempty"`
 	// +optional
@@ -79,7 +80,9 @@ type ReplicationDestinationStatus struct {
 	// claim be restored from it.
 	// +optional
 	LatestImageReady bool `json:"latestImageReady,omitempty"`
-	// LatestImageTime is the start of the sync that made LatestImage: the data's time.
+	// LatestImageTime is when the destination's sync that made LatestImage started
+	// (VolSync's lastSyncTime - lastSyncDuration): the source's sync it received started
+	// later, so the image holds at least every write acknowledged before it.
 	// +optional
 	LatestImageTime *metav1.Time `json:"latestImageTime,omitempty"`
 	// LastSyncTime is VolSync's, of the last completed sync.

@@ -81,32 +81,12 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, up *unstructured.Unstr
 }
 
 // ensureNamespace creates the downstream namespace for a hub namespace when it is missing.
-// When the hub namespace itself is synced, the namespace reconciler fills in its labels and
-// annotations.
 func (r *Reconciler) ensureNamespace(ctx context.Context, hubNamespace string) error {
-	name := r.Target.Namespace(hubNamespace)
-	ns, err := r.get(ctx, transform.NamespaceGVK, client.ObjectKey{Name: name})
-	switch {
-	case err != nil:
-		return err
-	case ns == nil:
-		stub := transform.Empty(transform.NamespaceGVK)
-		stub.SetName(hubNamespace)
-		desired, err := r.Target.Downstream(stub, transform.Inputs{})
-		if err != nil {
-			return err
-		}
-		if err := r.apply(ctx, desired); err != nil {
-			return err
-		}
-		ctrl.LoggerFrom(ctx).Info("Created downstream namespace", "downstreamNamespace", name, "hubNamespace", hubNamespace)
-		return nil
-	case !r.Target.Owns(ns):
-		return fmt.Errorf("downstream namespace %s exists and was not created by the syncer", name)
-	case ns.GetDeletionTimestamp() != nil:
-		return fmt.Errorf("downstream namespace %s is terminating; it is created again once gone", name)
+	created, err := transform.EnsureNamespace(ctx, r.Clients, r.Target, hubNamespace)
+	if created {
+		DownstreamWrites.WithLabelValues(r.Target.Key, transform.NamespaceKind.Kind, "apply").Inc()
 	}
-	return nil
+	return err
 }
 
 // ensureDownstream applies the downstream copy of the hub object unless it is up to date,

@@ -12,9 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
@@ -34,17 +32,8 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("fence").WithOptions(opts).
 		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(&storagev1alpha1.Fence{}), &handler.EnqueueRequestForObject{})).
-		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&csiaddonsv1alpha1.NetworkFence{}), handler.EnqueueRequestsFromMapFunc(r.fenceOf))).
+		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&csiaddonsv1alpha1.NetworkFence{}), handler.EnqueueRequestsFromMapFunc(r.Target.Requests(true)))).
 		Complete(r)
-}
-
-// fenceOf maps a NetworkFence the syncer made to its Fence.
-func (r *Reconciler) fenceOf(_ context.Context, o client.Object) []reconcile.Request {
-	key, ok := r.Target.Upstream(o, true)
-	if !ok || !r.Target.Owns(o) {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: key}}
 }
 
 // Reconcile keeps the NetworkFence of one Fence as the Fence asks, and reports it.
@@ -73,10 +62,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if nf == nil {
 		if r.unfenced(f) {
 			// Done: the NetworkFence went after the unfence.
-			return ctrl.Result{}, r.letGo(ctx, f)
+			return ctrl.Result{}, r.Target.LetGo(ctx, r.Hub, f)
 		}
+		// The syncer's finalizer holds the Fence, and so any later Fence of the same target and
+		// domain, until the NetworkFence was unfenced and deleted. The storage fences CIDRs, not
+		// NetworkFences: one left behind and unfenced late would lift a later Fence, and one
+		// left Fenced would pass for a later Fence's answer without the storage fencing anything.
 		if f.Spec.State == storagev1alpha1.Fenced {
-			if err := r.hold(ctx, f); err != nil {
+			if err := r.Target.Hold(ctx, r.Hub, f); err != nil {
 				return ctrl.Result{}, err
 			}
 		}
@@ -155,29 +148,6 @@ func (r *Reconciler) report(ctx context.Context, f *storagev1alpha1.Fence, nf *c
 	return client.IgnoreNotFound(status.Apply(ctx, r.Hub, applied, transform.FieldManager+"-"+r.Target.Key))
 }
 
-// hold puts the syncer's finalizer on the Fence before its NetworkFence exists: the Fence,
-// and so any later Fence of the same target and domain, waits until that NetworkFence was
-// unfenced and deleted. The storage fences by CIDR, not by NetworkFence: a NetworkFence left
-// behind and unfenced late would lift a later Fence, and one left Fenced would be taken for
-// a later Fence's answer without the storage fencing anything.
-func (r *Reconciler) hold(ctx context.Context, f *storagev1alpha1.Fence) error {
-	if controllerutil.ContainsFinalizer(f, r.Target.Finalizer()) {
-		return nil
-	}
-	patch := client.MergeFromWithOptions(f.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.AddFinalizer(f, r.Target.Finalizer())
-	return r.Hub.Patch(ctx, f, patch)
-}
-
-// letGo takes the syncer's finalizer off the Fence once its NetworkFence is gone.
-func (r *Reconciler) letGo(ctx context.Context, f *storagev1alpha1.Fence) error {
-	patch := client.MergeFromWithOptions(f.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	if !controllerutil.RemoveFinalizer(f, r.Target.Finalizer()) {
-		return nil
-	}
-	return client.IgnoreNotFound(r.Hub.Patch(ctx, f, patch))
-}
-
 // keepRecheck is how often a NetworkFence kept for a Fence another target executes now is
 // looked at again: the Fence is not in this syncer's cache, so no event says it was lifted.
 const keepRecheck = 5 * time.Second
@@ -203,7 +173,7 @@ func (r *Reconciler) release(ctx context.Context, fence string, nf *csiaddonsv1a
 	case nf == nil && f == nil:
 		return ctrl.Result{}, nil
 	case nf == nil:
-		return ctrl.Result{}, r.letGo(ctx, f)
+		return ctrl.Result{}, r.Target.LetGo(ctx, r.Hub, f)
 	case unfencedBy(nf):
 		return ctrl.Result{}, r.remove(ctx, nf)
 	case nf.Spec.FenceState == csiaddonsv1alpha1.Unfenced:

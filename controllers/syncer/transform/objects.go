@@ -2,12 +2,14 @@ package transform
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -60,4 +62,33 @@ func ClaimOfVolume(_ context.Context, obj client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: key}}
 	}
 	return nil
+}
+
+// EnsureNamespace creates the downstream namespace of a hub namespace when it is missing, and
+// tells whether it did. When the hub namespace itself is synced, the namespace's downsync
+// fills in its labels and annotations.
+func EnsureNamespace(ctx context.Context, c Clients, t Target, hubNamespace string) (bool, error) {
+	name := t.Namespace(hubNamespace)
+	ns, err := Read(ctx, c.Member, c.MemberReader, NamespaceGVK, client.ObjectKey{Name: name})
+	switch {
+	case err != nil:
+		return false, err
+	case ns == nil:
+		stub := Empty(NamespaceGVK)
+		stub.SetName(hubNamespace)
+		desired, err := t.Downstream(stub, Inputs{})
+		if err != nil {
+			return false, err
+		}
+		if err := c.Member.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+			return false, err
+		}
+		ctrl.LoggerFrom(ctx).Info("Created downstream namespace", "downstreamNamespace", name, "hubNamespace", hubNamespace)
+		return true, nil
+	case !t.Owns(ns):
+		return false, fmt.Errorf("downstream namespace %s exists and was not created by the syncer", name)
+	case ns.GetDeletionTimestamp() != nil:
+		return false, fmt.Errorf("downstream namespace %s is terminating; it is created again once gone", name)
+	}
+	return false, nil
 }

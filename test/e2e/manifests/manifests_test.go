@@ -49,6 +49,8 @@ var _ = Describe("config/", Ordered, func() {
 				"ServiceAccount custody-system/custody-controller",
 				"ClusterRole custody-controller",
 				"ClusterRoleBinding custody-controller",
+				"Role custody-system/custody-controller",
+				"RoleBinding custody-system/custody-controller",
 				"Role custody-system/custody-controller-leader-election",
 				"RoleBinding custody-system/custody-controller-leader-election",
 				"Deployment custody-system/custody-controller",
@@ -88,6 +90,7 @@ var _ = Describe("config/", Ordered, func() {
 		It("binds each role to the identity that needs it", func() {
 			hubObjs.expectBound("ClusterRoleBinding", "custody-controller", "ClusterRole", "custody-controller", controllerSA)
 			hubObjs.expectBound("RoleBinding", "custody-controller-leader-election", "Role", "custody-controller-leader-election", controllerSA)
+			hubObjs.expectBound("RoleBinding", "custody-controller", "Role", "custody-controller", controllerSA)
 		})
 
 		It("is accepted by a hub, CRDs first", func(ctx SpecContext) {
@@ -118,6 +121,10 @@ var _ = Describe("config/", Ordered, func() {
 				"update leases.coordination.k8s.io -n custody-system",
 				"create events -n custody-system",
 				"create events.events.k8s.io -n team-a",
+				"create volumereplications.storage.custody.dev -n team-a",
+				"patch locationpairs.scheduling.custody.dev/status",
+				"create secrets -n custody-system",
+				"get secrets -n custody-system",
 			}, []string{
 				"create leases.coordination.k8s.io -n kube-system",
 				"update leases.coordination.k8s.io -n team-a",
@@ -160,9 +167,15 @@ var _ = Describe("config/", Ordered, func() {
 				"delete persistentvolumes",
 				"patch deployments.apps/status -n team-a",
 				"watch fences.storage.custody.dev",
-				"patch fences.storage.custody.dev/status",
-			}, []string{
 				"patch fences.storage.custody.dev",
+				"patch fences.storage.custody.dev/status",
+				"watch volumereplications.storage.custody.dev -n team-a",
+				"patch volumereplications.storage.custody.dev -n team-a",
+				"patch volumereplications.storage.custody.dev/status -n team-a",
+			}, []string{
+				"create fences.storage.custody.dev",
+				"delete fences.storage.custody.dev",
+				"create volumereplications.storage.custody.dev -n team-a",
 				"patch synctargets.workload.custody.dev",
 				"delete synctargets.workload.custody.dev",
 				"list placements.scheduling.custody.dev",

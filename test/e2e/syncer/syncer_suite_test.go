@@ -50,7 +50,9 @@ func TestSyncer(t *testing.T) {
 var _ = BeforeSuite(func(ctx context.Context) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	var err error
-	bed, err = testbed.Start(ctx, testbed.TwoMembers())
+	opts := testbed.TwoMembers()
+	opts.VolSync = true
+	bed, err = testbed.Start(ctx, opts)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(bed.Stop()).To(Succeed()) })
 

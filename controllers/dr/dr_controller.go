@@ -1,0 +1,99 @@
+package dr
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/internal/enqueue"
+	"github.com/custody-dev/custody/coordination/dr"
+)
+
+// fieldOwner owns the pair's status and the replica on a VolumeOwnership.
+const fieldOwner = "custody-dr"
+
+// recheck is the longest a pair goes unlooked at: its failover threshold and its
+// replicas' age pass without an event.
+const recheck = 30 * time.Second
+
+// Reconciler reconciles LocationPairs.
+type Reconciler struct {
+	Client client.Client
+	// APIReader reads the pairs' key Secrets past the cache, which watches no Secret.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+}
+
+// SetupWithManager watches the pairs and everything their decision reads.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	all := handler.EnqueueRequestsFromMapFunc(enqueue.All(r.Client, func() client.ObjectList { return &schedulingv1alpha1.LocationPairList{} }, nil))
+	return ctrl.NewControllerManagedBy(mgr).Named("dr").
+		For(&schedulingv1alpha1.LocationPair{}).
+		Watches(&schedulingv1alpha1.Location{}, all).
+		Watches(&schedulingv1alpha1.Placement{}, all).
+		Watches(&workloadv1alpha1.SyncTarget{}, all).
+		Watches(&storagev1alpha1.Fence{}, all).
+		Watches(&storagev1alpha1.VolumeOwnership{}, all).
+		Watches(&storagev1alpha1.VolumeReplication{}, handler.EnqueueRequestsFromMapFunc(pairOf)).
+		WithOptions(opts).
+		Complete(r)
+}
+
+// pairOf maps a VolumeReplication to its pair.
+func pairOf(_ context.Context, o client.Object) []ctrl.Request {
+	if p := o.GetLabels()[PairLabel]; p != "" {
+		return []ctrl.Request{{NamespacedName: client.ObjectKey{Name: p}}}
+	}
+	return nil
+}
+
+// +kubebuilder:rbac:groups=scheduling.custody.dev,resources=locationpairs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduling.custody.dev,resources=locationpairs/status,verbs=get;patch
+// +kubebuilder:rbac:groups=storage.custody.dev,resources=volumereplications,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=storage.custody.dev,resources=volumeownerships/status,verbs=get;patch
+// +kubebuilder:rbac:groups=storage.custody.dev,resources=fences,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",namespace=custody-system,resources=secrets,verbs=get;create
+
+// Reconcile takes one step of a pair: it decides, writes the decision into the pair's status,
+// and then carries it out: the pair's key, the Fences, the replications and the replicas.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	p := &schedulingv1alpha1.LocationPair{}
+	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil || !p.DeletionTimestamp.IsZero() {
+		// What the pair made (its key, its replications) goes with it.
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	s, o, err := r.observe(ctx, p, time.Now())
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	d := dr.Decide(o)
+	if started := d.Action != nil && (o.Action == nil || o.Action.StartTime != d.Action.StartTime); started {
+		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, string(d.Action.Mode), "Switch", "%s from %s to %s (automatic: %t)",
+			d.Action.Mode, d.Action.From, d.Action.To, d.Action.Automatic)
+	}
+	if err := r.writeStatus(ctx, p, d); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.ensureKey(ctx, p); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.ensureFences(ctx, d.Fence); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.replicate(ctx, s, d, o.Pair.Schedule); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.recordReplicas(ctx, s, d); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: recheck}, nil
+}

@@ -1,0 +1,193 @@
+package dr
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/coordination/dr"
+	"github.com/custody-dev/custody/fencing"
+)
+
+// PairLabel marks the VolumeReplications of a LocationPair with its name.
+const PairLabel = "scheduling.custody.dev/pair"
+
+// defaultThreshold is the failover threshold of a pair whose spec has none, as the CRD
+// defaults it.
+const defaultThreshold = 5 * time.Minute
+
+// scope is what one reconcile of a pair read.
+type scope struct {
+	pair         *schedulingv1alpha1.LocationPair
+	replications map[string]*storagev1alpha1.VolumeReplication // by namespace/name
+	ownerships   map[string]*storagev1alpha1.VolumeOwnership   // by namespace/name
+}
+
+// observe reads the pair's Locations, their targets and Fences, and the volumes of the
+// namespaces its Locations run, into the decision's Observation.
+func (r *Reconciler) observe(ctx context.Context, p *schedulingv1alpha1.LocationPair, now time.Time) (*scope, dr.Observation, error) {
+	s := &scope{pair: p, replications: map[string]*storagev1alpha1.VolumeReplication{}, ownerships: map[string]*storagev1alpha1.VolumeOwnership{}}
+	interval, err := dr.Interval(p.Spec.ReplicationInterval)
+	if err != nil {
+		return nil, dr.Observation{}, err
+	}
+	schedule, err := dr.Schedule(p.Spec.ReplicationInterval)
+	if err != nil {
+		return nil, dr.Observation{}, err
+	}
+	o := dr.Observation{
+		Now: now, Active: p.Status.ActiveLocation, Action: p.Status.LastAction, Locations: map[string]dr.Location{},
+		Pair: dr.Pair{
+			Primary: p.Spec.Primary, Secondary: p.Spec.Secondary, Declared: p.Spec.ActiveLocation, Generation: p.Generation,
+			Mode: p.Spec.SwitchMode, Automatic: p.Spec.AutomaticFailover == nil || *p.Spec.AutomaticFailover,
+			Threshold: defaultThreshold, Interval: interval, Schedule: schedule,
+		},
+	}
+	if o.Pair.Mode == "" {
+		o.Pair.Mode = schedulingv1alpha1.Relocate
+	}
+	if t := p.Spec.FailoverThreshold; t != nil {
+		o.Pair.Threshold = t.Duration
+	}
+	locations := &schedulingv1alpha1.LocationList{}
+	targets := &workloadv1alpha1.SyncTargetList{}
+	fences := &storagev1alpha1.FenceList{}
+	for _, list := range []client.ObjectList{locations, targets, fences} {
+		if err := r.Client.List(ctx, list); err != nil {
+			return nil, o, err
+		}
+	}
+	for _, name := range []string{p.Spec.Primary, p.Spec.Secondary} {
+		members, ok := schedulingv1alpha1.LocationTargets(name, locations.Items, targets.Items)
+		l := dr.Location{Name: name, Found: ok}
+		for i := range members {
+			l.Targets = append(l.Targets, target(&members[i], fences.Items))
+		}
+		o.Locations[name] = l
+	}
+	if err := r.volumes(ctx, s, &o); err != nil {
+		return nil, o, err
+	}
+	return s, o, nil
+}
+
+// target is what the decision reads of one SyncTarget.
+func target(t *workloadv1alpha1.SyncTarget, fences []storagev1alpha1.Fence) dr.Target {
+	out := dr.Target{Key: workloadv1alpha1.ToSyncTargetKey(t.Name), Ready: t.IsReady(), UnreachableSince: t.UnreachableSince(), Clean: true}
+	if h := t.Status.LastHeartbeatTime; h != nil {
+		out.Reported = h.Time
+	}
+	for _, d := range t.Spec.StorageDomains {
+		out.Clean = out.Clean && t.IsClean(d)
+	}
+	held := 0
+	for i := range fences {
+		f := &fences[i]
+		if f.Spec.TargetName != t.Name {
+			continue
+		}
+		switch s := fencing.Of(f); {
+		case s == fencing.Unfencing || out.Fence == fencing.Unfencing:
+			out.Fence = fencing.Unfencing
+		case s.Holds():
+			held++
+		case out.Fence == fencing.Unfenced || out.Fence == fencing.Fenced:
+			out.Fence = s
+		}
+	}
+	if out.Fence == fencing.Unfenced && held > 0 {
+		out.Fence = fencing.Fencing
+		if held >= len(t.Spec.StorageDomains) {
+			out.Fence = fencing.Fenced
+		}
+	}
+	return out
+}
+
+// volumes reads the network volumes of the namespaces bound to a Placement of either of the
+// pair's Locations, with their VolumeReplications of the pair.
+func (r *Reconciler) volumes(ctx context.Context, s *scope, o *dr.Observation) error {
+	placements := &schedulingv1alpha1.PlacementList{}
+	namespaces := &corev1.NamespaceList{}
+	ownerships := &storagev1alpha1.VolumeOwnershipList{}
+	replications := &storagev1alpha1.VolumeReplicationList{}
+	for _, list := range []client.ObjectList{placements, namespaces, ownerships} {
+		if err := r.Client.List(ctx, list); err != nil {
+			return err
+		}
+	}
+	if err := r.Client.List(ctx, replications, client.MatchingLabels{PairLabel: s.pair.Name}); err != nil {
+		return err
+	}
+	var ours []string
+	for _, pl := range placements.Items {
+		if s.pair.Has(pl.Status.SelectedLocation) {
+			ours = append(ours, pl.Name)
+		}
+	}
+	protected := map[string]bool{}
+	for _, ns := range namespaces.Items {
+		for _, name := range strings.Split(ns.Annotations[schedulingv1alpha1.PlacementAnnotation], ",") {
+			if name != "" && slices.Contains(ours, name) {
+				protected[ns.Name] = true
+			}
+		}
+	}
+	for i := range replications.Items {
+		vr := &replications.Items[i]
+		s.replications[vr.Namespace+"/"+vr.Name] = vr
+	}
+	for i := range ownerships.Items {
+		vo := &ownerships.Items[i]
+		if !protected[vo.Namespace] || vo.Status.Class == storagev1alpha1.Internal || vo.Status.Class == "" {
+			continue
+		}
+		k := vo.Namespace + "/" + vo.Name
+		s.ownerships[k] = vo
+		v := dr.Volume{Namespace: vo.Namespace, Claim: vo.Name, Owner: vo.Status.Owner,
+			Bound: vo.Status.Phase == storagev1alpha1.Bound, Replica: vo.Status.Replica}
+		if vr := s.replications[k]; vr != nil {
+			v.Replication = replication(vr)
+		}
+		o.Volumes = append(o.Volumes, v)
+	}
+	return nil
+}
+
+// replication is what the decision reads of a VolumeReplication's reports.
+func replication(vr *storagev1alpha1.VolumeReplication) *dr.Replication {
+	out := &dr.Replication{Source: vr.Spec.Source, Destination: vr.Spec.Destination}
+	if src := vr.Status.Source; src != nil && src.ReportedBy != "" && workloadv1alpha1.ToSyncTargetKey(src.ReportedBy) == vr.Spec.Source {
+		out.LastManualSync = src.LastManualSync
+		if src.LastSyncTime != nil {
+			out.SourceLastSync = src.LastSyncTime.Time
+			out.SourceLastSyncStart = src.LastSyncTime.Time
+			if src.LastSyncDuration != nil {
+				out.SourceLastSyncStart = src.LastSyncTime.Add(-src.LastSyncDuration.Duration)
+			}
+		}
+		if src.Message != "" && src.Result == "Failed" {
+			out.Failed, out.Message = true, src.Message
+		}
+	}
+	if dst := vr.Status.Destination; dst != nil && dst.ReportedBy != "" && workloadv1alpha1.ToSyncTargetKey(dst.ReportedBy) == vr.Spec.Destination {
+		if dst.LastSyncTime != nil {
+			out.DestinationLastSync = dst.LastSyncTime.Time
+		}
+		if dst.LatestImage != "" && dst.LatestImageTime != nil {
+			out.Image = &storagev1alpha1.Replica{Target: vr.Spec.Destination, Snapshot: dst.LatestImage, Time: *dst.LatestImageTime}
+			out.ImageReady = dst.LatestImageReady
+		}
+		if dst.Result == "Failed" && !out.Failed {
+			out.Failed, out.Message = true, dst.Message
+		}
+	}
+	return out
+}

@@ -1,0 +1,162 @@
+package dr
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/internal/status"
+	"github.com/custody-dev/custody/coordination/dr"
+)
+
+// keyName is the hub Secret that holds a pair's rsync-TLS pre-shared key.
+func keyName(pair string) string { return "custody-pair-" + pair }
+
+// ensureKey makes the pair's pre-shared key once: psk.txt, "<identity>:<64 hex digits>", as
+// VolSync's rsync-TLS movers read it. It goes with the pair.
+func (r *Reconciler) ensureKey(ctx context.Context, p *schedulingv1alpha1.LocationPair) error {
+	s := &corev1.Secret{}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: storagev1alpha1.KeyNamespace, Name: keyName(p.Name)}, s)
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return err
+	}
+	s = &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: storagev1alpha1.KeyNamespace, Name: keyName(p.Name)},
+		Data:       map[string][]byte{"psk.txt": []byte("custody:" + hex.EncodeToString(secret))},
+	}
+	if err := controllerutil.SetOwnerReference(p, s, r.Client.Scheme()); err != nil {
+		return err
+	}
+	return client.IgnoreAlreadyExists(r.Client.Create(ctx, s))
+}
+
+// replicate keeps a VolumeReplication for each replication the decision wants, labelled
+// Sync for its source and destination so that both syncers carry it out, and deletes the
+// pair's others.
+func (r *Reconciler) replicate(ctx context.Context, s *scope, d dr.Decision, schedule string) error {
+	wanted := map[string]bool{}
+	for _, w := range d.Replications {
+		k := w.Namespace + "/" + w.Claim
+		wanted[k] = true
+		if err := r.ensureReplication(ctx, s.pair, s.replications[k], w, schedule); err != nil {
+			return err
+		}
+	}
+	for k, vr := range s.replications {
+		if !wanted[k] && vr.DeletionTimestamp.IsZero() {
+			ctrl.LoggerFrom(ctx).Info("Deleting a replication the pair no longer needs", "volumeReplication", k)
+			if err := r.Client.Delete(ctx, vr); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) ensureReplication(ctx context.Context, p *schedulingv1alpha1.LocationPair, have *storagev1alpha1.VolumeReplication, w dr.Want, schedule string) error {
+	spec := storagev1alpha1.VolumeReplicationSpec{Pair: p.Name, Source: w.Source, Destination: w.Destination,
+		Schedule: schedule, KeySecret: keyName(p.Name), ManualTrigger: w.ManualTrigger}
+	labels := map[string]string{PairLabel: p.Name}
+	for _, key := range []string{w.Source, w.Destination} {
+		labels[workloadv1alpha1.StateLabel(key)] = string(workloadv1alpha1.ResourceStateSync)
+	}
+	if have == nil {
+		vr := &storagev1alpha1.VolumeReplication{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Claim, Labels: labels}, Spec: spec}
+		if err := controllerutil.SetOwnerReference(p, vr, r.Client.Scheme()); err != nil {
+			return err
+		}
+		ctrl.LoggerFrom(ctx).Info("Replicating a volume", "claim", client.ObjectKeyFromObject(vr), "source", w.Source, "destination", w.Destination)
+		return client.IgnoreAlreadyExists(r.Client.Create(ctx, vr))
+	}
+	if equality.Semantic.DeepEqual(have.Spec, spec) && maps.Equal(have.Labels, labels) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(have.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	have.Spec, have.Labels = spec, labels
+	return r.Client.Patch(ctx, have, patch)
+}
+
+// recordReplicas writes the replicas the decision took onto the claims' VolumeOwnerships.
+func (r *Reconciler) recordReplicas(ctx context.Context, s *scope, d dr.Decision) error {
+	for _, k := range slices.Sorted(maps.Keys(d.Replicas)) {
+		vo := s.ownerships[k]
+		if vo == nil {
+			continue
+		}
+		replica := d.Replicas[k]
+		applied := &storagev1alpha1.VolumeOwnership{ObjectMeta: metav1.ObjectMeta{Namespace: vo.Namespace, Name: vo.Name},
+			Status: storagev1alpha1.VolumeOwnershipStatus{Replica: &replica}}
+		if err := status.Apply(ctx, r.Client, applied, fieldOwner); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ensureFences asks for a Fence of each target the decision fences, in each of its storage
+// domains; the fencing controller executes it, and lifts it once the target is back and
+// clean.
+func (r *Reconciler) ensureFences(ctx context.Context, keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	targets := &workloadv1alpha1.SyncTargetList{}
+	if err := r.Client.List(ctx, targets); err != nil {
+		return err
+	}
+	for _, t := range targets.Items {
+		if !slices.Contains(keys, workloadv1alpha1.ToSyncTargetKey(t.Name)) {
+			continue
+		}
+		for _, domain := range t.Spec.StorageDomains {
+			f := &storagev1alpha1.Fence{
+				ObjectMeta: metav1.ObjectMeta{Name: storagev1alpha1.FenceName(t.Name, domain)},
+				Spec:       storagev1alpha1.FenceSpec{TargetName: t.Name, Domain: domain, State: storagev1alpha1.Fenced, Mode: storagev1alpha1.Network},
+			}
+			if err := r.Client.Create(ctx, f); client.IgnoreAlreadyExists(err) != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeStatus applies the decision to the pair's status.
+func (r *Reconciler) writeStatus(ctx context.Context, p *schedulingv1alpha1.LocationPair, d dr.Decision) error {
+	st := schedulingv1alpha1.LocationPairStatus{
+		ActiveLocation: d.Active, Phase: d.Phase, Volumes: d.Volumes, ProtectedVolumes: d.Protected,
+		LastAction: d.Action, ObservedGeneration: p.Generation,
+	}
+	if !d.OldestLastSync.IsZero() {
+		st.OldestLastSyncTime = &metav1.Time{Time: d.OldestLastSync}
+	}
+	for _, c := range d.Conditions {
+		c.ObservedGeneration = p.Generation
+		st.Conditions = append(st.Conditions, status.Condition(p.Status.Conditions, c))
+	}
+	if equality.Semantic.DeepEqual(p.Status, st) {
+		return nil
+	}
+	if p.Status.Phase != st.Phase {
+		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, string(st.Phase), "Phase", "%s: active Location %s", st.Phase, st.ActiveLocation)
+	}
+	applied := &schedulingv1alpha1.LocationPair{ObjectMeta: metav1.ObjectMeta{Name: p.Name}, Status: st}
+	return status.Apply(ctx, r.Client, applied, fieldOwner)
+}

@@ -1,0 +1,131 @@
+package replication
+
+import (
+	"context"
+
+	volsyncv1alpha1 "github.com/backube/volsync/api/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/controllers/syncer/transform"
+)
+
+// Reconciler carries out the VolumeReplications the hub gives the syncer's target.
+type Reconciler struct {
+	transform.Clients
+	Target transform.Target
+	// SyncTargetName names the target in its reports.
+	SyncTargetName string
+}
+
+// SetupWithManager watches the target's VolumeReplications on the hub, and the
+// ReplicationSources and ReplicationDestinations the syncer made in the member.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opts controller.Options) error {
+	return ctrl.NewControllerManagedBy(mgr).Named("replication").WithOptions(opts).
+		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(&storagev1alpha1.VolumeReplication{}), &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&volsyncv1alpha1.ReplicationSource{}), handler.EnqueueRequestsFromMapFunc(r.Target.Requests(false)))).
+		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&volsyncv1alpha1.ReplicationDestination{}), handler.EnqueueRequestsFromMapFunc(r.Target.Requests(false)))).
+		Complete(r)
+}
+
+// role is what the target does for a VolumeReplication.
+type role int
+
+const (
+	none role = iota
+	sends
+	receives
+)
+
+func (r *Reconciler) role(vr *storagev1alpha1.VolumeReplication) role {
+	switch {
+	case vr == nil || !vr.DeletionTimestamp.IsZero():
+		return none
+	case vr.Spec.Source == r.Target.Key:
+		return sends
+	case vr.Spec.Destination == r.Target.Key:
+		return receives
+	}
+	return none
+}
+
+// Reconcile keeps the member's side of one VolumeReplication as its spec says, and reports it.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	vr := &storagev1alpha1.VolumeReplication{}
+	if err := r.Hub.Get(ctx, req.NamespacedName, vr); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		vr = nil
+	}
+	role := r.role(vr)
+	if role == none {
+		return ctrl.Result{}, r.cleanUp(ctx, req.NamespacedName)
+	}
+	// The finalizer goes on before anything of the replication exists in the member.
+	if err := r.Target.Hold(ctx, r.Hub, vr); err != nil {
+		return ctrl.Result{}, err
+	}
+	ns := r.Target.Namespace(vr.Namespace)
+	if _, err := transform.EnsureNamespace(ctx, r.Clients, r.Target, vr.Namespace); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.ensureKey(ctx, vr, ns); err != nil {
+		return ctrl.Result{}, r.reportError(ctx, vr, role, err)
+	}
+	if role == sends {
+		return r.send(ctx, vr, ns)
+	}
+	return r.receive(ctx, vr, ns)
+}
+
+// cleanUp deletes what the syncer made in the member for a VolumeReplication that is not
+// its target's (any more), and then takes its finalizer off it.
+func (r *Reconciler) cleanUp(ctx context.Context, key types.NamespacedName) error {
+	ns := r.Target.Namespace(key.Namespace)
+	left := false
+	for _, obj := range []client.Object{&volsyncv1alpha1.ReplicationSource{}, &volsyncv1alpha1.ReplicationDestination{}, &corev1.Secret{}} {
+		name := objectName(key.Name)
+		if _, ok := obj.(*corev1.Secret); ok {
+			name = keyName(key.Name)
+		}
+		err := r.MemberReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if !r.Target.Owns(obj) {
+			continue
+		}
+		left = true
+		if obj.GetDeletionTimestamp().IsZero() {
+			ctrl.LoggerFrom(ctx).Info("Deleting what a replication no longer needs", "object", client.ObjectKeyFromObject(obj))
+			if err := r.Member.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+		}
+	}
+	if left {
+		return nil // back with the deletion events
+	}
+	vr := &storagev1alpha1.VolumeReplication{}
+	if err := r.HubReader.Get(ctx, key, vr); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	return r.Target.LetGo(ctx, r.Hub, vr)
+}
+
+// objectName is the name of the ReplicationSource or ReplicationDestination of a
+// VolumeReplication, and keyName that of its copy of the pair's key.
+func objectName(vr string) string { return "custody-" + vr }
+func keyName(vr string) string    { return "custody-replication-" + vr }

@@ -1,0 +1,209 @@
+package replication
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	volsyncv1alpha1 "github.com/backube/volsync/api/v1alpha1"
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v6/apis/volumesnapshot/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/controllers/internal/status"
+	"github.com/custody-dev/custody/controllers/syncer/transform"
+)
+
+// pskKey is the key of VolSync's rsync-TLS pre-shared key in its Secret.
+const pskKey = "psk.txt"
+
+// imageRecheck is how often a latest image that is not ready yet is looked at again: the
+// VolumeSnapshot is VolSync's, not in the syncer's cache.
+const imageRecheck = 2 * time.Second
+
+// meta gives an object the syncer makes for a VolumeReplication its markers and the way back.
+func (r *Reconciler) meta(vr *storagev1alpha1.VolumeReplication, ns, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Namespace: ns, Name: name, Labels: r.Target.Markers(),
+		Annotations: map[string]string{transform.HubNamespaceAnnotation: vr.Namespace, transform.HubNameAnnotation: vr.Name},
+	}
+}
+
+// ensureKey copies the pair's pre-shared key from the hub into the member, where VolSync's
+// mover on either side reads it.
+func (r *Reconciler) ensureKey(ctx context.Context, vr *storagev1alpha1.VolumeReplication, ns string) error {
+	hubKey := &corev1.Secret{}
+	if err := r.HubReader.Get(ctx, client.ObjectKey{Namespace: storagev1alpha1.KeyNamespace, Name: vr.Spec.KeySecret}, hubKey); err != nil {
+		return fmt.Errorf("reading the pair's key %s/%s: %w", storagev1alpha1.KeyNamespace, vr.Spec.KeySecret, err)
+	}
+	psk, ok := hubKey.Data[pskKey]
+	if !ok {
+		return fmt.Errorf("the pair's key %s/%s has no %s", storagev1alpha1.KeyNamespace, vr.Spec.KeySecret, pskKey)
+	}
+	have := &corev1.Secret{}
+	err := r.Member.Get(ctx, client.ObjectKey{Namespace: ns, Name: keyName(vr.Name)}, have)
+	switch {
+	case apierrors.IsNotFound(err):
+		s := &corev1.Secret{ObjectMeta: r.meta(vr, ns, keyName(vr.Name)), Data: map[string][]byte{pskKey: psk}}
+		return client.IgnoreAlreadyExists(r.Member.Create(ctx, s))
+	case err != nil:
+		return err
+	case string(have.Data[pskKey]) != string(psk):
+		patch := client.MergeFrom(have.DeepCopy())
+		have.Data = map[string][]byte{pskKey: psk}
+		return r.Member.Patch(ctx, have, patch)
+	}
+	return nil
+}
+
+// receive keeps the ReplicationDestination, which takes a VolumeSnapshot of its volume after
+// each sync, and reports its address and latest image.
+func (r *Reconciler) receive(ctx context.Context, vr *storagev1alpha1.VolumeReplication, ns string) (ctrl.Result, error) {
+	rd := &volsyncv1alpha1.ReplicationDestination{}
+	err := r.Member.Get(ctx, client.ObjectKey{Namespace: ns, Name: objectName(vr.Name)}, rd)
+	if apierrors.IsNotFound(err) {
+		claim := &corev1.PersistentVolumeClaim{}
+		if err := r.HubReader.Get(ctx, client.ObjectKeyFromObject(vr), claim); err != nil {
+			return ctrl.Result{}, r.reportError(ctx, vr, receives, fmt.Errorf("reading the claim: %w", err))
+		}
+		rd = &volsyncv1alpha1.ReplicationDestination{
+			ObjectMeta: r.meta(vr, ns, objectName(vr.Name)),
+			Spec: volsyncv1alpha1.ReplicationDestinationSpec{RsyncTLS: &volsyncv1alpha1.ReplicationDestinationRsyncTLSSpec{
+				ReplicationDestinationVolumeOptions: volsyncv1alpha1.ReplicationDestinationVolumeOptions{
+					CopyMethod:       volsyncv1alpha1.CopyMethodSnapshot,
+					Capacity:         ptr.To(claim.Spec.Resources.Requests[corev1.ResourceStorage]),
+					StorageClassName: claim.Spec.StorageClassName,
+					AccessModes:      claim.Spec.AccessModes,
+				},
+				KeySecret: ptr.To(keyName(vr.Name)),
+			}},
+		}
+		ctrl.LoggerFrom(ctx).Info("Creating the ReplicationDestination", "replicationDestination", client.ObjectKeyFromObject(rd))
+		return ctrl.Result{}, client.IgnoreAlreadyExists(r.Member.Create(ctx, rd))
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	st := ptr.Deref(rd.Status, volsyncv1alpha1.ReplicationDestinationStatus{})
+	got := &storagev1alpha1.ReplicationDestinationStatus{ReportedBy: r.SyncTargetName, LastSyncTime: st.LastSyncTime}
+	got.Result, got.Message = moverResult(st.LatestMoverStatus, st.Conditions)
+	if tls := st.RsyncTLS; tls != nil {
+		got.Address, got.Port = ptr.Deref(tls.Address, ""), ptr.Deref(tls.Port, 0)
+	}
+	var recheck time.Duration
+	if img := st.LatestImage; img != nil && img.Kind == "VolumeSnapshot" {
+		got.LatestImage = img.Name
+		if t, d := st.LastSyncTime, st.LastSyncDuration; t != nil && d != nil {
+			got.LatestImageTime = &metav1.Time{Time: t.Add(-d.Duration)}
+		}
+		snap := &snapshotv1.VolumeSnapshot{}
+		switch err := r.MemberReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: img.Name}, snap); {
+		case err == nil:
+			got.LatestImageReady = snap.Status != nil && ptr.Deref(snap.Status.ReadyToUse, false)
+		case !apierrors.IsNotFound(err):
+			return ctrl.Result{}, err
+		}
+		if !got.LatestImageReady {
+			recheck = imageRecheck
+		}
+	}
+	if equality.Semantic.DeepEqual(vr.Status.Destination, got) {
+		return ctrl.Result{RequeueAfter: recheck}, nil
+	}
+	return ctrl.Result{RequeueAfter: recheck}, r.report(ctx, vr, storagev1alpha1.VolumeReplicationStatus{Destination: got})
+}
+
+// send keeps the ReplicationSource of the member's copy of the claim, which syncs to the
+// destination's address on the schedule or the manual trigger, and reports its syncs.
+func (r *Reconciler) send(ctx context.Context, vr *storagev1alpha1.VolumeReplication, ns string) (ctrl.Result, error) {
+	dst := vr.Status.Destination
+	if dst == nil || dst.Address == "" {
+		return ctrl.Result{}, r.report(ctx, vr, storagev1alpha1.VolumeReplicationStatus{Source: &storagev1alpha1.ReplicationSourceStatus{
+			ReportedBy: r.SyncTargetName, Message: "waiting for the destination " + vr.Spec.Destination + " to report its address",
+		}})
+	}
+	trigger := &volsyncv1alpha1.ReplicationSourceTriggerSpec{Schedule: ptr.To(vr.Spec.Schedule)}
+	if vr.Spec.ManualTrigger != "" {
+		trigger = &volsyncv1alpha1.ReplicationSourceTriggerSpec{Manual: vr.Spec.ManualTrigger}
+	}
+	want := volsyncv1alpha1.ReplicationSourceSpec{
+		SourcePVC: vr.Name,
+		Trigger:   trigger,
+		RsyncTLS: &volsyncv1alpha1.ReplicationSourceRsyncTLSSpec{
+			ReplicationSourceVolumeOptions: volsyncv1alpha1.ReplicationSourceVolumeOptions{CopyMethod: volsyncv1alpha1.CopyMethodSnapshot},
+			KeySecret:                      ptr.To(keyName(vr.Name)),
+			Address:                        ptr.To(dst.Address),
+		},
+	}
+	if dst.Port != 0 {
+		want.RsyncTLS.Port = ptr.To(dst.Port)
+	}
+	rs := &volsyncv1alpha1.ReplicationSource{}
+	err := r.Member.Get(ctx, client.ObjectKey{Namespace: ns, Name: objectName(vr.Name)}, rs)
+	if apierrors.IsNotFound(err) {
+		rs = &volsyncv1alpha1.ReplicationSource{ObjectMeta: r.meta(vr, ns, objectName(vr.Name)), Spec: want}
+		ctrl.LoggerFrom(ctx).Info("Creating the ReplicationSource", "replicationSource", client.ObjectKeyFromObject(rs), "destination", dst.Address)
+		return ctrl.Result{}, client.IgnoreAlreadyExists(r.Member.Create(ctx, rs))
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !equality.Semantic.DeepEqual(rs.Spec.Trigger, want.Trigger) || !equality.Semantic.DeepEqual(rs.Spec.RsyncTLS, want.RsyncTLS) {
+		patch := client.MergeFrom(rs.DeepCopy())
+		rs.Spec.Trigger, rs.Spec.RsyncTLS = want.Trigger, want.RsyncTLS
+		return ctrl.Result{}, r.Member.Patch(ctx, rs, patch)
+	}
+	st := ptr.Deref(rs.Status, volsyncv1alpha1.ReplicationSourceStatus{})
+	got := &storagev1alpha1.ReplicationSourceStatus{
+		ReportedBy: r.SyncTargetName, LastSyncTime: st.LastSyncTime, LastSyncDuration: st.LastSyncDuration,
+		NextSyncTime: st.NextSyncTime, LastManualSync: st.LastManualSync,
+	}
+	got.Result, got.Message = moverResult(st.LatestMoverStatus, st.Conditions)
+	if equality.Semantic.DeepEqual(vr.Status.Source, got) {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, r.report(ctx, vr, storagev1alpha1.VolumeReplicationStatus{Source: got})
+}
+
+// moverResult is the last mover's result and, when a sync failed, why.
+func moverResult(m *volsyncv1alpha1.MoverStatus, conditions []metav1.Condition) (string, string) {
+	var result, msg string
+	if m != nil {
+		result = string(m.Result)
+		if m.Result == volsyncv1alpha1.MoverResultFailed {
+			msg = m.Logs
+		}
+	}
+	if c := meta.FindStatusCondition(conditions, volsyncv1alpha1.ConditionSynchronizing); c != nil && c.Reason == volsyncv1alpha1.SynchronizingReasonError {
+		msg = c.Message
+	}
+	return result, msg
+}
+
+// report writes the syncer's part of the VolumeReplication's status.
+func (r *Reconciler) report(ctx context.Context, vr *storagev1alpha1.VolumeReplication, st storagev1alpha1.VolumeReplicationStatus) error {
+	applied := &storagev1alpha1.VolumeReplication{ObjectMeta: metav1.ObjectMeta{Namespace: vr.Namespace, Name: vr.Name}, Status: st}
+	return client.IgnoreNotFound(status.Apply(ctx, r.Hub, applied, transform.FieldManager+"-"+r.Target.Key))
+}
+
+// reportError reports why the target's side cannot be set up, and returns err to retry.
+func (r *Reconciler) reportError(ctx context.Context, vr *storagev1alpha1.VolumeReplication, role role, err error) error {
+	st := storagev1alpha1.VolumeReplicationStatus{}
+	switch role {
+	case sends:
+		st.Source = &storagev1alpha1.ReplicationSourceStatus{ReportedBy: r.SyncTargetName, Result: string(volsyncv1alpha1.MoverResultFailed), Message: err.Error()}
+	case receives:
+		st.Destination = &storagev1alpha1.ReplicationDestinationStatus{ReportedBy: r.SyncTargetName, Result: string(volsyncv1alpha1.MoverResultFailed), Message: err.Error()}
+	}
+	if rerr := r.report(ctx, vr, st); rerr != nil {
+		ctrl.LoggerFrom(ctx).Error(rerr, "Reporting a replication error")
+	}
+	return err
+}

@@ -1,0 +1,87 @@
+package dr
+
+import (
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/controllers/syncer/transform"
+)
+
+var _ = Describe("A LocationPair", func() {
+	It("replicates the volumes of the primary's namespaces to the secondary, and records each one's latest replica", func(ctx SpecContext) {
+		ns := "app-" + rand.String(5)
+		Expect(hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"app": ns}}})).To(Succeed())
+		Expect(hub.Create(ctx, &schedulingv1alpha1.Placement{
+			ObjectMeta: metav1.ObjectMeta{Name: ns},
+			Spec: schedulingv1alpha1.PlacementSpec{LocationName: "east",
+				NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": ns}}},
+		})).To(Succeed())
+		// The claim names no class: it gets each member's default, as in a single cluster.
+		Expect(hub.Create(ctx, &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data"},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
+		})).To(Succeed())
+		vo := &storagev1alpha1.VolumeOwnership{}
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data"}, vo)).To(Succeed())
+			g.Expect(vo.Status.Phase).To(Equal(storagev1alpha1.Bound))
+			g.Expect(vo.Status.Owner).To(Equal("m1"))
+		}).WithContext(ctx).Should(Succeed())
+		pv := &corev1.PersistentVolume{}
+		Expect(hub.Get(ctx, client.ObjectKey{Name: vo.Status.VolumeName}, pv)).To(Succeed())
+		east := env.Storage("east")
+		var written []string
+		for i := range 3 {
+			record := fmt.Sprintf("m1 %d", i)
+			Eventually(func() error { return east.Write("m1", pv.Spec.CSI.VolumeHandle, record) }).WithContext(ctx).Should(Succeed())
+			written = append(written, record)
+		}
+
+		pair := &schedulingv1alpha1.LocationPair{
+			ObjectMeta: metav1.ObjectMeta{Name: ns},
+			Spec:       schedulingv1alpha1.LocationPairSpec{Primary: "east", Secondary: "west", ReplicationInterval: "5m"},
+		}
+		Expect(hub.Create(ctx, pair)).To(Succeed())
+
+		By("protecting the volume: a replica of it on the secondary, taken after the writes")
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
+			g.Expect(pair.Status.ActiveLocation).To(Equal("east"))
+			g.Expect(pair.Status.Phase).To(Equal(schedulingv1alpha1.PairProtecting))
+			g.Expect(meta.IsStatusConditionTrue(pair.Status.Conditions, schedulingv1alpha1.ConditionDataProtected)).To(BeTrue(), "%v", pair.Status.Conditions)
+			g.Expect(meta.IsStatusConditionTrue(pair.Status.Conditions, schedulingv1alpha1.ConditionAvailable)).To(BeTrue())
+			g.Expect(meta.IsStatusConditionTrue(pair.Status.Conditions, schedulingv1alpha1.ConditionPeerReady)).To(BeTrue())
+			g.Expect(pair.Status.Volumes).To(Equal(int32(1)))
+			g.Expect(pair.Status.ProtectedVolumes).To(Equal(int32(1)))
+			g.Expect(pair.Status.OldestLastSyncTime).NotTo(BeNil())
+		}).WithContext(ctx).Should(Succeed())
+		Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vo)).To(Succeed())
+		Expect(vo.Status.Replica).NotTo(BeNil())
+		Expect(vo.Status.Replica.Target).To(Equal("m2"))
+		kubeSystem := &corev1.Namespace{}
+		Expect(hub.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, kubeSystem)).To(Succeed())
+		down := transform.Target{Key: "m2", Hub: string(kubeSystem.UID)}.Namespace(ns)
+		log, ok := env.Storage("west").Snapshot("m2", down, vo.Status.Replica.Snapshot)
+		Expect(ok).To(BeTrue(), "the replica %s is not a snapshot west's storage cut in m2", vo.Status.Replica.Snapshot)
+		Expect(log).To(Equal(written))
+
+		By("removing the replication and the pair's key with the pair")
+		Expect(hub.Delete(ctx, pair)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(apierrors.IsNotFound(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data"}, &storagev1alpha1.VolumeReplication{}))).To(BeTrue())
+			g.Expect(apierrors.IsNotFound(hub.Get(ctx, client.ObjectKey{Namespace: storagev1alpha1.KeyNamespace, Name: "custody-pair-" + ns}, &corev1.Secret{}))).To(BeTrue())
+		}).WithContext(ctx).Should(Succeed())
+	})
+})

@@ -1,0 +1,169 @@
+package syncer
+
+import (
+	"context"
+	"fmt"
+
+	volsyncv1alpha1 "github.com/backube/volsync/api/v1alpha1"
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v6/apis/volumesnapshot/v1"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/test/simstorage"
+)
+
+var _ = Describe("Replication", Ordered, func() {
+	var (
+		hub, m1, m2 client.Client
+		storage     *simstorage.Storage
+		ns          string
+		vr          *storagev1alpha1.VolumeReplication
+		handle      string
+		written     []string
+	)
+
+	// write writes n records as m1, the owner, each acknowledged.
+	write := func(n int) {
+		GinkgoHelper()
+		for range n {
+			record := fmt.Sprintf("record %d", len(written))
+			Eventually(func() error { return storage.Write("m1", handle, record) }).Should(Succeed())
+			written = append(written, record)
+		}
+	}
+
+	// image waits until the destination reports a ready latest image newer than after, and
+	// returns the log the snapshot holds.
+	image := func(ctx context.Context, after string) []string {
+		GinkgoHelper()
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vr), vr)).To(Succeed())
+			d := vr.Status.Destination
+			g.Expect(d).NotTo(BeNil())
+			g.Expect(d.ReportedBy).To(Equal("m2"))
+			g.Expect(d.LatestImage).NotTo(BeElementOf("", after))
+			g.Expect(d.LatestImageReady).To(BeTrue())
+			g.Expect(d.LatestImageTime).NotTo(BeNil())
+		}).WithContext(ctx).Should(Succeed())
+		log, ok := storage.Snapshot("m2", targetOf("m2").Namespace(ns), vr.Status.Destination.LatestImage)
+		Expect(ok).To(BeTrue(), "the storage did not cut the snapshot the destination reports")
+		return log
+	}
+
+	BeforeAll(func(ctx SpecContext) {
+		hub, m1, m2, storage = bed.Hub.Client, bed.Member("m1").Client, bed.Member("m2").Client, bed.Storage("shared")
+		ns = hubNamespace(ctx, "m1")
+		claim := claimFor(ns, "data", corev1.ReadWriteOnce, "m1")
+		Expect(hub.Create(ctx, claim)).To(Succeed())
+		down := boundClaim(ctx, m1, downKey("m1", claim))
+		pv := &corev1.PersistentVolume{}
+		Expect(m1.Get(ctx, client.ObjectKey{Name: down.Spec.VolumeName}, pv)).To(Succeed())
+		handle = pv.Spec.CSI.VolumeHandle
+
+		key := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: storagev1alpha1.KeyNamespace, Name: "custody-pair-e2e"},
+			Data: map[string][]byte{"psk.txt": []byte("volsync:0123456789abcdef0123456789abcdef")}}
+		Expect(client.IgnoreAlreadyExists(hub.Create(ctx, key))).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(hub.Delete(ctx, key))).To(Succeed()) })
+	})
+
+	It("runs VolSync from the owner to the destination and reports a ready snapshot of the data", func(ctx SpecContext) {
+		write(3)
+		vr = &storagev1alpha1.VolumeReplication{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data", Labels: synced(nil, "m1", "m2")},
+			Spec: storagev1alpha1.VolumeReplicationSpec{Pair: "e2e", Source: workloadv1alpha1.ToSyncTargetKey("m1"),
+				Destination: workloadv1alpha1.ToSyncTargetKey("m2"), Schedule: "*/5 * * * *", KeySecret: "custody-pair-e2e"},
+		}
+		Expect(hub.Create(ctx, vr)).To(Succeed())
+
+		By("giving the destination, in the namespace the claim would be restored in, a ReplicationDestination with the claim's shape")
+		rd := &volsyncv1alpha1.ReplicationDestination{}
+		Eventually(fetch(ctx, m2, client.ObjectKey{Namespace: targetOf("m2").Namespace(ns), Name: "custody-data"}, rd)).WithContext(ctx).Should(Succeed())
+		Expect(rd.Spec.RsyncTLS).NotTo(BeNil())
+		Expect(rd.Spec.RsyncTLS.CopyMethod).To(Equal(volsyncv1alpha1.CopyMethodSnapshot))
+		Expect(*rd.Spec.RsyncTLS.StorageClassName).To(Equal("shared"))
+		Expect(rd.Spec.RsyncTLS.AccessModes).To(ConsistOf(corev1.ReadWriteOnce))
+		Expect(rd.Spec.Trigger).To(BeNil(), "an rsync destination listens all the time")
+
+		By("giving the owner a ReplicationSource of its copy of the claim, to the destination's address, on the schedule")
+		rs := &volsyncv1alpha1.ReplicationSource{}
+		Eventually(fetch(ctx, m1, client.ObjectKey{Namespace: targetOf("m1").Namespace(ns), Name: "custody-data"}, rs)).WithContext(ctx).Should(Succeed())
+		Expect(rs.Spec.SourcePVC).To(Equal("data"))
+		Expect(*rs.Spec.Trigger.Schedule).To(Equal("*/5 * * * *"))
+		Expect(hub.Get(ctx, client.ObjectKeyFromObject(vr), vr)).To(Succeed())
+		Expect(*rs.Spec.RsyncTLS.Address).To(Equal(vr.Status.Destination.Address))
+		Expect(*rs.Spec.RsyncTLS.Address).NotTo(BeEmpty())
+
+		By("copying the pair's key into both members")
+		for _, m := range []struct {
+			name string
+			c    client.Client
+		}{{"m1", m1}, {"m2", m2}} {
+			s := &corev1.Secret{}
+			Expect(m.c.Get(ctx, client.ObjectKey{Namespace: targetOf(m.name).Namespace(ns), Name: "custody-replication-data"}, s)).To(Succeed())
+			Expect(string(s.Data["psk.txt"])).To(Equal("volsync:0123456789abcdef0123456789abcdef"))
+		}
+
+		By("reporting the first sync, made at once, and the ready snapshot that holds every record written before it")
+		Expect(image(ctx, "")).To(Equal(written))
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vr), vr)).To(Succeed())
+			g.Expect(vr.Status.Source).NotTo(BeNil())
+			g.Expect(vr.Status.Source.ReportedBy).To(Equal("m1"))
+			g.Expect(vr.Status.Source.Result).To(Equal(string(volsyncv1alpha1.MoverResultSuccessful)))
+			g.Expect(vr.Status.Source.LastSyncTime).NotTo(BeNil())
+			g.Expect(vr.Status.Source.NextSyncTime).NotTo(BeNil())
+		}).WithContext(ctx).Should(Succeed())
+		Expect(vr.Finalizers).To(ContainElements(workloadv1alpha1.SyncerFinalizer("m1"), workloadv1alpha1.SyncerFinalizer("m2")))
+	})
+
+	It("syncs once more on a manual trigger, and the new snapshot holds the later writes", func(ctx SpecContext) {
+		before := vr.Status.Destination.LatestImage
+		write(2)
+		update(ctx, hub, vr, func() { vr.Spec.ManualTrigger = "final-1" })
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vr), vr)).To(Succeed())
+			g.Expect(vr.Status.Source.LastManualSync).To(Equal("final-1"))
+		}).WithContext(ctx).Should(Succeed())
+		Expect(image(ctx, before)).To(Equal(written))
+		snap := &snapshotv1.VolumeSnapshot{}
+		Expect(m2.Get(ctx, client.ObjectKey{Namespace: targetOf("m2").Namespace(ns), Name: vr.Status.Destination.LatestImage}, snap)).To(Succeed())
+		Expect(*snap.Status.ReadyToUse).To(BeTrue())
+	})
+
+	It("reports a sync that fails, and syncs again once it can", func(ctx SpecContext) {
+		bed.VolSync().FailSyncs("connection reset by peer")
+		DeferCleanup(bed.VolSync().FailSyncs, "")
+		update(ctx, hub, vr, func() { vr.Spec.ManualTrigger = "final-2" })
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vr), vr)).To(Succeed())
+			g.Expect(vr.Status.Source.Result).To(Equal(string(volsyncv1alpha1.MoverResultFailed)))
+			g.Expect(vr.Status.Source.Message).To(ContainSubstring("connection reset by peer"))
+		}).WithContext(ctx).Should(Succeed())
+		bed.VolSync().FailSyncs("")
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vr), vr)).To(Succeed())
+			g.Expect(vr.Status.Source.LastManualSync).To(Equal("final-2"))
+			g.Expect(vr.Status.Source.Result).To(Equal(string(volsyncv1alpha1.MoverResultSuccessful)))
+		}).WithContext(ctx).Should(Succeed())
+	})
+
+	It("removes both sides, and the destination's namespace, when the replication goes", func(ctx SpecContext) {
+		Expect(hub.Delete(ctx, vr)).To(Succeed())
+		Eventually(gone(ctx, hub, client.ObjectKeyFromObject(vr), &storagev1alpha1.VolumeReplication{})).WithContext(ctx).Should(Succeed())
+		Expect(apierrors.IsNotFound(m1.Get(ctx, client.ObjectKey{Namespace: targetOf("m1").Namespace(ns), Name: "custody-data"}, &volsyncv1alpha1.ReplicationSource{}))).To(BeTrue())
+		Expect(apierrors.IsNotFound(m1.Get(ctx, client.ObjectKey{Namespace: targetOf("m1").Namespace(ns), Name: "custody-replication-data"}, &corev1.Secret{}))).To(BeTrue())
+		Expect(apierrors.IsNotFound(m2.Get(ctx, client.ObjectKey{Namespace: targetOf("m2").Namespace(ns), Name: "custody-data"}, &volsyncv1alpha1.ReplicationDestination{}))).To(BeTrue())
+		Eventually(func(g Gomega) {
+			n := &corev1.Namespace{}
+			err := m2.Get(ctx, client.ObjectKey{Name: targetOf("m2").Namespace(ns)}, n)
+			g.Expect(apierrors.IsNotFound(err) || n.DeletionTimestamp != nil).To(BeTrue(), "the destination's namespace stays in m2")
+		}).WithContext(ctx).Should(Succeed())
+		Expect(storage.CheckWrites()).To(Succeed())
+	})
+})
