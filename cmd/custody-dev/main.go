@@ -1,6 +1,6 @@
 // Command custody-dev runs Custody locally: a hub and member clusters on real control planes
-// with simulated storage, the SyncTargets and Locations that describe them, the hub
-// controllers and one syncer per member. It writes a kubeconfig per cluster to its state
+// with simulated storage and VolSync, the SyncTargets and Locations that describe them, the
+// hub controllers and one syncer per member. It writes a kubeconfig per cluster to its state
 // directory and runs until interrupted. `make run` builds and starts it.
 //
 // While it runs, it serves a control API on a unix socket in its state directory, which its
@@ -121,6 +121,8 @@ func run(dir string, locations, members int, wipe bool, heartbeat time.Duration,
 	start := time.Now()
 	o := environment.Default(locations, members)
 	o.Dir, o.HeartbeatPeriod, o.MetricsAddr = dir, heartbeat, metricsAddr
+	// The members run VolSync and a snapshotter, as simulated, for LocationPairs.
+	o.VolSync = true
 	env, err := environment.Start(ctx, o)
 	if err != nil {
 		return err

@@ -40,12 +40,14 @@ type Reconciler struct {
 }
 
 // SetupWithManager registers the controller. Placements are reconciled when they change,
-// and all of them when a Location, a SyncTarget or a namespace's labels change.
+// and all of them when a Location, a LocationPair, a SyncTarget or a namespace's labels
+// change.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	all := handler.EnqueueRequestsFromMapFunc(enqueue.All(r.Client, func() client.ObjectList { return &schedulingv1alpha1.PlacementList{} }, nil))
 	return ctrl.NewControllerManagedBy(mgr).Named("placement").
 		For(&schedulingv1alpha1.Placement{}).
 		Watches(&schedulingv1alpha1.Location{}, all).
+		Watches(&schedulingv1alpha1.LocationPair{}, all).
 		Watches(&workloadv1alpha1.SyncTarget{}, all, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&corev1.Namespace{}, all, builder.WithPredicates(userLabelsChanged)).
@@ -71,6 +73,7 @@ func userLabels(l map[string]string) map[string]string {
 // +kubebuilder:rbac:groups=scheduling.custody.dev,resources=placements/status,verbs=get;patch
 // +kubebuilder:rbac:groups=scheduling.custody.dev,resources=placements/finalizers,verbs=update
 // +kubebuilder:rbac:groups=scheduling.custody.dev,resources=locations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduling.custody.dev,resources=locationpairs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=workload.custody.dev,resources=synctargets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -110,12 +113,13 @@ func (r *Reconciler) observe(ctx context.Context, p *schedulingv1alpha1.Placemen
 	locations := &schedulingv1alpha1.LocationList{}
 	targets := &workloadv1alpha1.SyncTargetList{}
 	namespaces := &corev1.NamespaceList{}
-	for _, l := range []client.ObjectList{locations, targets, namespaces} {
+	pairs := &schedulingv1alpha1.LocationPairList{}
+	for _, l := range []client.ObjectList{locations, targets, namespaces, pairs} {
 		if err := r.Client.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
 			return o, err
 		}
 	}
-	o.locations, o.targets = locations.Items, targets.Items
+	o.locations, o.targets, o.pairs = locations.Items, targets.Items, pairs.Items
 	for _, ns := range namespaces.Items {
 		if ns.DeletionTimestamp.IsZero() {
 			o.namespaces = append(o.namespaces, namespaceLabels{name: ns.Name, labels: labels.Set(ns.Labels), placements: boundPlacements(&ns)})

@@ -19,6 +19,7 @@ type observed struct {
 	locations  []schedulingv1alpha1.Location
 	targets    []workloadv1alpha1.SyncTarget
 	namespaces []namespaceLabels
+	pairs      []schedulingv1alpha1.LocationPair
 }
 
 type namespaceLabels struct {
@@ -48,6 +49,7 @@ func decide(o observed) outcome {
 			out.conditions = append(out.conditions, condition(schedulingv1alpha1.ConditionSpecValid, true,
 				schedulingv1alpha1.ReasonSelectorValid, "every selector parses"))
 			out.location, out.conditions = selectLocation(p, locSelectors, o.locations, out.conditions)
+			out.location, out.conditions = followPair(out.location, o.pairs, out.conditions)
 			out.namespaces = matchingNamespaces(nsSelector, o.namespaces)
 		}
 	}
@@ -106,6 +108,19 @@ func selectLocation(p *schedulingv1alpha1.Placement, selectors []labels.Selector
 	name := candidates[chosen].Name
 	return name, append(conds, condition(schedulingv1alpha1.ConditionReady, true,
 		schedulingv1alpha1.ReasonLocationSelected, fmt.Sprintf("Location %q matches", name)))
+}
+
+// followPair puts the namespaces of a Placement whose Location is one of a LocationPair's in
+// the pair's active Location, which a failover or a relocate switches.
+func followPair(location string, pairs []schedulingv1alpha1.LocationPair, conds []metav1.Condition) (string, []metav1.Condition) {
+	i := slices.IndexFunc(pairs, func(p schedulingv1alpha1.LocationPair) bool { return p.DeletionTimestamp == nil && p.Has(location) })
+	if location == "" || i < 0 || pairs[i].Active() == location {
+		return location, conds
+	}
+	active := pairs[i].Active()
+	return active, append(slices.DeleteFunc(conds, func(c metav1.Condition) bool { return c.Type == schedulingv1alpha1.ConditionReady }),
+		condition(schedulingv1alpha1.ConditionReady, true, schedulingv1alpha1.ReasonLocationSelected,
+			fmt.Sprintf("Location %q matches; its LocationPair %q runs it in %q", location, pairs[i].Name, active)))
 }
 
 func matchesLocation(p *schedulingv1alpha1.Placement, selectors []labels.Selector, l schedulingv1alpha1.Location) bool {

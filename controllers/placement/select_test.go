@@ -26,6 +26,12 @@ func target(name, loc string, restricted bool) workloadv1alpha1.SyncTarget {
 	return t
 }
 
+func pair(primary, secondary, active string) schedulingv1alpha1.LocationPair {
+	p := schedulingv1alpha1.LocationPair{Spec: schedulingv1alpha1.LocationPairSpec{Primary: primary, Secondary: secondary}}
+	p.Name, p.Status.ActiveLocation = primary+"-"+secondary, active
+	return p
+}
+
 func TestDecide(t *testing.T) {
 	cloud := func(v string) metav1.LabelSelector {
 		return metav1.LabelSelector{MatchLabels: map[string]string{"cloud": v}}
@@ -47,6 +53,7 @@ func TestDecide(t *testing.T) {
 		wantNS       []string
 		wantKeep     bool
 		wantReasons  map[string]string // condition type → reason
+		pairs        []schedulingv1alpha1.LocationPair
 	}{
 		{
 			name: "most available Location wins", spec: schedulingv1alpha1.PlacementSpec{LocationSelectors: []metav1.LabelSelector{cloud("x")}, NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}},
@@ -95,12 +102,25 @@ func TestDecide(t *testing.T) {
 			wantLocation: "east", wantNS: []string{"a", "b"},
 			wantReasons: map[string]string{schedulingv1alpha1.ConditionTargetsAvailable: schedulingv1alpha1.ReasonTargetNotFound},
 		},
+		{
+			name: "a paired Location's namespaces run in the pair's active Location", spec: schedulingv1alpha1.PlacementSpec{LocationName: "east"},
+			pairs: []schedulingv1alpha1.LocationPair{pair("east", "north", "north")}, wantLocation: "north", wantNS: []string{"a", "b"},
+			wantReasons: map[string]string{schedulingv1alpha1.ConditionReady: schedulingv1alpha1.ReasonLocationSelected},
+		},
+		{
+			name: "and stay where they are while the selected Location is active", spec: schedulingv1alpha1.PlacementSpec{LocationName: "east"},
+			pairs: []schedulingv1alpha1.LocationPair{pair("north", "east", "east")}, wantLocation: "east", wantNS: []string{"a", "b"},
+		},
+		{
+			name: "a pair of other Locations changes nothing", spec: schedulingv1alpha1.PlacementSpec{LocationName: "east"},
+			pairs: []schedulingv1alpha1.LocationPair{pair("west", "north", "north")}, wantLocation: "east", wantNS: []string{"a", "b"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := &schedulingv1alpha1.Placement{Spec: tt.spec}
 			p.Status.SelectedLocation = tt.selected
-			out := decide(observed{placement: p, locations: locs, targets: targets, namespaces: namespaces})
+			out := decide(observed{placement: p, locations: locs, targets: targets, namespaces: namespaces, pairs: tt.pairs})
 			if out.location != tt.wantLocation || out.keepBindings != tt.wantKeep {
 				t.Fatalf("location %q keep %v, want %q keep %v", out.location, out.keepBindings, tt.wantLocation, tt.wantKeep)
 			}

@@ -52,10 +52,10 @@ type options struct {
 func (o *options) command() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "kubectl-custody",
-		Short: "Custody's volumes, sync targets and Fences on the hub",
+		Short: "Custody's volumes, sync targets, Fences and LocationPairs on the hub",
 		Long: `kubectl custody shows what Custody does on the hub: the volumes it coordinates, with their
-owner, sharers and phase, the sync targets with their Locations and health, and the Fences
-that cut lost targets off their storage. It joins member clusters (join registers a target
+owner, sharers and phase, the sync targets with their Locations and health, the Fences that
+cut lost targets off their storage, and the LocationPairs with their replication. It joins member clusters (join registers a target
 with a hub identity of its own and writes the manifest that runs its syncer) and unjoins
 them (unjoin drains a target, then removes it and its identity), cordons and uncordons
 targets, states that a lost target's member is powered off (fence --powered-off), and
@@ -78,6 +78,7 @@ unfences targets.`,
 		o.fencesCommand(),
 		o.fenceCommand(),
 		o.unfenceCommand(),
+		o.pairsCommand(),
 		o.joinCommand(),
 		o.unjoinCommand(),
 	)
