@@ -2,6 +2,7 @@ package dr
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,6 +36,7 @@ type Reconciler struct {
 
 // SetupWithManager watches the pairs and everything their decision reads.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	registerMetrics(mgr.GetCache())
 	all := handler.EnqueueRequestsFromMapFunc(enqueue.All(r.Client, func() client.ObjectList { return &schedulingv1alpha1.LocationPairList{} }, nil))
 	return ctrl.NewControllerManagedBy(mgr).Named("dr").
 		For(&schedulingv1alpha1.LocationPair{}).
@@ -50,7 +52,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 
 // pairOf maps a VolumeReplication to its pair.
 func pairOf(_ context.Context, o client.Object) []ctrl.Request {
-	if p := o.GetLabels()[PairLabel]; p != "" {
+	if p := o.GetLabels()[schedulingv1alpha1.PairLabel]; p != "" {
 		return []ctrl.Request{{NamespacedName: client.ObjectKey{Name: p}}}
 	}
 	return nil
@@ -76,12 +78,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	d := dr.Decide(o)
-	if started := d.Action != nil && (o.Action == nil || o.Action.StartTime != d.Action.StartTime); started {
-		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, string(d.Action.Mode), "Switch", "%s from %s to %s (automatic: %t)",
-			d.Action.Mode, d.Action.From, d.Action.To, d.Action.Automatic)
-	}
 	if err := r.writeStatus(ctx, p, d); err != nil {
 		return ctrl.Result{}, err
+	}
+	if started := d.Action != nil && (o.Action == nil || !o.Action.StartTime.Equal(&d.Action.StartTime)); started {
+		switches.WithLabelValues(p.Name, string(d.Action.Mode), strconv.FormatBool(d.Action.Automatic)).Inc()
+		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, string(d.Action.Mode), "Switch", "%s from %s to %s (automatic: %t)",
+			d.Action.Mode, d.Action.From, d.Action.To, d.Action.Automatic)
 	}
 	if err := r.ensureKey(ctx, p); err != nil {
 		return ctrl.Result{}, err

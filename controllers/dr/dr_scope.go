@@ -16,9 +16,6 @@ import (
 	"github.com/custody-dev/custody/fencing"
 )
 
-// PairLabel marks the VolumeReplications of a LocationPair with its name.
-const PairLabel = "scheduling.custody.dev/pair"
-
 // defaultThreshold is the failover threshold of a pair whose spec has none, as the CRD
 // defaults it.
 const defaultThreshold = 5 * time.Minute
@@ -123,7 +120,7 @@ func (r *Reconciler) volumes(ctx context.Context, s *scope, o *dr.Observation) e
 			return err
 		}
 	}
-	if err := r.Client.List(ctx, replications, client.MatchingLabels{PairLabel: s.pair.Name}); err != nil {
+	if err := r.Client.List(ctx, replications, client.MatchingLabels{schedulingv1alpha1.PairLabel: s.pair.Name}); err != nil {
 		return err
 	}
 	var ours []string

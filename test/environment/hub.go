@@ -56,21 +56,27 @@ func (e *Environment) join(ctx context.Context, l LocationOptions, m *testbed.Cl
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
-	var report bytes.Buffer
-	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &report, ErrOut: &report}
-	if code := app.Run(ctx, []string{
-		"--kubeconfig", e.Hub.Kubeconfig, "join", m.Name, "--storage-domain", l.Domain,
-		"--location-label", LocationLabel + "=" + l.Name,
+	if code, out, errOut := e.Custody(ctx, "join", m.Name, "--storage-domain", l.Domain,
+		"--location-label", LocationLabel+"="+l.Name,
 		"--fencing-cidrs", strings.Join(m.NodeCIDRs, ","), "--network-fence-class", l.Domain,
 		"-o", path,
-	}, streams); code != 0 {
-		return nil, fmt.Errorf("joining %s: %s", m.Name, strings.TrimSpace(report.String()))
+	); code != 0 {
+		return nil, fmt.Errorf("joining %s: %s", m.Name, strings.TrimSpace(out+errOut))
 	}
 	kubeconfig, err := hubKubeconfig(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading the manifest of %s: %w", m.Name, err)
 	}
 	return clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+}
+
+// Custody runs kubectl custody in-process as the hub's admin, and returns its exit code and
+// what it wrote to stdout and to stderr.
+func (e *Environment) Custody(ctx context.Context, args ...string) (code int, out, errOut string) {
+	var o, eo bytes.Buffer
+	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &o, ErrOut: &eo}
+	code = app.Run(ctx, append([]string{"--kubeconfig", e.Hub.Kubeconfig}, args...), streams)
+	return code, o.String(), eo.String()
 }
 
 // dropStaleToken deletes the token Secret of the member's syncer, kept from an earlier run,

@@ -6,6 +6,8 @@ const (
 	PlacementAnnotation = "scheduling.custody.dev/placement"
 	// PlacementFinalizer holds a Placement until its namespaces are unbound.
 	PlacementFinalizer = "scheduling.custody.dev/placement"
+	// PairLabel marks the VolumeReplications of a LocationPair with the pair's name.
+	PairLabel = "scheduling.custody.dev/pair"
 )
 
 // Condition types.

@@ -21,6 +21,11 @@ const (
 	// (its reclaim policy was Retain, or no target held the volume when the claim went) is
 	// the key of the target that held the volume last: where an admin finds the storage.
 	LastOwnerAnnotation = "storage.custody.dev/last-owner"
+	// RestoreAnnotation on a hub claim, <key>/<snapshot>, asks the syncer of target <key> to
+	// make the claim's copy from the VolumeSnapshot <snapshot> of the claim's namespace in its
+	// member (a replica): the copy's dataSourceRef names the snapshot, and the member's
+	// storage provisions the volume from it.
+	RestoreAnnotation = "storage.custody.dev/restore-from"
 )
 
 // StatefulSetAnnotation on a hub claim names the StatefulSet of its namespace whose

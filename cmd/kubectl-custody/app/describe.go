@@ -24,11 +24,11 @@ import (
 func (o *options) describeCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "describe",
-		Short: "Show the details of a volume or a Fence",
+		Short: "Show the details of a volume, a Fence or a LocationPair",
 		Args:  cobra.NoArgs,
 		// Runnable, so that a wrong argument is an error rather than the help.
 		RunE: func(*cobra.Command, []string) error {
-			return errors.New(`name what to describe, as in "kubectl custody describe volume NAMESPACE/NAME" or "kubectl custody describe fence NAME"`)
+			return errors.New(`name what to describe, as in "kubectl custody describe volume NAMESPACE/NAME", "kubectl custody describe fence NAME" or "kubectl custody describe pair NAME"`)
 		},
 	}
 	cmd.AddCommand(&cobra.Command{
@@ -54,7 +54,7 @@ func (o *options) describeCommand() *cobra.Command {
 			return describeVolume(o.streams.Out, v, time.Now())
 		},
 	})
-	cmd.AddCommand(o.describeFenceCommand())
+	cmd.AddCommand(o.describeFenceCommand(), o.describePairCommand())
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package transform
 
 import (
 	"maps"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -144,6 +145,9 @@ func (t Target) Downstream(up *unstructured.Unstructured, in Inputs) (*unstructu
 				return nil, err
 			}
 		}
+		if err := t.restoreFrom(up, down); err != nil {
+			return nil, err
+		}
 	case ServiceKind:
 		stripAllocated(down)
 	case JobKind:
@@ -165,6 +169,21 @@ func (t Target) Downstream(up *unstructured.Unstructured, in Inputs) (*unstructu
 		}
 	}
 	return down, nil
+}
+
+// restoreFrom makes a claim's copy, when the hub claim asks this target to restore it, from
+// the VolumeSnapshot the annotation names: both dataSource fields name it, as the API server
+// keeps them equal.
+func (t Target) restoreFrom(up, down *unstructured.Unstructured) error {
+	key, snapshot, ok := strings.Cut(up.GetAnnotations()[storagev1alpha1.RestoreAnnotation], "/")
+	if !ok || key != t.Key || snapshot == "" {
+		return nil
+	}
+	ref := map[string]any{"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": snapshot}
+	if err := unstructured.SetNestedMap(down.Object, ref, "spec", "dataSourceRef"); err != nil {
+		return err
+	}
+	return unstructured.SetNestedMap(down.Object, runtime.DeepCopyJSONValue(ref).(map[string]any), "spec", "dataSource")
 }
 
 // rewriteClaimRef points a PV's claimRef at the downstream claim, by namespace and name

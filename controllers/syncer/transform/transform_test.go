@@ -342,6 +342,33 @@ func TestDownstreamPVCVolumeName(t *testing.T) {
 	}
 }
 
+func TestDownstreamPVCRestore(t *testing.T) {
+	for _, tc := range []struct {
+		annotation string
+		want       string
+	}{
+		{"", ""},
+		{"m1/snap-1", "snap-1"},
+		{"m2/snap-1", ""}, // another target's replica
+		{"m1/", ""},
+		{"snap-1", ""},
+	} {
+		claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "data",
+			Annotations: map[string]string{storagev1alpha1.RestoreAnnotation: tc.annotation}}}
+		down, err := target.Downstream(toUnstructured(t, claim, "v1", "PersistentVolumeClaim"), Inputs{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, field := range []string{"dataSourceRef", "dataSource"} {
+			name, _, _ := unstructured.NestedString(down.Object, "spec", field, "name")
+			kind, _, _ := unstructured.NestedString(down.Object, "spec", field, "kind")
+			if name != tc.want || (tc.want != "" && kind != "VolumeSnapshot") {
+				t.Errorf("%q: %s names %s %q, want VolumeSnapshot %q", tc.annotation, field, kind, name, tc.want)
+			}
+		}
+	}
+}
+
 func TestDownstreamServiceDropsAllocations(t *testing.T) {
 	svc := func(clusterIP string) *corev1.Service {
 		return &corev1.Service{

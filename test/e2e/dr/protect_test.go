@@ -1,7 +1,12 @@
 package dr
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -17,6 +22,16 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
+
+// custody runs kubectl custody against the hub and returns what it printed; it must succeed.
+func custody(ctx context.Context, args ...string) string {
+	GinkgoHelper()
+	code, out, errOut := env.Custody(ctx, args...)
+	GinkgoWriter.Printf("$ kubectl custody %s\n%s%s(exit %d)\n", strings.Join(args, " "), out, errOut, code)
+	Expect(errOut).To(BeEmpty())
+	Expect(code).To(Equal(0))
+	return out
+}
 
 var _ = Describe("A LocationPair", func() {
 	It("replicates the volumes of the primary's namespaces to the secondary, and records each one's latest replica", func(ctx SpecContext) {
@@ -76,6 +91,30 @@ var _ = Describe("A LocationPair", func() {
 		log, ok := env.Storage("west").Snapshot("m2", down, vo.Status.Replica.Snapshot)
 		Expect(ok).To(BeTrue(), "the replica %s is not a snapshot west's storage cut in m2", vo.Status.Replica.Snapshot)
 		Expect(log).To(Equal(written))
+
+		By("showing the pair and its volume's replica in kubectl custody")
+		pairs := custody(ctx, "pairs")
+		Expect(pairs).To(MatchRegexp(`(?m)^%s\s+east\s+west\s+east\s+Protecting\s+1/1\s+\S+`, ns))
+		described := custody(ctx, "describe", "pair", ns)
+		Expect(described).To(ContainSubstring("Protected Volumes:   1/1"))
+		Expect(described).To(MatchRegexp(`(?m)^\s+%s/data\s+m1\s+m2\s+\d{4}-\d\d-\d\dT\S+Z\s+\S+\s+.*Successful$`, ns))
+
+		By("exposing the replica's time, the last sync's duration and its result as metrics")
+		labels := fmt.Sprintf(`{claim="data",namespace="%s",pair="%s"}`, ns, ns)
+		Eventually(func(g Gomega) {
+			resp, err := http.Get(metricsURL)
+			g.Expect(err).NotTo(HaveOccurred())
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			g.Expect(err).NotTo(HaveOccurred())
+			vr := &storagev1alpha1.VolumeReplication{}
+			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data"}, vr)).To(Succeed())
+			g.Expect(vr.Status.Destination.LatestImageTime).NotTo(BeNil())
+			g.Expect(string(body)).To(ContainSubstring("custody_volume_replica_timestamp_seconds%s %s", labels,
+				strconv.FormatFloat(float64(vr.Status.Destination.LatestImageTime.Unix()), 'g', -1, 64)))
+			g.Expect(string(body)).To(ContainSubstring("custody_volume_last_sync_duration_seconds" + labels))
+			g.Expect(string(body)).To(ContainSubstring("custody_volume_sync_failed%s 0", labels))
+		}).WithContext(ctx).Should(Succeed())
 
 		By("removing the replication and the pair's key with the pair")
 		Expect(hub.Delete(ctx, pair)).To(Succeed())

@@ -2,6 +2,7 @@ package dr
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
@@ -18,6 +19,8 @@ import (
 var (
 	env *environment.Environment
 	hub client.Client
+	// metricsURL is where the controller serves its metrics.
+	metricsURL string
 )
 
 func TestDR(t *testing.T) {
@@ -32,8 +35,12 @@ func TestDR(t *testing.T) {
 // over "west", with VolSync in both members.
 var _ = BeforeSuite(func(ctx context.Context) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	var err error
-	env, err = environment.Start(ctx, environment.Options{VolSync: true, Locations: []environment.LocationOptions{
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	addr := l.Addr().String()
+	Expect(l.Close()).To(Succeed())
+	metricsURL = "http://" + addr + "/metrics"
+	env, err = environment.Start(ctx, environment.Options{VolSync: true, MetricsAddr: addr, Locations: []environment.LocationOptions{
 		{Name: "east", Domain: "east", Members: []string{"m1"}},
 		{Name: "west", Domain: "west", Members: []string{"m2"}},
 	}})

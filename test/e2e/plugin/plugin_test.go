@@ -274,7 +274,7 @@ var _ = Describe("bad input", func() {
 			`invalid volume "Shop/data": namespace "Shop": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`),
 		Entry("NS/NAME against another --namespace", []string{"describe", "volume", "shop/data", "-n", "web"}, `volume "shop/data" is not in namespace "web" given by --namespace`),
 		Entry("describe of something else", []string{"describe", "target", "m1"}, `unknown command "target" for "kubectl custody describe"`),
-		Entry("describe of nothing", []string{"describe"}, `name what to describe, as in "kubectl custody describe volume NAMESPACE/NAME" or "kubectl custody describe fence NAME"`),
+		Entry("describe of nothing", []string{"describe"}, `name what to describe, as in "kubectl custody describe volume NAMESPACE/NAME", "kubectl custody describe fence NAME" or "kubectl custody describe pair NAME"`),
 		Entry("an unknown Fence", []string{"describe", "fence", "nowhere.east"}, `fence "nowhere.east" not found`),
 		Entry("fence without --powered-off", []string{"fence", "m1"},
 			"network fencing is automatic: the hub fences a lost target that has spec.fencing by itself; --powered-off states that the member of m1 is powered off and cannot reach its storage"),

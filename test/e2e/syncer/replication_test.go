@@ -136,6 +136,27 @@ var _ = Describe("Replication", Ordered, func() {
 		Expect(*snap.Status.ReadyToUse).To(BeTrue())
 	})
 
+	It("restores a claim in the destination from the latest image when the hub claim asks for it", func(ctx SpecContext) {
+		Expect(hub.Get(ctx, client.ObjectKeyFromObject(vr), vr)).To(Succeed())
+		image := vr.Status.Destination.LatestImage
+		replica, _ := storage.Snapshot("m2", targetOf("m2").Namespace(ns), image)
+		restored := claimFor(ns, "restored", corev1.ReadWriteOnce, "m2")
+		restored.Annotations = map[string]string{storagev1alpha1.RestoreAnnotation: workloadv1alpha1.ToSyncTargetKey("m2") + "/" + image}
+		Expect(hub.Create(ctx, restored)).To(Succeed())
+		down := boundClaim(ctx, m2, downKey("m2", restored))
+		Expect(down.Spec.DataSourceRef).NotTo(BeNil())
+		Expect(down.Spec.DataSourceRef.Kind).To(Equal("VolumeSnapshot"))
+		Expect(down.Spec.DataSourceRef.Name).To(Equal(image))
+		pv := &corev1.PersistentVolume{}
+		Expect(m2.Get(ctx, client.ObjectKey{Name: down.Spec.VolumeName}, pv)).To(Succeed())
+		Expect(storage.Records(pv.Spec.CSI.VolumeHandle)).To(Equal(replica), "the restored volume is not the replica")
+		Expect(replica).To(Equal(written))
+
+		// Deleted, it leaves m2, so that the destination's namespace may go with the replication.
+		Expect(hub.Delete(ctx, restored)).To(Succeed())
+		Eventually(gone(ctx, m2, downKey("m2", restored), &corev1.PersistentVolumeClaim{})).WithContext(ctx).Should(Succeed())
+	})
+
 	It("reports a sync that fails, and syncs again once it can", func(ctx SpecContext) {
 		bed.VolSync().FailSyncs("connection reset by peer")
 		DeferCleanup(bed.VolSync().FailSyncs, "")
