@@ -89,7 +89,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.ensureKey(ctx, p); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.ensureFences(ctx, d.Fence); err != nil {
+	if err := r.ensureFences(ctx, s, d.Fence); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.replicate(ctx, s, d, o.Pair.Schedule); err != nil {

@@ -25,6 +25,7 @@ type scope struct {
 	pair         *schedulingv1alpha1.LocationPair
 	replications map[string]*storagev1alpha1.VolumeReplication // by namespace/name
 	ownerships   map[string]*storagev1alpha1.VolumeOwnership   // by namespace/name
+	targets      []workloadv1alpha1.SyncTarget
 }
 
 // observe reads the pair's Locations, their targets and Fences, and the volumes of the
@@ -61,6 +62,7 @@ func (r *Reconciler) observe(ctx context.Context, p *schedulingv1alpha1.Location
 			return nil, o, err
 		}
 	}
+	s.targets = targets.Items
 	for _, name := range []string{p.Spec.Primary, p.Spec.Secondary} {
 		members, ok := schedulingv1alpha1.LocationTargets(name, locations.Items, targets.Items)
 		l := dr.Location{Name: name, Found: ok}

@@ -113,15 +113,8 @@ func (r *Reconciler) recordReplicas(ctx context.Context, s *scope, d dr.Decision
 // ensureFences asks for a Fence of each target the decision fences, in each of its storage
 // domains; the fencing controller executes it, and lifts it once the target is back and
 // clean.
-func (r *Reconciler) ensureFences(ctx context.Context, keys []string) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	targets := &workloadv1alpha1.SyncTargetList{}
-	if err := r.Client.List(ctx, targets); err != nil {
-		return err
-	}
-	for _, t := range targets.Items {
+func (r *Reconciler) ensureFences(ctx context.Context, s *scope, keys []string) error {
+	for _, t := range s.targets {
 		if !slices.Contains(keys, workloadv1alpha1.ToSyncTargetKey(t.Name)) {
 			continue
 		}

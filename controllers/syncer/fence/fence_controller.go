@@ -64,10 +64,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// Done: the NetworkFence went after the unfence.
 			return ctrl.Result{}, r.Target.LetGo(ctx, r.Hub, f)
 		}
-		// The syncer's finalizer holds the Fence, and so any later Fence of the same target and
-		// domain, until the NetworkFence was unfenced and deleted. The storage fences CIDRs, not
-		// NetworkFences: one left behind and unfenced late would lift a later Fence, and one
-		// left Fenced would pass for a later Fence's answer without the storage fencing anything.
+		// The finalizer goes on before the NetworkFence exists (see the package doc).
 		if f.Spec.State == storagev1alpha1.Fenced {
 			if err := r.Target.Hold(ctx, r.Hub, f); err != nil {
 				return ctrl.Result{}, err
@@ -159,9 +156,15 @@ const keepRecheck = 5 * time.Second
 // deleted once the storage confirmed the unfence; then the syncer's finalizer leaves the
 // Fence.
 func (r *Reconciler) release(ctx context.Context, fence string, nf *csiaddonsv1alpha1.NetworkFence) (ctrl.Result, error) {
-	if nf != nil && (!r.Target.Owns(nf) || !nf.DeletionTimestamp.IsZero()) {
+	switch {
+	case nf != nil && (!r.Target.Owns(nf) || !nf.DeletionTimestamp.IsZero()):
 		return ctrl.Result{}, nil
+	case nf != nil && unfencedBy(nf):
+		return ctrl.Result{}, r.remove(ctx, nf)
+	case nf != nil && nf.Spec.FenceState == csiaddonsv1alpha1.Unfenced:
+		return ctrl.Result{}, nil // the storage has not confirmed the unfence yet
 	}
+	// The Fence is no longer in this syncer's cache: read it.
 	f := &storagev1alpha1.Fence{}
 	if err := r.HubReader.Get(ctx, client.ObjectKey{Name: fence}, f); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -174,10 +177,6 @@ func (r *Reconciler) release(ctx context.Context, fence string, nf *csiaddonsv1a
 		return ctrl.Result{}, nil
 	case nf == nil:
 		return ctrl.Result{}, r.Target.LetGo(ctx, r.Hub, f)
-	case unfencedBy(nf):
-		return ctrl.Result{}, r.remove(ctx, nf)
-	case nf.Spec.FenceState == csiaddonsv1alpha1.Unfenced:
-		return ctrl.Result{}, nil // the storage has not confirmed the unfence yet
 	case f != nil && f.Status.Phase != storagev1alpha1.FenceUnfenced:
 		return ctrl.Result{RequeueAfter: keepRecheck}, nil
 	}

@@ -37,8 +37,13 @@ func (r *Reconciler) meta(vr *storagev1alpha1.VolumeReplication, ns, name string
 }
 
 // ensureKey copies the pair's pre-shared key from the hub into the member, where VolSync's
-// mover on either side reads it.
+// mover on either side reads it. The key is made once with the pair and never changes, so
+// the hub's Secret is read only while the member has no copy.
 func (r *Reconciler) ensureKey(ctx context.Context, vr *storagev1alpha1.VolumeReplication, ns string) error {
+	err := r.Member.Get(ctx, client.ObjectKey{Namespace: ns, Name: keyName(vr.Name)}, &corev1.Secret{})
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
 	hubKey := &corev1.Secret{}
 	if err := r.HubReader.Get(ctx, client.ObjectKey{Namespace: storagev1alpha1.KeyNamespace, Name: vr.Spec.KeySecret}, hubKey); err != nil {
 		return fmt.Errorf("reading the pair's key %s/%s: %w", storagev1alpha1.KeyNamespace, vr.Spec.KeySecret, err)
@@ -47,20 +52,8 @@ func (r *Reconciler) ensureKey(ctx context.Context, vr *storagev1alpha1.VolumeRe
 	if !ok {
 		return fmt.Errorf("the pair's key %s/%s has no %s", storagev1alpha1.KeyNamespace, vr.Spec.KeySecret, pskKey)
 	}
-	have := &corev1.Secret{}
-	err := r.Member.Get(ctx, client.ObjectKey{Namespace: ns, Name: keyName(vr.Name)}, have)
-	switch {
-	case apierrors.IsNotFound(err):
-		s := &corev1.Secret{ObjectMeta: r.meta(vr, ns, keyName(vr.Name)), Data: map[string][]byte{pskKey: psk}}
-		return client.IgnoreAlreadyExists(r.Member.Create(ctx, s))
-	case err != nil:
-		return err
-	case string(have.Data[pskKey]) != string(psk):
-		patch := client.MergeFrom(have.DeepCopy())
-		have.Data = map[string][]byte{pskKey: psk}
-		return r.Member.Patch(ctx, have, patch)
-	}
-	return nil
+	s := &corev1.Secret{ObjectMeta: r.meta(vr, ns, keyName(vr.Name)), Data: map[string][]byte{pskKey: psk}}
+	return client.IgnoreAlreadyExists(r.Member.Create(ctx, s))
 }
 
 // receive keeps the ReplicationDestination, which takes a VolumeSnapshot of its volume after
