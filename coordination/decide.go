@@ -208,6 +208,14 @@ func own(o Observation, d *Decision) {
 		if o.Record.Phase == storagev1alpha1.Moving {
 			d.Phase = storagev1alpha1.Moving
 		}
+		// Only a race of placements makes two holders (a target given the claim while
+		// another's copy came up). The holders the namespace left are asked to let go, as
+		// a departing owner is; the volume then stays with, or moves to, a placed one.
+		for _, k := range held {
+			if p, ok := o.Claim.On[k]; !ok || p.Leaving {
+				leave(o, d, k)
+			}
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -134,7 +135,7 @@ func (r *run) claimSettled(ctx context.Context, c *corev1.PersistentVolumeClaim,
 	}
 	st := vo.Status
 	if c.DeletionTimestamp != nil || st.Phase != storagev1alpha1.Bound || st.Reason != storagev1alpha1.ReasonInUse || c.Spec.VolumeName == "" {
-		return fmt.Errorf("claim %s is %s/%s: %s", key, st.Phase, st.Reason, st.Message)
+		return fmt.Errorf("claim %s is %s/%s: %s%s", key, st.Phase, st.Reason, st.Message, r.protocolState(ctx, c))
 	}
 	pv := &corev1.PersistentVolume{}
 	if err := r.hub.Get(ctx, client.ObjectKey{Name: c.Spec.VolumeName}, pv); err != nil {
@@ -152,6 +153,30 @@ func (r *run) claimSettled(ctx context.Context, c *corev1.PersistentVolumeClaim,
 		return fmt.Errorf("volume of claim %s is attached to %v, not to %s", key, v.Holders, owner)
 	}
 	return nil
+}
+
+// protocolState spells out the protocol's marks on the claim and its PV, which a liveness
+// failure needs to be understood once the bed is gone.
+func (r *run) protocolState(ctx context.Context, c *corev1.PersistentVolumeClaim) string {
+	marks := func(obj client.Object) string {
+		var out []string
+		for _, m := range []map[string]string{obj.GetLabels(), obj.GetAnnotations()} {
+			for _, k := range slices.Sorted(maps.Keys(m)) {
+				if strings.Contains(k, "custody.dev") {
+					out = append(out, k+"="+m[k])
+				}
+			}
+		}
+		return fmt.Sprintf("%s %s: %s; finalizers %v", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), strings.Join(out, " "), obj.GetFinalizers())
+	}
+	c.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"))
+	s := "\n            " + marks(c)
+	pv := &corev1.PersistentVolume{}
+	if c.Spec.VolumeName != "" && r.hub.Get(ctx, client.ObjectKey{Name: c.Spec.VolumeName}, pv) == nil {
+		pv.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PersistentVolume"))
+		s += "\n            " + marks(pv)
+	}
+	return s
 }
 
 // synced returns the targets the object is in Sync or Upsync on.
