@@ -16,7 +16,8 @@ import (
 
 // Decide returns the next step for one volume.
 func Decide(o Observation) Decision {
-	d := Decision{Owner: o.Record.Owner, Reclaim: storagev1alpha1.ReclaimStatus{Original: o.Record.OriginalReclaim}}
+	d := Decision{Owner: o.Record.Owner, Reclaim: storagev1alpha1.ReclaimStatus{Original: o.Record.OriginalReclaim},
+		RestoredFrom: o.Record.RestoredFrom, SetAside: o.Record.SetAside}
 	d.Class, d.Domain = classify(o)
 	d.FencedOff = stillFenced(o, d.Domain)
 	if d.Reclaim.Original == "" && o.Volume != nil {
@@ -33,6 +34,8 @@ func Decide(o Observation) Decision {
 	switch {
 	case o.Claim.Deleting:
 		deleting(o, &d)
+	case restoring(o, d.Domain):
+		restore(o, &d)
 	case o.Volume == nil:
 		provisioning(o, &d)
 	case upsyncing(o.Volume) != "":
@@ -55,6 +58,12 @@ func classify(o Observation) (storagev1alpha1.VolumeClass, string) {
 		}
 		class = classOf(o, k)
 	}
+	return kind(o, class)
+}
+
+// kind is the class of the claim's volume in a StorageClass (nil while no target reports
+// one), and its storage domain.
+func kind(o Observation, class *workloadv1alpha1.StorageClassInfo) (storagev1alpha1.VolumeClass, string) {
 	if class != nil && class.Domain == "" {
 		return storagev1alpha1.Internal, ""
 	}

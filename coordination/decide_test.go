@@ -318,7 +318,7 @@ func TestDecide(t *testing.T) {
 // Transitions table allows, so that the table and the tests move together.
 func TestEveryTransitionIsCovered(t *testing.T) {
 	seen := map[string]bool{}
-	for _, tc := range decideCases() {
+	for _, tc := range append(decideCases(), restoreCases()...) {
 		seen[fmt.Sprint(tc.o.Record.Phase, "→", Decide(tc.o).Phase)] = true
 	}
 	for _, tr := range Transitions {

@@ -31,6 +31,13 @@ var Transitions = []Transition{
 	{storagev1alpha1.Bound, storagev1alpha1.Deleting, "delete"},
 	{storagev1alpha1.Moving, storagev1alpha1.Bound, "moved"},
 	{storagev1alpha1.Moving, storagev1alpha1.Deleting, "delete"},
+	{storagev1alpha1.Bound, storagev1alpha1.Restoring, "setAside"},
+	{storagev1alpha1.Moving, storagev1alpha1.Restoring, "setAside"},
+	{storagev1alpha1.Bound, storagev1alpha1.Pending, "noReplica"},
+	{storagev1alpha1.Moving, storagev1alpha1.Pending, "noReplica"},
+	{storagev1alpha1.Pending, storagev1alpha1.Restoring, "setAside"},
+	{storagev1alpha1.Restoring, storagev1alpha1.Upsyncing, "bind"},
+	{storagev1alpha1.Restoring, storagev1alpha1.Deleting, "delete"},
 	{storagev1alpha1.Deleting, storagev1alpha1.Released, "released"},
 	{storagev1alpha1.Deleting, storagev1alpha1.Released, "retain"},
 }

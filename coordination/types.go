@@ -37,6 +37,20 @@ type Claim struct {
 	// StorageClassName is the class the claim names; nil asks for the default class.
 	StorageClassName *string
 	On               map[string]Presence
+	// Restore is the replica a failover or relocate asks to restore the claim from; nil
+	// when none is asked for.
+	Restore *Restore
+}
+
+// Restore is a claim's restore-from annotation: the target whose member holds the replica,
+// and the VolumeSnapshot; an empty Snapshot says the switch found no replica.
+type Restore struct {
+	Target, Snapshot string
+}
+
+// Is tells whether the replica is the one the restore names.
+func (r Restore) Is(replica *storagev1alpha1.Replica) bool {
+	return replica != nil && replica.Target == r.Target && replica.Snapshot == r.Snapshot
 }
 
 // Volume is the hub PersistentVolume of the claim.
@@ -50,6 +64,8 @@ type Volume struct {
 	Deleting      bool
 	// Released: its status phase is Released, as RetainVolume leaves it.
 	Released bool
+	// Driver and Handle name its CSI storage; empty for any other volume source.
+	Driver, Handle string
 	On       map[string]Presence
 }
 
@@ -80,6 +96,10 @@ type Record struct {
 	OriginalReclaim corev1.PersistentVolumeReclaimPolicy
 	// FencedOff are the targets a Fence took the volume from, while the Fence holds.
 	FencedOff []string
+	// Replica is the latest replica the dr controller recorded; RestoredFrom the one the
+	// volume was last restored from; SetAside the volume that restore replaced.
+	Replica, RestoredFrom *storagev1alpha1.Replica
+	SetAside              *storagev1alpha1.SetAsideVolume
 }
 
 // CompatibleFunc tells whether a volume of one StorageClass may move to a target reporting
@@ -138,6 +158,11 @@ const (
 	ReleaseFenced ActionKind = "ReleaseFenced"
 	// RequestFence asks for a Network Fence of the target in the volume's storage domain.
 	RequestFence ActionKind = "RequestFence"
+	// DropTarget drops the target's state labels, removal requests, hold and syncer
+	// finalizers from the claim and the PV without its acknowledgement: the claim is
+	// restored elsewhere from a replica, and the target, which does not answer, keeps its
+	// copies of the volume set aside until its syncer returns and removes them.
+	DropTarget ActionKind = "DropTarget"
 )
 
 // Action is one write, on the object its kind names.
@@ -157,7 +182,10 @@ type Decision struct {
 	// FencedOff are the targets a Fence took the volume from whose Fence still holds: their
 	// members keep copies until they return, and the storage is not released before.
 	FencedOff []string
-	Reclaim   storagev1alpha1.ReclaimStatus
+	// RestoredFrom and SetAside carry the record's on, as a restore changes them.
+	RestoredFrom *storagev1alpha1.Replica
+	SetAside     *storagev1alpha1.SetAsideVolume
+	Reclaim      storagev1alpha1.ReclaimStatus
 	Reason    string
 	Message   string
 	Actions   []Action
@@ -170,5 +198,5 @@ type Decision struct {
 // provision: the one step that must not be taken on a stale view, as a PV upsynced meanwhile
 // would be provisioned a second time.
 func (d Decision) Provisions() bool {
-	return d.Phase == storagev1alpha1.Provisioning && slices.ContainsFunc(d.Actions, func(a Action) bool { return a.Kind == SyncClaim })
+	return (d.Phase == storagev1alpha1.Provisioning || d.Phase == storagev1alpha1.Restoring) && slices.ContainsFunc(d.Actions, func(a Action) bool { return a.Kind == SyncClaim })
 }

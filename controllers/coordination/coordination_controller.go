@@ -214,6 +214,8 @@ func (r *Reconciler) record(ctx context.Context, s *scope, d coordination.Decisi
 		return nil
 	}
 	applied := &storagev1alpha1.VolumeOwnership{ObjectMeta: metav1.ObjectMeta{Namespace: vo.Namespace, Name: vo.Name}, Status: vo.Status}
+	// The replica is the dr controller's field: applied as read, it could set an older one back.
+	applied.Status.Replica = nil
 	if err := status.Apply(ctx, r.Client, applied, fieldOwner); err != nil {
 		return err
 	}

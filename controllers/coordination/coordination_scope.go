@@ -2,6 +2,7 @@ package coordination
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -139,6 +140,7 @@ func (s *scope) observation(compatible coordination.CompatibleFunc, now time.Tim
 			ReleasePolicy:    corev1.PersistentVolumeReclaimPolicy(s.claim.Annotations[storagev1alpha1.ReleasePolicyAnnotation]),
 			StorageClassName: s.claim.Spec.StorageClassName,
 			On:               presences(s.claim),
+			Restore:          restoreOf(s.claim),
 		},
 		Targets: map[string]coordination.Target{},
 		Record: coordination.Record{
@@ -146,6 +148,9 @@ func (s *scope) observation(compatible coordination.CompatibleFunc, now time.Tim
 			Phase:           s.ownership.Status.Phase,
 			OriginalReclaim: s.ownership.Status.Reclaim.Original,
 			FencedOff:       s.ownership.Status.FencedOff,
+			Replica:         s.ownership.Status.Replica,
+			RestoredFrom:    s.ownership.Status.RestoredFrom,
+			SetAside:        s.ownership.Status.SetAside,
 		},
 		Compatible: compatible,
 		Now:        now,
@@ -159,6 +164,9 @@ func (s *scope) observation(compatible coordination.CompatibleFunc, now time.Tim
 			Deleting:      !pv.DeletionTimestamp.IsZero(),
 			Released:      pv.Status.Phase == corev1.VolumeReleased,
 			On:            presences(pv),
+		}
+		if csi := pv.Spec.CSI; csi != nil {
+			o.Volume.Driver, o.Volume.Handle = csi.Driver, csi.VolumeHandle
 		}
 	}
 	for i := range s.targets {
@@ -175,6 +183,17 @@ func (s *scope) observation(compatible coordination.CompatibleFunc, now time.Tim
 		}
 	}
 	return o
+}
+
+// restoreOf reads the claim's restore-from annotation, <key>/<snapshot>; an empty one says
+// that the switch of Locations found no replica.
+func restoreOf(claim *corev1.PersistentVolumeClaim) *coordination.Restore {
+	v, ok := claim.Annotations[storagev1alpha1.RestoreAnnotation]
+	if !ok {
+		return nil
+	}
+	key, snapshot, _ := strings.Cut(v, "/")
+	return &coordination.Restore{Target: key, Snapshot: snapshot}
 }
 
 // fencesOf is where each Fence of the target stands, by storage domain.

@@ -25,7 +25,7 @@ func recordDecision(st *storagev1alpha1.VolumeOwnershipStatus, d coordination.De
 	}
 	st.Class, st.Domain, st.Phase, st.Owner = d.Class, d.Domain, d.Phase, d.Owner
 	st.Sharers, st.Reclaim, st.Reason, st.Message = d.Sharers, d.Reclaim, d.Reason, d.Message
-	st.FencedOff = d.FencedOff
+	st.FencedOff, st.RestoredFrom, st.SetAside = d.FencedOff, d.RestoredFrom, d.SetAside
 	st.VolumeName, st.StorageClassName = volume, class
 	for _, c := range conditions(d) {
 		meta.SetStatusCondition(&st.Conditions, c)

@@ -95,15 +95,9 @@ func (w *writes) add(a coordination.Action) {
 		// The fenced target's syncer cannot acknowledge; its copies stay Retain in its member,
 		// and its syncer removes them when it returns.
 		w.fence = storagev1alpha1.FenceName(w.nameOf(key), w.domain)
-		release := func(o client.Object) {
-			workloadv1alpha1.Release(o, key)
-			workloadv1alpha1.SetHold(o, key, storagev1alpha1.HoldFinalizer, false)
-			controllerutil.RemoveFinalizer(o, workloadv1alpha1.SyncerFinalizer(key))
-		}
-		w.onClaim(func(c *corev1.PersistentVolumeClaim) { release(c) })
-		if w.pv != nil {
-			w.onVolume(func(pv *corev1.PersistentVolume) { release(pv) })
-		}
+		w.drop(key)
+	case coordination.DropTarget:
+		w.drop(key)
 	case coordination.RequestFence:
 		w.order = append(w.order, func(ctx context.Context, c client.Client) error { return requestFence(ctx, c, w.nameOf(key), w.domain) })
 	case coordination.DeleteVolume:
@@ -116,6 +110,20 @@ func (w *writes) add(a coordination.Action) {
 			controllerutil.RemoveFinalizer(c, storagev1alpha1.VolumeFinalizer)
 			controllerutil.RemoveFinalizer(c, protection.PVCFinalizer)
 		})
+	}
+}
+
+// drop takes the target off the claim and the PV in its syncer's place: state labels,
+// removal requests, the hold and the syncer's finalizers.
+func (w *writes) drop(key string) {
+	release := func(o client.Object) {
+		workloadv1alpha1.Release(o, key)
+		workloadv1alpha1.SetHold(o, key, storagev1alpha1.HoldFinalizer, false)
+		controllerutil.RemoveFinalizer(o, workloadv1alpha1.SyncerFinalizer(key))
+	}
+	w.onClaim(func(c *corev1.PersistentVolumeClaim) { release(c) })
+	if w.pv != nil {
+		w.onVolume(func(pv *corev1.PersistentVolume) { release(pv) })
 	}
 }
 

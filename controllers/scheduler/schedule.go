@@ -28,6 +28,9 @@ type Candidate struct {
 	Load int
 	// Leaving: the namespace's removal from this target is under way.
 	Leaving bool
+	// Replicas: the target's member holds replicas a claim of the namespace is to be restored
+	// from; of the eligible targets, it is chosen first.
+	Replicas bool
 }
 
 // Request asks for the target of one namespace in one Location.
@@ -62,8 +65,10 @@ func Schedule(r Request) Result {
 	if cur := slices.IndexFunc(r.Candidates, func(c Candidate) bool { return c.Key == r.Current }); r.Current != "" && cur >= 0 {
 		c := r.Candidates[cur]
 		stays := c.Usable && c.Ready && !c.Gone && reaches(c, r.VolumeDomains)
-		// A cordoned target keeps the namespace until another target can take it.
-		if stays && (!c.Unschedulable || best < 0) {
+		// A cordoned target keeps the namespace until another target can take it; any target
+		// gives it up to the one that holds its replicas.
+		toReplicas := best >= 0 && r.Candidates[best].Replicas && !c.Replicas
+		if stays && (!c.Unschedulable || best < 0) && !toReplicas {
 			return Result{Key: c.Key, Reason: schedulingv1alpha1.ReasonScheduled, Message: "stays on " + c.Name}
 		}
 	}
@@ -114,6 +119,9 @@ func reaches(c Candidate, domains []string) bool {
 func Score(c Candidate) float64 { return float64(c.Priority) / float64(c.Load+1) }
 
 func better(a, b Candidate) bool {
+	if a.Replicas != b.Replicas {
+		return a.Replicas
+	}
 	if sa, sb := Score(a), Score(b); sa != sb {
 		return sa > sb
 	}

@@ -44,6 +44,9 @@ func TestSchedule(t *testing.T) {
 		{name: "current cordoned stays when no other can", req: Request{Current: "a", Candidates: []Candidate{with(ok("a", 1, 0), func(c *Candidate) { c.Unschedulable = true }), with(ok("b", 1, 0), func(c *Candidate) { c.Ready = false })}}, wantKey: "a"},
 		{name: "current evicting leaves even with nowhere to go", req: Request{Current: "a", Candidates: []Candidate{with(ok("a", 1, 0), func(c *Candidate) { c.Gone = true })}}, wantReason: schedulingv1alpha1.ReasonNoEligibleTarget},
 		{name: "current no longer usable moves", req: Request{Current: "a", Candidates: []Candidate{with(ok("a", 1, 0), func(c *Candidate) { c.Usable = false }), ok("b", 1, 9)}}, wantKey: "b"},
+		{name: "the target holding the replicas wins over a better score", req: Request{Candidates: []Candidate{ok("a", 5, 0), with(ok("b", 1, 9), func(c *Candidate) { c.Replicas = true })}}, wantKey: "b"},
+		{name: "the target holding the replicas is passed over when it cannot take the namespace", req: Request{Candidates: []Candidate{ok("a", 1, 0), with(ok("b", 1, 0), func(c *Candidate) { c.Replicas, c.Ready = true, false })}}, wantKey: "a"},
+		{name: "current gives the namespace up to the target holding the replicas", req: Request{Current: "a", Candidates: []Candidate{ok("a", 1, 0), with(ok("b", 1, 9), func(c *Candidate) { c.Replicas = true })}}, wantKey: "b"},
 		{name: "current out of the Location moves", req: Request{Current: "x", Candidates: []Candidate{ok("b", 1, 9)}}, wantKey: "b"},
 	}
 	for _, tt := range tests {

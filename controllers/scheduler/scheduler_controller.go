@@ -53,7 +53,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(namespaceOf),
 			builder.WithPredicates(predicate.Funcs{
 				CreateFunc: func(e event.CreateEvent) bool { return domainOf(e.Object) != "" },
-				UpdateFunc: func(e event.UpdateEvent) bool { return domainOf(e.ObjectOld) != domainOf(e.ObjectNew) },
+				UpdateFunc: func(e event.UpdateEvent) bool {
+					return domainOf(e.ObjectOld) != domainOf(e.ObjectNew) || restoreOf(e.ObjectOld) != restoreOf(e.ObjectNew)
+				},
 				DeleteFunc: func(e event.DeleteEvent) bool { return domainOf(e.Object) != "" },
 			})).
 		WithOptions(opts).
@@ -168,6 +170,8 @@ func namespaceOf(_ context.Context, o client.Object) []reconcile.Request {
 // domainOf is a claim's storage domain, the one thing of it that restricts where its
 // namespace may go.
 func domainOf(o client.Object) string { return o.GetAnnotations()[storagev1alpha1.DomainAnnotation] }
+
+func restoreOf(o client.Object) string { return o.GetAnnotations()[storagev1alpha1.RestoreAnnotation] }
 
 // placementChanged: only the selected Location and readiness move namespaces.
 func placementChanged(oldObj, newObj client.Object) bool {

@@ -24,6 +24,8 @@ type scope struct {
 	targets       []workloadv1alpha1.SyncTarget
 	loads         map[string]int
 	volumeDomains []string
+	// replicas are the keys of the targets the namespace's claims are to be restored on.
+	replicas []string
 }
 
 func (r *Reconciler) observe(ctx context.Context, ns *corev1.Namespace) (*scope, error) {
@@ -59,6 +61,9 @@ func (r *Reconciler) observe(ctx context.Context, ns *corev1.Namespace) (*scope,
 	for _, c := range claims.Items {
 		if d := c.Annotations[storagev1alpha1.DomainAnnotation]; d != "" && !slices.Contains(s.volumeDomains, d) {
 			s.volumeDomains = append(s.volumeDomains, d)
+		}
+		if key, snapshot, _ := strings.Cut(c.Annotations[storagev1alpha1.RestoreAnnotation], "/"); snapshot != "" && !slices.Contains(s.replicas, key) {
+			s.replicas = append(s.replicas, key)
 		}
 	}
 	sort.Strings(s.volumeDomains)
@@ -130,6 +135,7 @@ func (s *scope) candidate(location string, t *workloadv1alpha1.SyncTarget) Candi
 		Domains:       t.Spec.StorageDomains,
 		Load:          s.loads[key],
 		Leaving:       presence.Leaving,
+		Replicas:      slices.Contains(s.replicas, key),
 	}
 }
 

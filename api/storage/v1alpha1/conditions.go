@@ -71,6 +71,14 @@ const (
 	// ReasonMultipleHolders: more than one target holds an owned volume; nothing moves until
 	// all but one let go.
 	ReasonMultipleHolders = "MultipleHolders"
+	// ReasonSettingAside: a failover or relocate restores the claim from a replica; the
+	// volume it replaces is being let go of, or its hub PV deleted. Its storage is kept.
+	ReasonSettingAside = "SettingAside"
+	// ReasonRestoring: the replica's target provisions the claim's new volume from the replica.
+	ReasonRestoring = "Restoring"
+	// ReasonNoReplica: a failover found no replica of the volume. The claim is not restored
+	// empty; it waits, and its data stays where it was.
+	ReasonNoReplica = "NoReplica"
 )
 
 // Reasons of the events about the claims of a StatefulSet, on the StatefulSet or the claim.

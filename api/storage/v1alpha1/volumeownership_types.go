@@ -20,7 +20,7 @@ const (
 )
 
 // VolumePhase is where a volume stands in its life.
-// +kubebuilder:validation:Enum=Pending;Provisioning;Upsyncing;Bound;Moving;Deleting;Released
+// +kubebuilder:validation:Enum=Pending;Provisioning;Restoring;Upsyncing;Bound;Moving;Deleting;Released
 type VolumePhase string
 
 const (
@@ -28,6 +28,10 @@ const (
 	Pending VolumePhase = "Pending"
 	// Provisioning: the claim is synced to one target, whose storage provisions the volume.
 	Provisioning VolumePhase = "Provisioning"
+	// Restoring: a failover or relocate restores the claim from a replica in the other
+	// Location of a LocationPair: the volume it replaces is set aside, and the replica's
+	// target provisions a new one from the replica.
+	Restoring VolumePhase = "Restoring"
 	// Upsyncing: the provisioned PV came up to the hub and is being bound and shared.
 	Upsyncing VolumePhase = "Upsyncing"
 	// Bound: the volume is in use on its owner (and sharers).
@@ -63,6 +67,28 @@ type Transition struct {
 	Reason string `json:"reason,omitempty"`
 	// +optional
 	Message string `json:"message,omitempty"`
+}
+
+// SetAsideVolume is a volume that a restore from a replica replaced. Its storage is never
+// released by Custody: it may hold writes newer than the replica. The member that held it
+// last keeps its copy, Retain, until its syncer returns and removes it; the storage stays,
+// for an admin to recover from or release.
+type SetAsideVolume struct {
+	// Driver and VolumeHandle name the storage, as the CSI driver knows it.
+	// +optional
+	Driver string `json:"driver,omitempty"`
+	// +optional
+	VolumeHandle string `json:"volumeHandle,omitempty"`
+	// Domain is the storage domain it lives in.
+	// +optional
+	Domain string `json:"domain,omitempty"`
+	// Target is the key of the target that held it last.
+	// +optional
+	Target string `json:"target,omitempty"`
+	// For is the replica restored in its place.
+	For Replica `json:"for"`
+	// Time is when it was set aside.
+	Time metav1.Time `json:"time"`
 }
 
 // VolumeOwnershipStatus is the coordinator's record of one volume.
@@ -107,6 +133,10 @@ type VolumeOwnershipStatus struct {
 	// relocate.
 	// +optional
 	RestoredFrom *Replica `json:"restoredFrom,omitempty"`
+	// SetAside is the volume the last restore replaced: its storage was kept, and no hub PV
+	// names it any more.
+	// +optional
+	SetAside *SetAsideVolume `json:"setAside,omitempty"`
 	// Reclaim records the original and the current reclaim policy.
 	// +optional
 	Reclaim ReclaimStatus `json:"reclaim,omitempty"`

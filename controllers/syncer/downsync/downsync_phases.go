@@ -153,10 +153,16 @@ func (r *Reconciler) inputs(ctx context.Context, up, down *unstructured.Unstruct
 			if err != nil {
 				return in, err
 			}
-			if pv == nil {
+			restores := r.Target.Restores(up)
+			switch {
+			case restores && (pv == nil || pv.GetAnnotations()[workloadv1alpha1.PVNameAnnotation(r.Target.Key)] == ""):
+				// The claim is restored here from a replica: the member provisions its volume,
+				// and the hub PV the claim names is that one only once it came up from here.
+			case pv == nil:
 				return in, fmt.Errorf("the claim's hub PV %s does not exist yet", name)
+			default:
+				in.VolumeName = r.Target.PVName(name, pv.GetAnnotations())
 			}
-			in.VolumeName = r.Target.PVName(name, pv.GetAnnotations())
 		}
 	}
 	if transform.HasPodTemplate(gk) {

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -171,12 +172,26 @@ func (t Target) Downstream(up *unstructured.Unstructured, in Inputs) (*unstructu
 	return down, nil
 }
 
+// Restores tells whether the hub claim asks this target to restore it from a replica.
+func (t Target) Restores(up metav1.Object) bool {
+	return t.replica(up) != ""
+}
+
+// replica is the VolumeSnapshot the hub claim asks this target to restore it from, if any.
+func (t Target) replica(up metav1.Object) string {
+	key, snapshot, ok := strings.Cut(up.GetAnnotations()[storagev1alpha1.RestoreAnnotation], "/")
+	if !ok || key != t.Key {
+		return ""
+	}
+	return snapshot
+}
+
 // restoreFrom makes a claim's copy, when the hub claim asks this target to restore it, from
 // the VolumeSnapshot the annotation names: both dataSource fields name it, as the API server
 // keeps them equal.
 func (t Target) restoreFrom(up, down *unstructured.Unstructured) error {
-	key, snapshot, ok := strings.Cut(up.GetAnnotations()[storagev1alpha1.RestoreAnnotation], "/")
-	if !ok || key != t.Key || snapshot == "" {
+	snapshot := t.replica(up)
+	if snapshot == "" {
 		return nil
 	}
 	ref := map[string]any{"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": snapshot}

@@ -1,0 +1,135 @@
+package coordination
+
+import (
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+)
+
+// restoring tells whether the claim is being restored from a replica: one is asked for that
+// the volume was not restored from yet, and either the restore began (it set the volume it
+// replaces aside), or the claim has no volume, or its volume cannot simply move to the
+// replica's target, which does not reach the volume's storage domain. A volume that can move
+// there moves as any other, and nothing is lost.
+func restoring(o Observation, domain string) bool {
+	r := o.Claim.Restore
+	switch {
+	case r == nil || o.Claim.Deleting || r.Is(o.Record.RestoredFrom):
+		return false
+	case begun(o) || o.Volume == nil:
+		return true
+	}
+	t, known := o.Targets[r.Target]
+	return !known || !reaches(t, domain)
+}
+
+// begun: the restore the claim asks for already set a volume aside.
+func begun(o Observation) bool {
+	return o.Record.SetAside != nil && o.Claim.Restore.Is(&o.Record.SetAside.For)
+}
+
+// restore takes one step of restoring the claim from its replica. The volume it replaces is
+// let go of: its holders that answer let go as in a move, those that do not are dropped, as
+// the replica stands in for them. It is recorded as set aside (its storage is kept, never
+// released) and its hub PV is deleted, so that the restored volume can take the name the
+// claim is bound to. Then the claim goes to the replica's target, whose member provisions the
+// new volume from the replica; once it came up, it is bound and used as any volume is, and
+// the restore is recorded.
+func restore(o Observation, d *Decision) {
+	r := *o.Claim.Restore
+	old := d.Domain
+	if c := classOf(o, r.Target); c != nil {
+		d.Class, d.Domain = kind(o, c)
+	}
+	if r.Snapshot == "" {
+		d.Phase, d.Reason = storagev1alpha1.Pending, storagev1alpha1.ReasonNoReplica
+		d.Message = fmt.Sprintf("the switch of Locations found no replica of the volume, and it is not restored empty: its data stays on %s, in storage domain %s; switch back once that is possible, or delete the claim to start empty",
+			o.Record.Owner, old)
+		return
+	}
+	d.Phase = storagev1alpha1.Restoring
+	switch {
+	case o.Volume != nil && !restored(o):
+		setAside(o, d, r, old)
+	case o.Volume == nil:
+		provisionReplica(o, d, r)
+	default:
+		// The restored volume came up: bind it, then use it as any other.
+		if upsyncing(o.Volume) != "" {
+			bind(o, d)
+		} else {
+			own(o, d)
+		}
+		if d.Phase == storagev1alpha1.Bound && d.Owner == r.Target {
+			d.RestoredFrom = &storagev1alpha1.Replica{Target: r.Target, Snapshot: r.Snapshot}
+			if r.Is(o.Record.Replica) {
+				d.RestoredFrom.Time = o.Record.Replica.Time
+			}
+		}
+	}
+}
+
+// restored: the claim's volume is the restored one, not the one its restore set aside.
+func restored(o Observation) bool {
+	a := o.Record.SetAside
+	return begun(o) && (o.Volume.Handle != a.VolumeHandle || o.Volume.Driver != a.Driver)
+}
+
+// setAside lets go of the volume the replica replaces, then records it set aside and deletes
+// its hub PV.
+func setAside(o Observation, d *Decision, r Restore, domain string) {
+	d.Reason = storagev1alpha1.ReasonSettingAside
+	if held := holders(o); len(held) > 0 {
+		letGo(o, d, held)
+		d.Message = fmt.Sprintf("replica %s on %s replaces the volume; waiting for %v to let go of it (its storage is kept)", r.Snapshot, r.Target, held)
+		return
+	}
+	if !begun(o) {
+		d.SetAside = &storagev1alpha1.SetAsideVolume{Driver: o.Volume.Driver, VolumeHandle: o.Volume.Handle, Domain: domain,
+			Target: o.Record.Owner, For: storagev1alpha1.Replica{Target: r.Target, Snapshot: r.Snapshot}, Time: metav1.NewTime(o.Now)}
+		if r.Is(o.Record.Replica) {
+			d.SetAside.For.Time = o.Record.Replica.Time
+		}
+	}
+	d.Message = fmt.Sprintf("volume %s is set aside, its storage kept; its hub PV goes so that the volume restored from replica %s on %s takes its name",
+		d.SetAside.VolumeHandle, r.Snapshot, r.Target)
+	d.Actions = append(d.Actions, Action{Kind: DeleteVolume})
+}
+
+// provisionReplica gives the claim, which has no volume, to the replica's target, whose member
+// provisions its volume from the replica; any other target the claim is synced to lets go of
+// it first, as it would provision a volume of its own.
+func provisionReplica(o Observation, d *Decision, r Restore) {
+	if others := slices.DeleteFunc(syncedKeys(o.Claim.On), func(k string) bool { return k == r.Target }); len(others) > 0 {
+		letGo(o, d, others)
+		d.Reason, d.Message = storagev1alpha1.ReasonSettingAside, fmt.Sprintf("waiting for %v to let go of the claim before %s restores it", others, r.Target)
+		return
+	}
+	p, placed := o.Claim.On[r.Target]
+	if _, known := o.Targets[r.Target]; !known || !placed || p.Leaving {
+		d.Reason = storagev1alpha1.ReasonWaitingForPlacement
+		d.Message = fmt.Sprintf("waiting for the claim's namespace to be placed on %s, whose member holds replica %s", r.Target, r.Snapshot)
+		return
+	}
+	d.Owner, d.Reason = r.Target, storagev1alpha1.ReasonRestoring
+	d.Message = fmt.Sprintf("%s provisions the volume from replica %s", r.Target, r.Snapshot)
+	hold(o, d, r.Target)
+	if !p.Synced() {
+		d.Actions = append(d.Actions, Action{Kind: SyncClaim, Target: r.Target})
+	}
+}
+
+// letGo asks the targets that answer to let go of the claim and its volume, and drops the
+// others without their acknowledgement.
+func letGo(o Observation, d *Decision, keys []string) {
+	for _, k := range keys {
+		if o.Targets[k].Ready {
+			leave(o, d, k)
+			continue
+		}
+		d.Actions = append(d.Actions, Action{Kind: DropTarget, Target: k})
+	}
+}
