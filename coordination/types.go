@@ -66,7 +66,7 @@ type Volume struct {
 	Released bool
 	// Driver and Handle name its CSI storage; empty for any other volume source.
 	Driver, Handle string
-	On       map[string]Presence
+	On             map[string]Presence
 }
 
 // Target is what coordination knows of one SyncTarget.
@@ -186,9 +186,9 @@ type Decision struct {
 	RestoredFrom *storagev1alpha1.Replica
 	SetAside     *storagev1alpha1.SetAsideVolume
 	Reclaim      storagev1alpha1.ReclaimStatus
-	Reason    string
-	Message   string
-	Actions   []Action
+	Reason       string
+	Message      string
+	Actions      []Action
 	// Recheck, when not zero, is when the decision may change with time alone: an
 	// unreachable owner is lost once the fence delay has passed.
 	Recheck time.Duration
