@@ -64,6 +64,8 @@ func pairOf(_ context.Context, o client.Object) []ctrl.Request {
 // +kubebuilder:rbac:groups=storage.custody.dev,resources=volumeownerships/status,verbs=get;patch
 // +kubebuilder:rbac:groups=storage.custody.dev,resources=fences,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",namespace=custody-system,resources=secrets,verbs=get;create
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;patch
 
 // Reconcile takes one step of a pair: it decides, writes the decision into the pair's status,
 // and then carries it out: the pair's key, the Fences, the replications and the replicas.
@@ -96,6 +98,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if err := r.recordReplicas(ctx, s, d); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.askRestores(ctx, s, d); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.quiesce(ctx, s, d); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: recheck}, nil

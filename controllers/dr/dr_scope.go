@@ -25,13 +25,17 @@ type scope struct {
 	pair         *schedulingv1alpha1.LocationPair
 	replications map[string]*storagev1alpha1.VolumeReplication // by namespace/name
 	ownerships   map[string]*storagev1alpha1.VolumeOwnership   // by namespace/name
+	claims       map[string]*corev1.PersistentVolumeClaim      // by namespace/name
+	// namespaces are the namespaces the pair's Placements bind.
+	namespaces []*corev1.Namespace
 	targets      []workloadv1alpha1.SyncTarget
 }
 
 // observe reads the pair's Locations, their targets and Fences, and the volumes of the
 // namespaces its Locations run, into the decision's Observation.
 func (r *Reconciler) observe(ctx context.Context, p *schedulingv1alpha1.LocationPair, now time.Time) (*scope, dr.Observation, error) {
-	s := &scope{pair: p, replications: map[string]*storagev1alpha1.VolumeReplication{}, ownerships: map[string]*storagev1alpha1.VolumeOwnership{}}
+	s := &scope{pair: p, replications: map[string]*storagev1alpha1.VolumeReplication{}, ownerships: map[string]*storagev1alpha1.VolumeOwnership{},
+		claims: map[string]*corev1.PersistentVolumeClaim{}}
 	interval, err := dr.Interval(p.Spec.ReplicationInterval)
 	if err != nil {
 		return nil, dr.Observation{}, err
@@ -117,7 +121,8 @@ func (r *Reconciler) volumes(ctx context.Context, s *scope, o *dr.Observation) e
 	namespaces := &corev1.NamespaceList{}
 	ownerships := &storagev1alpha1.VolumeOwnershipList{}
 	replications := &storagev1alpha1.VolumeReplicationList{}
-	for _, list := range []client.ObjectList{placements, namespaces, ownerships} {
+	claims := &corev1.PersistentVolumeClaimList{}
+	for _, list := range []client.ObjectList{placements, namespaces, ownerships, claims} {
 		if err := r.Client.List(ctx, list); err != nil {
 			return err
 		}
@@ -132,16 +137,23 @@ func (r *Reconciler) volumes(ctx context.Context, s *scope, o *dr.Observation) e
 		}
 	}
 	protected := map[string]bool{}
-	for _, ns := range namespaces.Items {
+	for i := range namespaces.Items {
+		ns := &namespaces.Items[i]
 		for _, name := range strings.Split(ns.Annotations[schedulingv1alpha1.PlacementAnnotation], ",") {
-			if name != "" && slices.Contains(ours, name) {
+			if name != "" && slices.Contains(ours, name) && !protected[ns.Name] {
 				protected[ns.Name] = true
+				s.namespaces = append(s.namespaces, ns)
 			}
 		}
 	}
 	for i := range replications.Items {
 		vr := &replications.Items[i]
 		s.replications[vr.Namespace+"/"+vr.Name] = vr
+	}
+	for i := range claims.Items {
+		if c := &claims.Items[i]; protected[c.Namespace] {
+			s.claims[c.Namespace+"/"+c.Name] = c
+		}
 	}
 	for i := range ownerships.Items {
 		vo := &ownerships.Items[i]
@@ -155,8 +167,14 @@ func (r *Reconciler) volumes(ctx context.Context, s *scope, o *dr.Observation) e
 		if vr := s.replications[k]; vr != nil {
 			v.Replication = replication(vr)
 		}
+		if c := s.claims[k]; c != nil {
+			if a, ok := c.Annotations[storagev1alpha1.RestoreAnnotation]; ok {
+				v.Restore = &a
+			}
+		}
 		o.Volumes = append(o.Volumes, v)
 	}
+	o.Quiesced = !slices.ContainsFunc(o.Volumes, func(v dr.Volume) bool { return v.Replication != nil && !v.Replication.Quiesced })
 	return nil
 }
 
@@ -164,7 +182,7 @@ func (r *Reconciler) volumes(ctx context.Context, s *scope, o *dr.Observation) e
 func replication(vr *storagev1alpha1.VolumeReplication) *dr.Replication {
 	out := &dr.Replication{Source: vr.Spec.Source, Destination: vr.Spec.Destination}
 	if src := vr.Status.Source; src != nil && src.ReportedBy != "" && workloadv1alpha1.ToSyncTargetKey(src.ReportedBy) == vr.Spec.Source {
-		out.LastManualSync = src.LastManualSync
+		out.LastManualSync, out.Quiesced = src.LastManualSync, src.Quiesced
 		if src.LastSyncTime != nil {
 			out.SourceLastSync = src.LastSyncTime.Time
 			out.SourceLastSyncStart = src.LastSyncTime.Time

@@ -110,6 +110,45 @@ func (r *Reconciler) recordReplicas(ctx context.Context, s *scope, d dr.Decision
 	return nil
 }
 
+// quiesce stops the workloads of the pair's namespaces while the decision says so, with the
+// namespace annotation the syncers follow, and starts them again after.
+func (r *Reconciler) quiesce(ctx context.Context, s *scope, d dr.Decision) error {
+	for _, ns := range s.namespaces {
+		v, set := ns.Annotations[schedulingv1alpha1.QuiesceAnnotation]
+		if d.Quiesce == (set && v == s.pair.Name) {
+			continue
+		}
+		patch := client.MergeFrom(ns.DeepCopy())
+		if d.Quiesce {
+			metav1.SetMetaDataAnnotation(&ns.ObjectMeta, schedulingv1alpha1.QuiesceAnnotation, s.pair.Name)
+		} else {
+			delete(ns.Annotations, schedulingv1alpha1.QuiesceAnnotation)
+		}
+		if err := r.Client.Patch(ctx, ns, patch); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		ctrl.LoggerFrom(ctx).Info("Quiesced a namespace's workloads", "namespace", ns.Name, "quiesced", d.Quiesce)
+	}
+	return nil
+}
+
+// askRestores writes the restore-from annotations the decision asks for on the claims.
+func (r *Reconciler) askRestores(ctx context.Context, s *scope, d dr.Decision) error {
+	for _, k := range slices.Sorted(maps.Keys(d.Restores)) {
+		c := s.claims[k]
+		if c == nil {
+			continue
+		}
+		patch := client.MergeFrom(c.DeepCopy())
+		metav1.SetMetaDataAnnotation(&c.ObjectMeta, storagev1alpha1.RestoreAnnotation, d.Restores[k])
+		if err := r.Client.Patch(ctx, c, patch); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		ctrl.LoggerFrom(ctx).Info("Asked to restore a claim", "claim", k, "from", d.Restores[k])
+	}
+	return nil
+}
+
 // ensureFences asks for a Fence of each target the decision fences, in each of its storage
 // domains; the fencing controller executes it, and lifts it once the target is back and
 // clean.

@@ -88,18 +88,15 @@ func (d *Decision) step(o Observation) {
 		next(FinalSync)
 	}
 	if a.Progression == FinalSync {
-		d.Quiesce = true
 		d.Replications = o.finalSyncs(a)
 		if o.finalSynced(a) {
 			d.Replicas = o.newReplicas(o.Volumes, false)
 			next(Restoring)
 		}
 	}
-	if a.Progression == Quiescing {
-		d.Quiesce = true
-	}
 	if a.Progression == Restoring {
 		d.Active = a.To
+		d.Restores = o.restores(a, d.Replicas)
 		if o.restored(a.To) {
 			next(Completed)
 			now := metav1.NewTime(o.Now)
@@ -107,6 +104,9 @@ func (d *Decision) step(o Observation) {
 			a.OldestReplicaTime = o.oldestRestored(a.To)
 		}
 	}
+	// A relocate's workloads stay stopped until every volume is back: a workload started
+	// again where it ran would write past the last sync.
+	d.Quiesce = a.Mode == schedulingv1alpha1.Relocate && a.Progression != Completed
 }
 
 // protect replicates every volume bound in the active Location to the other one, unless
@@ -302,6 +302,34 @@ func (o Observation) newReplicas(vs []Volume, newerOnly bool) map[string]storage
 // the same instant, however its time was decoded.
 func same(a, b storagev1alpha1.Replica) bool {
 	return a.Target == b.Target && a.Snapshot == b.Snapshot && a.Time.Equal(&b.Time)
+}
+
+// restores are the restore-from annotations a switch needs where the claims do not carry
+// them yet: a volume with a replica (the one just taken, for a relocate) is restored from it;
+// one that was in the Location the switch leaves and has none is told so, and waits rather
+// than start empty. A claim made since in the new Location needs none.
+func (o Observation) restores(a *schedulingv1alpha1.PairAction, taken map[string]storagev1alpha1.Replica) map[string]string {
+	out := map[string]string{}
+	for _, v := range o.Volumes {
+		r := v.Replica
+		if n, ok := taken[v.Key()]; ok {
+			r = &n
+		}
+		var want string
+		switch {
+		case r != nil:
+			want = r.Target + "/" + r.Snapshot
+		case !o.Locations[a.From].has(v.Owner):
+			continue
+		}
+		if v.Restore == nil || *v.Restore != want {
+			out[v.Key()] = want
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // restored tells whether every volume with a replica is bound on a target of loc.

@@ -219,6 +219,18 @@ func TestDecide(t *testing.T) {
 			expect(t, d.Action.Progression, Restoring)
 			expect(t, d.Active, "west")
 			expect(t, d.Phase, schedulingv1alpha1.PairFailingOver)
+			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-" + dest})
+		}},
+		{"restoring asks each claim of the Location left to restore from its replica, or says it has none, once", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Restoring, 20*time.Second)
+			asked := dest + "/snap-" + dest
+			o.Volumes[0].Restore = &asked
+			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "no-replica", Owner: "e2", Bound: true},
+				Volume{Namespace: "ns", Claim: "new", Owner: "w1"})
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Restores, map[string]string{"ns/no-replica": ""})
 		}},
 		{"restoring completes once every volume with a replica is bound in the new active Location", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced))
@@ -321,6 +333,18 @@ func TestDecide(t *testing.T) {
 			expect(t, d.Action.Progression, Restoring)
 			expect(t, d.Active, "west")
 			expect(t, d.Replicas, map[string]storagev1alpha1.Replica{"ns/c": *replica(dest, 2*time.Second)})
+			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-" + dest})
+			expect(t, d.Quiesce, true)
+		}},
+		{"a relocate's workloads start again once every volume is back", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Relocate, Restoring, 20*time.Second)
+			o.Volumes[0].Owner = dest
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, Completed)
+			expect(t, d.Quiesce, false)
+			expect(t, d.Phase, schedulingv1alpha1.PairRelocated)
 		}},
 		{"a declared relocate from a Location where nothing answers fails over", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", lost(10*time.Second))

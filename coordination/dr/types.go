@@ -58,6 +58,9 @@ type Replication struct {
 	SourceLastSyncStart, SourceLastSync time.Time
 	// LastManualSync is the manual trigger the source's last completed sync answered.
 	LastManualSync string
+	// Quiesced: the source reports that the claim's namespace is quiesced and no pod uses
+	// its copy any more.
+	Quiesced bool
 	// Failed and Message: the last mover of either side failed, and why.
 	Failed  bool
 	Message string
@@ -79,6 +82,8 @@ type Volume struct {
 	Replica *storagev1alpha1.Replica
 	// Replication is its VolumeReplication's reports; nil while there is none.
 	Replication *Replication
+	// Restore is the claim's restore-from annotation; nil while it has none.
+	Restore *string
 }
 
 // Pair is the LocationPair's spec, parsed.
@@ -104,7 +109,8 @@ type Observation struct {
 	Action *schedulingv1alpha1.PairAction
 	// Locations are the pair's two Locations, by name.
 	Locations map[string]Location
-	// Quiesced: no workload of the pair's namespaces runs at Action.From any more.
+	// Quiesced: no workload of the pair's namespaces runs at Action.From any more: the source
+	// of every replication says so.
 	Quiesced bool
 	// Volumes are the claims of the namespaces the pair's Placements bind.
 	Volumes []Volume
@@ -133,6 +139,10 @@ type Decision struct {
 	// Replicas are the replicas to record on the claims' VolumeOwnerships, by
 	// namespace/claim, where they differ from the recorded ones.
 	Replicas map[string]storagev1alpha1.Replica
+	// Restores are the restore-from annotations to write on the claims, by namespace/claim,
+	// where they differ from the claims' own: <target key>/<snapshot>, or empty when the
+	// volume has no replica.
+	Restores map[string]string
 	// Volumes counts the replicated volumes, Protected those with a recent replica, and
 	// OldestLastSync is the oldest replica's time among them.
 	Volumes, Protected int32

@@ -8,6 +8,12 @@ const (
 	PlacementFinalizer = "scheduling.custody.dev/placement"
 	// PairLabel marks the VolumeReplications of a LocationPair with the pair's name.
 	PairLabel = "scheduling.custody.dev/pair"
+	// QuiesceAnnotation on a hub namespace, set by a LocationPair's relocate to the pair's
+	// name, stops its workloads: the syncers remove the copies of its objects that run pods
+	// (Pods, Deployments, StatefulSets, Jobs and the like) and make none while it is set;
+	// everything else, its claims first, stays. The relocate removes it once the namespace
+	// runs in the other Location.
+	QuiesceAnnotation = "scheduling.custody.dev/quiesce"
 )
 
 // Condition types.

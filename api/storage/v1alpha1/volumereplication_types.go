@@ -55,6 +55,11 @@ type ReplicationSourceStatus struct {
 	// LastManualSync is the manual trigger the last completed sync answered.
 	// +optional
 	LastManualSync string `json:"lastManualSync,omitempty"`
+	// Quiesced: the claim's namespace is quiesced (a relocate stopped its workloads) and no
+	// pod in the source's member uses the claim's copy any more; a sync from now on holds
+	// every write.
+	// +optional
+	Quiesced bool `json:"quiesced,omitempty"`
 	// Result is the last mover's result, Successful or Failed, and Message its reason.
 	// +optional
 	Result string `json:"result,omitempty"`

@@ -58,8 +58,8 @@ owner, sharers and phase, the sync targets with their Locations and health, the 
 cut lost targets off their storage, and the LocationPairs with their replication. It joins member clusters (join registers a target
 with a hub identity of its own and writes the manifest that runs its syncer) and unjoins
 them (unjoin drains a target, then removes it and its identity), cordons and uncordons
-targets, states that a lost target's member is powered off (fence --powered-off), and
-unfences targets.`,
+targets, states that a lost target's member is powered off (fence --powered-off),
+unfences targets, and fails a LocationPair over or relocates it to its other Location.`,
 		Annotations:  map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl custody"},
 		SilenceUsage: true,
 		// Run prints the error once, on one line.
@@ -79,6 +79,8 @@ unfences targets.`,
 		o.fenceCommand(),
 		o.unfenceCommand(),
 		o.pairsCommand(),
+		o.switchCommand(schedulingv1alpha1.Failover),
+		o.switchCommand(schedulingv1alpha1.Relocate),
 		o.joinCommand(),
 		o.unjoinCommand(),
 	)

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/enqueue"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
@@ -60,6 +61,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 		everyObject := enqueue.All(r.Hub, func() client.ObjectList { return transform.EmptyList(r.GVK) }, nil)
 		b = b.WatchesRawSource(source.Kind(hub.GetCache(), client.Object(&workloadv1alpha1.SyncTarget{}),
 			handler.EnqueueRequestsFromMapFunc(everyObject), predicate.GenerationChangedPredicate{}))
+		// A relocate stops and starts the namespace's workloads with an annotation.
+		inNamespace := enqueue.All(r.Hub, func() client.ObjectList { return transform.EmptyList(r.GVK) }, enqueue.InNamespaceOf)
+		b = b.WatchesRawSource(source.Kind(hub.GetCache(), client.Object(transform.Empty(transform.NamespaceGVK)),
+			handler.EnqueueRequestsFromMapFunc(inNamespace), predicate.AnnotationChangedPredicate{}))
 	}
 	return b.Complete(r)
 }
@@ -106,9 +111,31 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.removeOrphan(ctx, req.NamespacedName, down)
 	case r.Target.RemovalRequested(up):
 		return ctrl.Result{}, r.remove(ctx, up, down)
-	default:
-		return ctrl.Result{}, r.sync(ctx, up, down)
 	}
+	if quiesced, err := r.quiesced(ctx, up); err != nil || quiesced {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		// Its copy goes; the hub object stays synced to the target, which runs it again
+		// once the relocate is over, or removes it as the namespace leaves.
+		return ctrl.Result{}, r.removeOrphan(ctx, req.NamespacedName, down)
+	}
+	return ctrl.Result{}, r.sync(ctx, up, down)
+}
+
+// quiesced tells whether up runs pods in a namespace that a relocate quiesced, or that
+// leaves the target: no workload starts in it here any more, not even while the removal
+// request comes down to the object.
+func (r *Reconciler) quiesced(ctx context.Context, up *unstructured.Unstructured) (bool, error) {
+	if !transform.HasPodTemplate(r.GVK.GroupKind()) || up.GetNamespace() == "" {
+		return false, nil
+	}
+	ns, err := transform.Read(ctx, r.Hub, r.HubReader, transform.NamespaceGVK, client.ObjectKey{Name: up.GetNamespace()})
+	if err != nil || ns == nil {
+		return false, err
+	}
+	leaving, _ := workloadv1alpha1.RemovalRequested(ns, r.Target.Key)
+	return leaving || ns.GetAnnotations()[schedulingv1alpha1.QuiesceAnnotation] != "", nil
 }
 
 // upstream returns the hub object when it is labelled Sync for the target, or when it is a

@@ -16,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/status"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
@@ -159,10 +160,43 @@ func (r *Reconciler) send(ctx context.Context, vr *storagev1alpha1.VolumeReplica
 		NextSyncTime: st.NextSyncTime, LastManualSync: st.LastManualSync,
 	}
 	got.Result, got.Message = moverResult(st.LatestMoverStatus, st.Conditions)
-	if equality.Semantic.DeepEqual(vr.Status.Source, got) {
-		return ctrl.Result{}, nil
+	asked, quiesced, err := r.quiesced(ctx, vr, ns)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, r.report(ctx, vr, storagev1alpha1.VolumeReplicationStatus{Source: got})
+	got.Quiesced = quiesced
+	var recheck time.Duration
+	if asked && !quiesced {
+		recheck = imageRecheck // the member's pods are not in the syncer's cache
+	}
+	if equality.Semantic.DeepEqual(vr.Status.Source, got) {
+		return ctrl.Result{RequeueAfter: recheck}, nil
+	}
+	return ctrl.Result{RequeueAfter: recheck}, r.report(ctx, vr, storagev1alpha1.VolumeReplicationStatus{Source: got})
+}
+
+// quiesced tells whether a relocate asked to quiesce the claim's namespace, and whether it is
+// quiesced here: no pod of the member that may still run uses the claim's copy.
+func (r *Reconciler) quiesced(ctx context.Context, vr *storagev1alpha1.VolumeReplication, ns string) (asked, quiesced bool, err error) {
+	hubNamespace, err := transform.Read(ctx, r.Hub, r.HubReader, transform.NamespaceGVK, client.ObjectKey{Name: vr.Namespace})
+	if err != nil || hubNamespace == nil || hubNamespace.GetAnnotations()[schedulingv1alpha1.QuiesceAnnotation] == "" {
+		return false, false, err
+	}
+	pods := &corev1.PodList{}
+	if err := r.MemberReader.List(ctx, pods, client.InNamespace(ns)); err != nil {
+		return true, false, err
+	}
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		for _, v := range p.Spec.Volumes {
+			if c := v.PersistentVolumeClaim; c != nil && c.ClaimName == vr.Name {
+				return true, false, nil
+			}
+		}
+	}
+	return true, true, nil
 }
 
 // moverResult is the last mover's result and, when a sync failed, why.

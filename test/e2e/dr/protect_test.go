@@ -13,9 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
@@ -35,34 +33,10 @@ func custody(ctx context.Context, args ...string) string {
 
 var _ = Describe("A LocationPair", func() {
 	It("replicates the volumes of the primary's namespaces to the secondary, and records each one's latest replica", func(ctx SpecContext) {
-		ns := "app-" + rand.String(5)
-		Expect(hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"app": ns}}})).To(Succeed())
-		Expect(hub.Create(ctx, &schedulingv1alpha1.Placement{
-			ObjectMeta: metav1.ObjectMeta{Name: ns},
-			Spec: schedulingv1alpha1.PlacementSpec{LocationName: "east",
-				NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": ns}}},
-		})).To(Succeed())
-		// The claim names no class: it gets each member's default, as in a single cluster.
-		Expect(hub.Create(ctx, &corev1.PersistentVolumeClaim{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data"},
-			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
-		})).To(Succeed())
-		vo := &storagev1alpha1.VolumeOwnership{}
-		Eventually(func(g Gomega) {
-			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data"}, vo)).To(Succeed())
-			g.Expect(vo.Status.Phase).To(Equal(storagev1alpha1.Bound))
-			g.Expect(vo.Status.Owner).To(Equal("m1"))
-		}).WithContext(ctx).Should(Succeed())
-		pv := &corev1.PersistentVolume{}
-		Expect(hub.Get(ctx, client.ObjectKey{Name: vo.Status.VolumeName}, pv)).To(Succeed())
+		ns := app(ctx, "east")
+		vo, pv := boundClaim(ctx, ns, "data", "m1")
 		east := env.Storage("east")
-		var written []string
-		for i := range 3 {
-			record := fmt.Sprintf("m1 %d", i)
-			Eventually(func() error { return east.Write("m1", pv.Spec.CSI.VolumeHandle, record) }).WithContext(ctx).Should(Succeed())
-			written = append(written, record)
-		}
+		written := write(ctx, east, "m1", pv.Spec.CSI.VolumeHandle, "before", 3)
 
 		pair := &schedulingv1alpha1.LocationPair{
 			ObjectMeta: metav1.ObjectMeta{Name: ns},

@@ -1,0 +1,114 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	"github.com/custody-dev/custody/coordination/dr"
+)
+
+// switchCommand is failover or relocate: it declares the other Location of a pair active,
+// carried out in mode.
+func (o *options) switchCommand(mode schedulingv1alpha1.SwitchMode) *cobra.Command {
+	var yes bool
+	verb, short, long := "relocate", "Move a LocationPair's workloads to its other Location, losing nothing",
+		`Declare the other Location of a LocationPair active, as a relocate: the pair's workloads stop
+at the active Location, a last sync of every volume runs, and once its snapshots are ready
+the workloads run at the other Location, each volume restored from its last sync. Nothing
+that was written is lost. The workloads are down from the stop to the restore. Replication
+then runs the other way.`
+	if mode == schedulingv1alpha1.Failover {
+		verb, short, long = "failover", "Fail a LocationPair over to its other Location, now, from the replicas it has",
+			`Declare the other Location of a LocationPair active, as a failover: the active Location's
+targets that still answer are fenced off their storage, and the workloads run at the other
+Location, each volume restored from its latest replica. What was written since that replica
+is lost (the pair's OLDEST REPLICA says how much at most). A pair fails over by itself when
+every target of its active Location has been unreachable for its failover threshold; this
+command is for an admin who knows the Location is lost sooner, or wants to leave it at once.
+When the old Location is back, it removes its copies, is unfenced, and replication runs the
+other way.`
+	}
+	cmd := &cobra.Command{
+		Use:   verb + " PAIR [--yes]",
+		Short: short,
+		Long: long + `
+
+The command sets the pair's spec.activeLocation and spec.switchMode, after asking for
+confirmation unless --yes is given; kubectl custody describe pair PAIR follows the switch.`,
+		Example: fmt.Sprintf("  kubectl custody %s shop\n  kubectl custody %s shop --yes", verb, verb),
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.switchPair(cmd.Context(), args[0], mode, yes)
+		},
+	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "Do not ask for confirmation.")
+	return cmd
+}
+
+// switchPair asks for the switch of the pair, after confirmation unless yes.
+func (o *options) switchPair(ctx context.Context, name string, mode schedulingv1alpha1.SwitchMode, yes bool) error {
+	h, err := o.hub()
+	if err != nil {
+		return err
+	}
+	p := &schedulingv1alpha1.LocationPair{}
+	if err := h.Get(ctx, client.ObjectKey{Name: name}, p); err != nil {
+		return notFound(err, "locationpair", name)
+	}
+	to, question, err := switchPlan(p, mode, time.Now())
+	if err != nil {
+		return err
+	}
+	if !yes {
+		fmt.Fprintf(o.streams.Out, "%s [y/N] ", question)
+		answer, _ := bufio.NewReader(o.streams.In).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+			return fmt.Errorf("not confirmed: locationpair/%s is unchanged", name)
+		}
+	}
+	// The question was asked of the pair as read.
+	patch := client.MergeFromWithOptions(p.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	p.Spec.ActiveLocation, p.Spec.SwitchMode = to, mode
+	if err := h.Patch(ctx, p, patch); err != nil {
+		return fmt.Errorf("locationpair/%s: %s", name, o.explain(err))
+	}
+	fmt.Fprintf(o.streams.Out, "locationpair/%s: %s to %s asked; kubectl custody describe pair %s follows it\n", name, strings.ToLower(string(mode)), to, name)
+	return nil
+}
+
+// switchPlan is the Location a switch of p makes active and the question that confirms it,
+// or why there can be no switch now.
+func switchPlan(p *schedulingv1alpha1.LocationPair, mode schedulingv1alpha1.SwitchMode, now time.Time) (string, string, error) {
+	if a := p.Status.LastAction; a != nil && a.Progression != dr.Completed {
+		return "", "", fmt.Errorf("locationpair/%s is in a %s from %s to %s (%s): wait until it completes", p.Name,
+			strings.ToLower(string(a.Mode)), a.From, a.To, a.Progression)
+	}
+	from := p.Status.ActiveLocation
+	if from == "" {
+		return "", "", fmt.Errorf("locationpair/%s has no active Location yet: the hub has not taken it up", p.Name)
+	}
+	to := p.Spec.Primary
+	if from == p.Spec.Primary {
+		to = p.Spec.Secondary
+	}
+	if mode == schedulingv1alpha1.Relocate {
+		return to, fmt.Sprintf("Relocate locationpair/%s from %s to %s? Its workloads stop at %s until a last sync of its %d volumes is ready, then run at %s.",
+			p.Name, from, to, from, p.Status.Volumes, to), nil
+	}
+	loss := "none of them has a replica yet: their claims wait at " + to + " until " + from + " is back"
+	switch t := p.Status.OldestLastSyncTime; {
+	case p.Status.Volumes == 0:
+		loss = "there is nothing to restore"
+	case t != nil:
+		loss = fmt.Sprintf("what was written in the last %s at most is lost", age(t, now))
+	}
+	return to, fmt.Sprintf("Fail locationpair/%s over from %s to %s? Its %d volumes come back from their replicas: %s.",
+		p.Name, from, to, p.Status.Volumes, loss), nil
+}

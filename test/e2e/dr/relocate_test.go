@@ -1,0 +1,109 @@
+package dr
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/coordination/dr"
+)
+
+// usersOf are the pods of the member's namespace that use the claim.
+func usersOf(ctx context.Context, member client.Client, ns, claim string) []string {
+	GinkgoHelper()
+	pods := &corev1.PodList{}
+	Expect(member.List(ctx, pods, client.InNamespace(ns))).To(Succeed())
+	var out []string
+	for _, p := range pods.Items {
+		for _, v := range p.Spec.Volumes {
+			if c := v.PersistentVolumeClaim; c != nil && c.ClaimName == claim {
+				out = append(out, p.Name)
+			}
+		}
+	}
+	return out
+}
+
+var _ = Describe("A LocationPair's relocate", func() {
+	It("stops the workloads, syncs a last time, and restores every volume from that sync on the other Location, losing no write", func(ctx SpecContext) {
+		ns := app(ctx, "east")
+		vo, pv := boundClaim(ctx, ns, "data", "m1")
+		old := pv.Spec.CSI.VolumeHandle
+		east, west := env.Storage("east"), env.Storage("west")
+		m1, m2 := env.Member("m1").Client, env.Member("m2").Client
+		labels := map[string]string{"app": "db"}
+		Expect(hub.Create(ctx, &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
+			Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+					Containers: []corev1.Container{{Name: "db", Image: "db", VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+					Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+						PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}},
+				}}},
+		})).To(Succeed())
+		Eventually(func() []string { return usersOf(ctx, m1, downNamespace(ctx, "m1", ns), "data") }).WithContext(ctx).ShouldNot(BeEmpty())
+		written := write(ctx, east, "m1", old, "before", 3)
+
+		pair := &schedulingv1alpha1.LocationPair{
+			ObjectMeta: metav1.ObjectMeta{Name: ns},
+			Spec:       schedulingv1alpha1.LocationPairSpec{Primary: "east", Secondary: "west", ReplicationInterval: "5m"},
+		}
+		Expect(hub.Create(ctx, pair)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(hub.Delete(ctx, pair))).To(Succeed()) })
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vo)).To(Succeed())
+			g.Expect(vo.Status.Replica).NotTo(BeNil())
+		}).WithContext(ctx).Should(Succeed())
+		scheduled := *vo.Status.Replica
+		By("writing after the last scheduled replica: a relocate keeps these")
+		written = append(written, write(ctx, east, "m1", old, "after", 2)...)
+
+		By("relocating with kubectl custody")
+		Expect(custody(ctx, "relocate", ns, "--yes")).To(ContainSubstring("locationpair/%s: relocate to west asked", ns))
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
+			a := pair.Status.LastAction
+			g.Expect(a).NotTo(BeNil())
+			g.Expect(a.Mode).To(Equal(schedulingv1alpha1.Relocate))
+			g.Expect(a.Automatic).To(BeFalse())
+			g.Expect(a.Progression).To(Equal(dr.Completed), "%s since %s", a.Progression, a.ProgressionTime)
+			g.Expect(pair.Status.ActiveLocation).To(Equal("west"))
+		}).WithContext(ctx).Should(Succeed())
+		GinkgoWriter.Printf("relocated in %s\n", pair.Status.LastAction.Duration.Duration)
+
+		By("restoring the volume on the secondary from the last sync, with every write")
+		Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vo)).To(Succeed())
+		Expect(vo.Status.Phase).To(Equal(storagev1alpha1.Bound))
+		Expect(vo.Status.Owner).To(Equal("m2"))
+		Expect(vo.Status.RestoredFrom).NotTo(BeNil())
+		Expect(vo.Status.RestoredFrom.Time.After(scheduled.Time.Time)).To(BeTrue(), "restored from %+v, not from a sync after %+v", vo.Status.RestoredFrom, scheduled)
+		Expect(vo.Status.SetAside.VolumeHandle).To(Equal(old))
+		Expect(hub.Get(ctx, client.ObjectKey{Name: vo.Status.VolumeName}, pv)).To(Succeed())
+		Expect(west.Records(pv.Spec.CSI.VolumeHandle)).To(Equal(written), "the relocate lost writes")
+
+		By("running the workload on the secondary, and no longer on the primary")
+		namespace := &corev1.Namespace{}
+		Expect(hub.Get(ctx, client.ObjectKey{Name: ns}, namespace)).To(Succeed())
+		Expect(namespace.Annotations).NotTo(HaveKey(schedulingv1alpha1.QuiesceAnnotation))
+		Eventually(func() []string { return usersOf(ctx, m2, downNamespace(ctx, "m2", ns), "data") }).WithContext(ctx).ShouldNot(BeEmpty())
+		Eventually(func() bool {
+			err := m1.Get(ctx, client.ObjectKey{Namespace: downNamespace(ctx, "m1", ns), Name: "db"}, &appsv1.Deployment{})
+			return apierrors.IsNotFound(err)
+		}).WithContext(ctx).Should(BeTrue())
+		Expect(usersOf(ctx, m1, downNamespace(ctx, "m1", ns), "data")).To(BeEmpty())
+		v, ok := east.Volume(old)
+		Expect(ok).To(BeTrue())
+		Expect(v.Deleted.IsZero()).To(BeTrue(), "the set-aside volume was released")
+		Expect(east.CheckWrites()).To(Succeed())
+		Expect(west.CheckWrites()).To(Succeed())
+	})
+})
