@@ -28,7 +28,7 @@ type scope struct {
 	claims       map[string]*corev1.PersistentVolumeClaim      // by namespace/name
 	// namespaces are the namespaces the pair's Placements bind.
 	namespaces []*corev1.Namespace
-	targets      []workloadv1alpha1.SyncTarget
+	targets    []workloadv1alpha1.SyncTarget
 }
 
 // observe reads the pair's Locations, their targets and Fences, and the volumes of the
