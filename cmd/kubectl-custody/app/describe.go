@@ -125,6 +125,9 @@ func describeVolume(w io.Writer, v *storagev1alpha1.VolumeOwnership, now time.Ti
 		{"Owner", s.Owner},
 		{"Sharers", strings.Join(s.Sharers, ",")},
 		{"Fenced Off", strings.Join(s.FencedOff, ",")},
+		{"Replica", replicaText(s.Replica, now)},
+		{"Restored From", replicaText(s.RestoredFrom, now)},
+		{"Set Aside", setAsideText(s.SetAside, now)},
 		{"Phase", string(s.Phase)},
 		{"Since", cmp.Or(when(s.PhaseSince, now), "<unknown>")},
 		{"Reclaim", string(s.Reclaim.Current)},
@@ -138,6 +141,22 @@ func describeVolume(w io.Writer, v *storagev1alpha1.VolumeOwnership, now time.Ti
 	}
 	writeSection(tw, "Transitions", []string{"Time", "Phase", "Owner", "Reason", "Message"}, rows)
 	return tw.Flush()
+}
+
+// replicaText says where a replica is and when its data was taken.
+func replicaText(r *storagev1alpha1.Replica, now time.Time) string {
+	if r == nil {
+		return ""
+	}
+	return fmt.Sprintf("snapshot %s on %s, taken %s", r.Snapshot, r.Target, cmp.Or(when(&r.Time, now), "<unknown>"))
+}
+
+// setAsideText says which storage a restore set aside, and where it was last.
+func setAsideText(a *storagev1alpha1.SetAsideVolume, now time.Time) string {
+	if a == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s %s in storage domain %s, last on %s, since %s; kept, not released", a.Driver, a.VolumeHandle, a.Domain, a.Target, when(&a.Time, now))
 }
 
 // writeFields writes one "Name:<tab>value" line per field, <none> for an empty value.

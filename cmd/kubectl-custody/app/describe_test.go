@@ -42,6 +42,9 @@ func TestDescribeVolume(t *testing.T) {
 			"Owner:             t1\n" +
 			"Sharers:           <none>\n" +
 			"Fenced Off:        <none>\n" +
+			"Replica:           <none>\n" +
+			"Restored From:     <none>\n" +
+			"Set Aside:         <none>\n" +
 			"Phase:             Moving\n" +
 			"Since:             2026-07-01T11:54:30Z (5m30s ago)\n" +
 			"Reclaim:           Retain\n" +
@@ -56,7 +59,11 @@ func TestDescribeVolume(t *testing.T) {
 			"  2026-07-01T11:54:30Z  Moving        t1     WaitingForDetach  waiting for t1 to let go of the volume\n"},
 		{"not yet seen", &storagev1alpha1.VolumeOwnership{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "new"},
-			Status:     storagev1alpha1.VolumeOwnershipStatus{Sharers: []string{"t2", "t3"}, FencedOff: []string{"t4"}},
+			Status: storagev1alpha1.VolumeOwnershipStatus{Sharers: []string{"t2", "t3"}, FencedOff: []string{"t4"},
+				Replica:      &storagev1alpha1.Replica{Target: "w1", Snapshot: "snap-2", Time: *ago(time.Minute)},
+				RestoredFrom: &storagev1alpha1.Replica{Target: "w1", Snapshot: "snap-1", Time: *ago(time.Hour)},
+				SetAside: &storagev1alpha1.SetAsideVolume{Driver: "sim.csi", VolumeHandle: "vol-1", Domain: "east", Target: "e1",
+					For: storagev1alpha1.Replica{Target: "w1", Snapshot: "snap-1", Time: *ago(time.Hour)}, Time: *ago(30 * time.Minute)}},
 		}, "" +
 			"Name:              new\n" +
 			"Namespace:         shop\n" +
@@ -67,6 +74,9 @@ func TestDescribeVolume(t *testing.T) {
 			"Owner:             <none>\n" +
 			"Sharers:           t2,t3\n" +
 			"Fenced Off:        t4\n" +
+			"Replica:           snapshot snap-2 on w1, taken 2026-07-01T11:59:00Z (60s ago)\n" +
+			"Restored From:     snapshot snap-1 on w1, taken 2026-07-01T11:00:00Z (60m ago)\n" +
+			"Set Aside:         sim.csi vol-1 in storage domain east, last on e1, since 2026-07-01T11:30:00Z (30m ago); kept, not released\n" +
 			"Phase:             <none>\n" +
 			"Since:             <unknown>\n" +
 			"Reclaim:           <none>\n" +
