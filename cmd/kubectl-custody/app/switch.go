@@ -99,7 +99,7 @@ func switchPlan(p *schedulingv1alpha1.LocationPair, mode schedulingv1alpha1.Swit
 		to = p.Spec.Secondary
 	}
 	if mode == schedulingv1alpha1.Relocate {
-		return to, fmt.Sprintf("Relocate locationpair/%s from %s to %s? Its workloads stop at %s until a last sync of its %d volumes is ready, then run at %s.",
+		return to, fmt.Sprintf("Relocate locationpair/%s from %s to %s? Its workloads stop at %s until a last sync of its volumes (%d) is ready, then run at %s.",
 			p.Name, from, to, from, p.Status.Volumes, to), nil
 	}
 	loss := "none of them has a replica yet: their claims wait at " + to + " until " + from + " is back"
@@ -109,6 +109,6 @@ func switchPlan(p *schedulingv1alpha1.LocationPair, mode schedulingv1alpha1.Swit
 	case t != nil:
 		loss = fmt.Sprintf("what was written in the last %s at most is lost", age(t, now))
 	}
-	return to, fmt.Sprintf("Fail locationpair/%s over from %s to %s? Its %d volumes come back from their replicas: %s.",
+	return to, fmt.Sprintf("Fail locationpair/%s over from %s to %s? Its volumes (%d) come back from their replicas: %s.",
 		p.Name, from, to, p.Status.Volumes, loss), nil
 }

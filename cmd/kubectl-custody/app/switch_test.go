@@ -26,13 +26,13 @@ func TestSwitchPlan(t *testing.T) {
 		to, says string
 	}{
 		{"a failover says how much it loses", pair("east", 3, ago(7*time.Minute), nil), schedulingv1alpha1.Failover, "west",
-			"Fail locationpair/shop over from east to west? Its 3 volumes come back from their replicas: what was written in the last 7m at most is lost."},
+			"Fail locationpair/shop over from east to west? Its volumes (3) come back from their replicas: what was written in the last 7m at most is lost."},
 		{"a failover back, after one completed", pair("west", 1, ago(time.Minute), done), schedulingv1alpha1.Failover, "east",
-			"Fail locationpair/shop over from west to east? Its 1 volumes come back from their replicas: what was written in the last 60s at most is lost."},
+			"Fail locationpair/shop over from west to east? Its volumes (1) come back from their replicas: what was written in the last 60s at most is lost."},
 		{"a failover with no replica yet says the claims wait", pair("east", 2, nil, nil), schedulingv1alpha1.Failover, "west",
-			"Fail locationpair/shop over from east to west? Its 2 volumes come back from their replicas: none of them has a replica yet: their claims wait at west until east is back."},
+			"Fail locationpair/shop over from east to west? Its volumes (2) come back from their replicas: none of them has a replica yet: their claims wait at west until east is back."},
 		{"a relocate says the workloads stop", pair("east", 2, ago(time.Minute), nil), schedulingv1alpha1.Relocate, "west",
-			"Relocate locationpair/shop from east to west? Its workloads stop at east until a last sync of its 2 volumes is ready, then run at west."},
+			"Relocate locationpair/shop from east to west? Its workloads stop at east until a last sync of its volumes (2) is ready, then run at west."},
 		{"no switch while one is under way", pair("west", 1, nil, &schedulingv1alpha1.PairAction{Mode: schedulingv1alpha1.Failover, From: "east", To: "west", Progression: "Restoring"}),
 			schedulingv1alpha1.Relocate, "", "locationpair/shop is in a failover from east to west (Restoring): wait until it completes"},
 		{"no switch before the hub took the pair up", pair("", 0, nil, nil), schedulingv1alpha1.Relocate, "",

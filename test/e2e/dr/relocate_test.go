@@ -67,6 +67,14 @@ var _ = Describe("A LocationPair's relocate", func() {
 		By("writing after the last scheduled replica: a relocate keeps these")
 		written = append(written, write(ctx, east, "m1", old, "after", 2)...)
 
+		By("asking before a switch: unconfirmed, kubectl custody failover changes nothing")
+		code, out, errOut := env.Custody(ctx, "failover", ns)
+		Expect(code).NotTo(Equal(0))
+		Expect(out).To(ContainSubstring("Fail locationpair/%s over from east to west? Its volumes (1) come back from their replicas", ns))
+		Expect(errOut).To(ContainSubstring("not confirmed: locationpair/%s is unchanged", ns))
+		Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
+		Expect(pair.Spec.ActiveLocation).To(BeEmpty())
+
 		By("relocating with kubectl custody")
 		Expect(custody(ctx, "relocate", ns, "--yes")).To(ContainSubstring("locationpair/%s: relocate to west asked", ns))
 		Eventually(func(g Gomega) {
