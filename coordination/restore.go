@@ -44,10 +44,15 @@ func restore(o Observation, d *Decision) {
 	if c := classOf(o, r.Target); c != nil {
 		d.Class, d.Domain = kind(o, c)
 	}
-	if r.Snapshot == "" {
+	_, known := o.Targets[r.Target]
+	if r.Snapshot == "" || !known {
 		d.Phase, d.Reason = storagev1alpha1.Pending, storagev1alpha1.ReasonNoReplica
-		d.Message = fmt.Sprintf("the switch of Locations found no replica of the volume, and it is not restored empty: its data stays on %s, in storage domain %s; switch back once that is possible, or delete the claim to start empty",
-			o.Record.Owner, old)
+		why := "the switch of Locations found no replica of the volume"
+		if r.Snapshot != "" {
+			why = fmt.Sprintf("replica %s of the volume is on %s, which is no longer a target", r.Snapshot, r.Target)
+		}
+		d.Message = fmt.Sprintf("%s, and it is not restored empty: its data stays on %s, in storage domain %s; switch back once that is possible, or delete the claim to start empty",
+			why, o.Record.Owner, old)
 		return
 	}
 	d.Phase = storagev1alpha1.Restoring
@@ -109,7 +114,7 @@ func provisionReplica(o Observation, d *Decision, r Restore) {
 		return
 	}
 	p, placed := o.Claim.On[r.Target]
-	if _, known := o.Targets[r.Target]; !known || !placed || p.Leaving {
+	if !placed || p.Leaving {
 		d.Reason = storagev1alpha1.ReasonWaitingForPlacement
 		d.Message = fmt.Sprintf("waiting for the claim's namespace to be placed on %s, whose member holds replica %s", r.Target, r.Snapshot)
 		return

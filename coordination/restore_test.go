@@ -92,6 +92,13 @@ func restoreCases() []decideCase {
 		{name: "restore: no replica, the claim waits and is not provisioned empty",
 			o:         restoreObs("", map[string]Presence{"a": departing, "c": placed}, map[string]Presence{"a": pvSync}, "h-old", bound),
 			wantPhase: storagev1alpha1.Pending, wantOwner: "a", wantReason: storagev1alpha1.ReasonNoReplica, wantActions: []Action{}},
+		{name: "restore: a replica on a target that is gone is none",
+			o: func() Observation {
+				o := restoreObs("snap-1", map[string]Presence{"a": departing, "c": placed}, map[string]Presence{"a": pvSync}, "h-old", bound)
+				delete(o.Targets, "c")
+				return o
+			}(),
+			wantPhase: storagev1alpha1.Pending, wantOwner: "a", wantReason: storagev1alpha1.ReasonNoReplica, wantActions: []Action{}},
 		{name: "restore: no replica for a volume on its way, the claim waits",
 			o:         lostA(restoreObs("", map[string]Presence{"a": departing, "c": placed}, map[string]Presence{"a": pvSync}, "h-old", moving)),
 			wantPhase: storagev1alpha1.Pending, wantOwner: "a", wantReason: storagev1alpha1.ReasonNoReplica, wantActions: []Action{}},

@@ -315,6 +315,9 @@ func (o Observation) restores(a *schedulingv1alpha1.PairAction, taken map[string
 		if n, ok := taken[v.Key()]; ok {
 			r = &n
 		}
+		if r != nil && !o.Locations[a.To].has(r.Target) {
+			r = nil // a replica from before an earlier switch, in the Location left
+		}
 		var want string
 		switch {
 		case r != nil:

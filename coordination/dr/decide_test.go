@@ -232,6 +232,14 @@ func TestDecide(t *testing.T) {
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Restores, map[string]string{"ns/no-replica": ""})
 		}},
+		{"a replica left in the Location a switch leaves is none", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Restoring, 20*time.Second)
+			o.Volumes[0].Replica = replica("e2", time.Hour)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Restores, map[string]string{"ns/c": ""})
+		}},
 		{"restoring completes once every volume with a replica is bound in the new active Location", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced))
 			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Restoring, 20*time.Second)
