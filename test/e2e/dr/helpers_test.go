@@ -7,7 +7,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,11 +40,7 @@ func app(ctx context.Context, location string) string {
 func boundClaim(ctx context.Context, ns, name, owner string) (*storagev1alpha1.VolumeOwnership, *corev1.PersistentVolume) {
 	GinkgoHelper()
 	// The claim names no class: it gets each member's default, as in a single cluster.
-	Expect(hub.Create(ctx, &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
-	})).To(Succeed())
+	Expect(hub.Create(ctx, claimOf(ns, name, nil))).To(Succeed())
 	vo := &storagev1alpha1.VolumeOwnership{}
 	Eventually(func(g Gomega) {
 		g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, vo)).To(Succeed())
