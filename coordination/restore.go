@@ -63,12 +63,15 @@ func restore(o Observation, d *Decision) {
 		provisionReplica(o, d, r)
 	default:
 		// The restored volume came up: bind it, then use it as any other.
-		if upsyncing(o.Volume) != "" {
+		switch {
+		case upsyncing(o.Volume) != "":
 			bind(o, d)
-		} else {
+		case d.Class == storagev1alpha1.Shared:
+			share(o, d)
+		default:
 			own(o, d)
 		}
-		if d.Phase == storagev1alpha1.Bound && d.Owner == r.Target {
+		if d.Phase == storagev1alpha1.Bound {
 			d.RestoredFrom = &storagev1alpha1.Replica{Target: r.Target, Snapshot: r.Snapshot}
 			if r.Is(o.Record.Replica) {
 				d.RestoredFrom.Time = o.Record.Replica.Time

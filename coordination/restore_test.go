@@ -151,6 +151,12 @@ func TestRestoreRecords(t *testing.T) {
 	if restoring(inUse, "e") {
 		t.Error("the restore goes on after it was recorded")
 	}
+
+	shared := restoreObs("snap-1", map[string]Presence{"c": synced}, map[string]Presence{"c": pvSync}, "h-new", setAsideRecord(storagev1alpha1.Upsyncing, "c"))
+	shared.Claim.AccessModes = rwx
+	if d := Decide(shared); d.Phase != storagev1alpha1.Bound || d.Reason != storagev1alpha1.ReasonInUse || d.RestoredFrom == nil {
+		t.Errorf("a restored shared volume is %s (%s), restored from %v", d.Phase, d.Reason, d.RestoredFrom)
+	}
 }
 
 // TestNoRestoreForAVolumeThatMoves: a volume the replica's target reaches moves there as any
