@@ -23,6 +23,11 @@ const (
 	MaxDelay = time.Second
 )
 
+// refusalWindow is how long lists and watches that the server refuses as forbidden or
+// unauthorized are retried before the refusal is returned: an API server that has just
+// started refuses what its authorizer's caches do not hold yet.
+var refusalWindow = 30 * time.Second
+
 // Recovery ties the informers and work queues of one process together: when an informer
 // reaches its server again after failing, every queued item waiting out a failure is retried
 // now.
@@ -96,16 +101,25 @@ func (l *listerWatcher) WatchWithContext(ctx context.Context, options metav1.Lis
 	return retry(ctx, l, func() (watch.Interface, error) { return l.inner.WatchWithContext(ctx, options) })
 }
 
-// retry calls f until it succeeds, fails for another reason than an unreachable server, or
-// ctx ends. The first success after the server was unreachable is a recovery.
+// retry calls f until it succeeds, fails for another reason than an unreachable server or a
+// refusal within refusalWindow, or ctx ends. The first success after a failure is a
+// recovery.
 func retry[T any](ctx context.Context, l *listerWatcher, f func() (T, error)) (T, error) {
 	delay := MinDelay
+	var refusedSince time.Time
 	for {
 		v, err := f()
 		if err == nil {
 			l.reached()
 		}
-		if err == nil || !Unreachable(err) {
+		transient := Unreachable(err)
+		if !transient && Refused(err) {
+			if refusedSince.IsZero() {
+				refusedSince = time.Now()
+			}
+			transient = time.Since(refusedSince) < refusalWindow
+		}
+		if err == nil || !transient {
 			return v, err
 		}
 		l.mu.Lock()
@@ -138,6 +152,11 @@ func Unreachable(err error) bool {
 	return errors.As(err, &netErr) || utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) ||
 		utilnet.IsProbableEOF(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsTooManyRequests(err) ||
 		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err)
+}
+
+// Refused tells whether the server refused the request as forbidden or unauthorized.
+func Refused(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)
 }
 
 // tracking is a rate limiter that remembers the items waiting out a failure.

@@ -63,11 +63,38 @@ func TestRetriesAnUnreachableServerAndRequeuesTheWaiting(t *testing.T) {
 	}
 }
 
+// TestRetriesTheRefusalsOfAStartingServer: a server that has just started refuses as
+// forbidden what its authorizer does not know yet; the refusals are retried, and the first
+// success is a recovery. A refusal that lasts is returned.
+func TestRetriesTheRefusalsOfAStartingServer(t *testing.T) {
+	r := New()
+	q := r.NewQueue("test", workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Hour, time.Hour))
+	defer q.ShutDown()
+	q.AddRateLimited(reconcile.Request{NamespacedName: types.NamespacedName{Name: "waiting"}})
+	forbidden := apierrors.NewForbidden(corev1.Resource("configmaps"), "", errors.New(`RBAC: clusterrole.rbac.authorization.k8s.io "syncer" not found`))
+	var calls int
+	lw := r.ListerWatcher(flaky(3, forbidden, &calls)).(toolscache.ListerWatcherWithContext)
+	if _, err := lw.ListWithContext(context.Background(), metav1.ListOptions{}); err != nil || calls != 4 {
+		t.Fatalf("three refusals then a success: err %v after %d calls", err, calls)
+	}
+	if q.Len() != 1 {
+		t.Fatalf("queue length %d after the server answered, want the waiting item", q.Len())
+	}
+
+	defer func(w time.Duration) { refusalWindow = w }(refusalWindow)
+	refusalWindow = 300 * time.Millisecond
+	calls = 0
+	lw = r.ListerWatcher(flaky(1000, apierrors.NewUnauthorized("no"), &calls)).(toolscache.ListerWatcherWithContext)
+	if _, err := lw.ListWithContext(context.Background(), metav1.ListOptions{}); !apierrors.IsUnauthorized(err) || calls < 2 || calls > 5 {
+		t.Fatalf("a lasting refusal: err %v after %d calls, want it returned after the window", err, calls)
+	}
+}
+
 func TestOtherErrorsAndEndedContextsReturn(t *testing.T) {
 	var calls int
-	lw := New().ListerWatcher(flaky(1, apierrors.NewForbidden(corev1.Resource("configmaps"), "", errors.New("no")), &calls)).(toolscache.ListerWatcherWithContext)
-	if _, err := lw.ListWithContext(context.Background(), metav1.ListOptions{}); !apierrors.IsForbidden(err) || calls != 1 {
-		t.Fatalf("a refusal by the server: err %v after %d calls, want it returned at once", err, calls)
+	lw := New().ListerWatcher(flaky(1, apierrors.NewBadRequest("no"), &calls)).(toolscache.ListerWatcherWithContext)
+	if _, err := lw.ListWithContext(context.Background(), metav1.ListOptions{}); !apierrors.IsBadRequest(err) || calls != 1 {
+		t.Fatalf("a bad request: err %v after %d calls, want it returned at once", err, calls)
 	}
 	calls = 0
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
