@@ -123,6 +123,11 @@ func (d *Decision) protect(o Observation) {
 	var protected []Volume
 	for _, v := range o.Volumes {
 		if !v.Bound || !o.Locations[d.Active].has(v.Owner) {
+			// A volume on its way (moving, or its owner lost) keeps the replication it has:
+			// its replicas are what a failover restores it from.
+			if r := v.Replication; r != nil {
+				d.Replications = append(d.Replications, Want{Namespace: v.Namespace, Claim: v.Claim, Source: r.Source, Destination: r.Destination})
+			}
 			continue
 		}
 		w := Want{Namespace: v.Namespace, Claim: v.Claim, Source: v.Owner, Destination: Destination(v.Namespace, keys)}

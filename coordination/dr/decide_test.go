@@ -111,6 +111,13 @@ func TestDecide(t *testing.T) {
 			expect(t, d.Volumes, int32(1))
 			expect(t, d.Protected, int32(0))
 		}},
+		{"a volume whose owner is lost keeps its replication, and with it the replicas a failover needs", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", lost(30*time.Second), "e1")
+			o.Volumes[0].Bound = false
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest}})
+		}},
 		{"a volume not yet bound does not replicate", func() Observation {
 			o := pair()
 			o.Volumes[0].Bound = false

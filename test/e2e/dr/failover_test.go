@@ -117,7 +117,7 @@ var _ = Describe("A LocationPair's failover", func() {
 		for _, f := range fences.Items {
 			Expect(f.Spec.TargetName).NotTo(Equal("m1"), "Fence %s of m1 is left", f.Name)
 		}
-		Expect(east.CheckWrites()).To(Succeed())
-		Expect(west.CheckWrites()).To(Succeed())
+		Expect(east.LostWrites(old)).To(BeEmpty())
+		Expect(west.LostWrites(restored)).To(BeEmpty())
 	})
 })
