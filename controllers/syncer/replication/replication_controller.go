@@ -12,9 +12,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/controllers/internal/enqueue"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
@@ -26,11 +28,15 @@ type Reconciler struct {
 	SyncTargetName string
 }
 
-// SetupWithManager watches the target's VolumeReplications on the hub, and the
-// ReplicationSources and ReplicationDestinations the syncer made in the member.
+// SetupWithManager watches the target's VolumeReplications on the hub and the annotations of
+// their namespaces (a relocate quiesces them), and the ReplicationSources and
+// ReplicationDestinations the syncer made in the member.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opts controller.Options) error {
+	inNamespace := enqueue.All(r.Hub, func() client.ObjectList { return &storagev1alpha1.VolumeReplicationList{} }, enqueue.InNamespaceOf)
 	return ctrl.NewControllerManagedBy(mgr).Named("replication").WithOptions(opts).
 		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(&storagev1alpha1.VolumeReplication{}), &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(transform.Empty(transform.NamespaceGVK)),
+			handler.EnqueueRequestsFromMapFunc(inNamespace), predicate.AnnotationChangedPredicate{})).
 		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&volsyncv1alpha1.ReplicationSource{}), handler.EnqueueRequestsFromMapFunc(r.Target.Requests(false)))).
 		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&volsyncv1alpha1.ReplicationDestination{}), handler.EnqueueRequestsFromMapFunc(r.Target.Requests(false)))).
 		Complete(r)
