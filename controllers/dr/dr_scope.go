@@ -84,6 +84,12 @@ func (r *Reconciler) observe(ctx context.Context, p *schedulingv1alpha1.Location
 // target is what the decision reads of one SyncTarget.
 func target(t *workloadv1alpha1.SyncTarget, fences []storagev1alpha1.Fence) dr.Target {
 	out := dr.Target{Key: workloadv1alpha1.ToSyncTargetKey(t.Name), Ready: t.IsReady(), UnreachableSince: t.UnreachableSince(), Clean: true}
+	for _, c := range t.Status.StorageClasses {
+		out.Classes = append(out.Classes, c.Name)
+		if c.Default {
+			out.DefaultClass = c.Name
+		}
+	}
 	if h := t.Status.LastHeartbeatTime; h != nil {
 		out.Reported = h.Time
 	}
@@ -171,6 +177,7 @@ func (r *Reconciler) volumes(ctx context.Context, s *scope, o *dr.Observation) e
 			if a, ok := c.Annotations[storagev1alpha1.RestoreAnnotation]; ok {
 				v.Restore = &a
 			}
+			v.StorageClass = c.Spec.StorageClassName
 		}
 		o.Volumes = append(o.Volumes, v)
 	}

@@ -2,6 +2,7 @@ package dr
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -21,7 +22,7 @@ func Decide(o Observation) Decision {
 	if d.Active == "" {
 		d.Active = o.Pair.Primary
 	}
-	if !o.Locations[o.Pair.Primary].Found || !o.Locations[o.Pair.Secondary].Found {
+	if !o.Locations[o.Pair.Primary].Found || !o.Locations[o.Pair.Secondary].Found || o.overlap() != "" {
 		d.Phase = schedulingv1alpha1.PairPending
 		d.Replications = o.current()
 		d.conditions(o)
@@ -120,6 +121,10 @@ func (d *Decision) protect(o Observation) {
 	for _, t := range to.Targets {
 		keys = append(keys, t.Key)
 	}
+	byKey := map[string]Target{}
+	for _, t := range to.Targets {
+		byKey[t.Key] = t
+	}
 	var protected []Volume
 	for _, v := range o.Volumes {
 		if !v.Bound || !o.Locations[d.Active].has(v.Owner) {
@@ -131,6 +136,13 @@ func (d *Decision) protect(o Observation) {
 			continue
 		}
 		w := Want{Namespace: v.Namespace, Claim: v.Claim, Source: v.Owner, Destination: Destination(v.Namespace, keys)}
+		if class, ok := byKey[w.Destination].holds(v.StorageClass); !ok {
+			if d.Unmapped == nil {
+				d.Unmapped = map[string]string{}
+			}
+			d.Unmapped[v.Key()] = fmt.Sprintf("target %s has no storage class %s", w.Destination, class)
+			continue
+		}
 		d.Replications = append(d.Replications, w)
 		if r := v.Replication; r != nil && r.Source == w.Source && r.Destination == w.Destination {
 			protected = append(protected, v)
@@ -168,14 +180,20 @@ func (d *Decision) conditions(o Observation) {
 		}
 		meta.SetStatusCondition(&d.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg})
 	}
+	unknown := func(reason, msg string) {
+		for _, t := range []string{schedulingv1alpha1.ConditionAvailable, schedulingv1alpha1.ConditionPeerReady, schedulingv1alpha1.ConditionDataProtected} {
+			meta.SetStatusCondition(&d.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionUnknown, Reason: reason, Message: msg})
+		}
+	}
 	for _, name := range []string{o.Pair.Primary, o.Pair.Secondary} {
 		if !o.Locations[name].Found {
-			msg := "Location " + name + " of the pair does not exist or its selector does not parse"
-			for _, t := range []string{schedulingv1alpha1.ConditionAvailable, schedulingv1alpha1.ConditionPeerReady, schedulingv1alpha1.ConditionDataProtected} {
-				meta.SetStatusCondition(&d.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionUnknown, Reason: schedulingv1alpha1.ReasonLocationNotFound, Message: msg})
-			}
+			unknown(schedulingv1alpha1.ReasonLocationNotFound, "Location "+name+" of the pair does not exist or its selector does not parse")
 			return
 		}
+	}
+	if key := o.overlap(); key != "" {
+		unknown(schedulingv1alpha1.ReasonLocationsOverlap, fmt.Sprintf("target %s is in both Location %s and Location %s: a pair needs two Locations apart", key, o.Pair.Primary, o.Pair.Secondary))
+		return
 	}
 	active, peer := o.Locations[d.Active], o.Locations[o.peer(d.Active)]
 	if active.anyReady() {
@@ -230,6 +248,9 @@ func (d *Decision) protection(o Observation) (bool, string, string) {
 		}
 	}
 	switch {
+	case len(d.Unmapped) > 0:
+		k := slices.Sorted(maps.Keys(d.Unmapped))[0]
+		return false, schedulingv1alpha1.ReasonStorageClassUnmapped, fmt.Sprintf("%d volumes cannot replicate; the first, %s: %s", len(d.Unmapped), k, d.Unmapped[k])
 	case len(failing) > 0:
 		return false, schedulingv1alpha1.ReasonSyncFailed, fmt.Sprintf("%d volumes failed their last sync; the first, %s", len(failing), failing[0])
 	case len(missing) > 0:
@@ -396,6 +417,25 @@ func (o Observation) peer(loc string) string {
 		return o.Pair.Secondary
 	}
 	return o.Pair.Primary
+}
+
+// overlap is a target in both Locations of the pair, "" when there is none.
+func (o Observation) overlap() string {
+	for _, t := range o.Locations[o.Pair.Primary].Targets {
+		if o.Locations[o.Pair.Secondary].has(t.Key) {
+			return t.Key
+		}
+	}
+	return ""
+}
+
+// holds tells whether the target has the storage class a claim names (nil: the default
+// class), and says which class it looked for.
+func (t Target) holds(class *string) (string, bool) {
+	if class == nil {
+		return "marked default", t.DefaultClass != ""
+	}
+	return *class, slices.Contains(t.Classes, *class)
 }
 
 func (l Location) anyReady() bool {

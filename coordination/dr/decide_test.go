@@ -28,7 +28,7 @@ func pair() Observation {
 	loc := func(name string, keys ...string) Location {
 		l := Location{Name: name, Found: true}
 		for _, k := range keys {
-			l.Targets = append(l.Targets, Target{Key: k, Ready: true, Clean: true})
+			l.Targets = append(l.Targets, Target{Key: k, Ready: true, Clean: true, Classes: []string{"fast", "slow"}, DefaultClass: "fast"})
 		}
 		return l
 	}
@@ -117,6 +117,28 @@ func TestDecide(t *testing.T) {
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest}})
+		}},
+		{"a volume whose class the destination lacks does not replicate, and the pair names the class", func() Observation {
+			o := pair()
+			gold := "gold"
+			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "gold", Owner: "e1", Bound: true, StorageClass: &gold})
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest}})
+			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "False/StorageClassUnmapped")
+			expect(t, d.Unmapped, map[string]string{"ns/gold": "target " + dest + " has no storage class gold"})
+		}},
+		{"Locations that share a target neither replicate nor switch", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", lost(10*time.Minute))
+			west := o.Locations["west"]
+			west.Targets = append(slices.Clone(west.Targets), o.Locations["east"].Targets[0])
+			o.Locations["west"] = west
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Phase, schedulingv1alpha1.PairPending)
+			expect(t, d.Action == nil, true)
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest}})
+			expect(t, condition(d, schedulingv1alpha1.ConditionPeerReady), "Unknown/LocationsOverlap")
 		}},
 		{"a volume not yet bound does not replicate", func() Observation {
 			o := pair()

@@ -41,6 +41,10 @@ type Target struct {
 	// Reported is its last heartbeat, which came after that report.
 	Clean    bool
 	Reported time.Time
+	// Classes are the names of the storage classes the target reports, and DefaultClass the
+	// one marked default, if any.
+	Classes      []string
+	DefaultClass string
 }
 
 // Location is one Location of the pair, with its targets.
@@ -84,6 +88,8 @@ type Volume struct {
 	Replication *Replication
 	// Restore is the claim's restore-from annotation; nil while it has none.
 	Restore *string
+	// StorageClass is the class the claim names; nil asks for the default class.
+	StorageClass *string
 }
 
 // Pair is the LocationPair's spec, parsed.
@@ -147,6 +153,9 @@ type Decision struct {
 	// OldestLastSync is the oldest replica's time among them.
 	Volumes, Protected int32
 	OldestLastSync     time.Time
+	// Unmapped says, per volume that cannot replicate for want of its storage class on the
+	// target that would hold its replicas, which class on which target.
+	Unmapped map[string]string
 	Conditions         []metav1.Condition
 }
 

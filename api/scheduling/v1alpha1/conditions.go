@@ -107,4 +107,11 @@ const (
 	ReasonSyncFailed = "SyncFailed"
 	// ReasonNoVolumes: no volume replicates.
 	ReasonNoVolumes = "NoVolumes"
+	// ReasonLocationsOverlap: a target is in both Locations of the pair, which then neither
+	// replicates nor switches.
+	ReasonLocationsOverlap = "LocationsOverlap"
+	// ReasonStorageClassUnmapped: a volume cannot replicate, as the target that would hold
+	// its replicas has no storage class of the claim's name (or no default class, for a claim
+	// that names none).
+	ReasonStorageClassUnmapped = "StorageClassUnmapped"
 )
