@@ -155,8 +155,8 @@ type Decision struct {
 	OldestLastSync     time.Time
 	// Unmapped says, per volume that cannot replicate for want of its storage class on the
 	// target that would hold its replicas, which class on which target.
-	Unmapped map[string]string
-	Conditions         []metav1.Condition
+	Unmapped   map[string]string
+	Conditions []metav1.Condition
 }
 
 // Key is a volume's key in Decision.Replicas.
