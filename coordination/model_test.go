@@ -16,9 +16,15 @@ import (
 
 // The model is a small world around one hub claim: the hub objects as the coordinator and
 // the syncers see them, the member copies, and the storage behind them. The syncers, the
-// workload controller, the user and crashes act in random order; after every step the
+// workload controller, the user, crashes and a switch of a LocationPair (which moves the
+// namespace to a target of another storage domain and asks for a restore there) act in
+// random order; after every step the
 // invariants of package coordination are checked, and at the end the world must settle where
 // it should.
+
+// replicaTarget holds the replicas of a LocationPair in another storage domain (e); a switch
+// of Locations moves the claim's namespace there and asks for a restore.
+const replicaTarget = "z0"
 
 const (
 	sync   = workloadv1alpha1.ResourceStateSync
@@ -75,6 +81,8 @@ type world struct {
 	storage  map[int]bool // handle → released
 	nextDisk int
 	log      []string
+	// switched: the namespace moved to replicaTarget, and the claim asks to be restored there.
+	switched bool
 }
 
 func newWorld(t *testing.T, seed uint64, owned bool) *world {
@@ -88,12 +96,15 @@ func newWorld(t *testing.T, seed uint64, owned bool) *world {
 	if owned {
 		w.modes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
 	}
-	for _, k := range w.keys {
+	for _, k := range append(slices.Clone(w.keys), replicaTarget) {
 		w.ready[k] = true
 		w.members[k] = &member{}
 	}
 	return w
 }
+
+// targets are the keys of every target, the replicas' one last.
+func (w *world) targets() []string { return append(slices.Clone(w.keys), replicaTarget) }
 
 func (w *world) logf(format string, args ...any) { w.log = append(w.log, fmt.Sprintf(format, args...)) }
 
@@ -115,9 +126,16 @@ func (w *world) observe() Observation {
 		o.Volume = &Volume{Name: "pv", BoundToClaim: w.pv.bound, ReclaimPolicy: w.pv.reclaim, Deleting: w.pv.deleting,
 			Released: w.pv.released, On: maps.Clone(w.pv.on)}
 	}
-	for _, k := range w.keys {
-		o.Targets[k] = Target{Ready: w.ready[k], Domains: []string{"d"},
-			Class: &workloadv1alpha1.StorageClassInfo{Name: "c", Provisioner: "p", ReclaimPolicy: del, Domain: "d"}}
+	for _, k := range w.targets() {
+		domain := "d"
+		if k == replicaTarget {
+			domain = "e"
+		}
+		o.Targets[k] = Target{Ready: w.ready[k], Domains: []string{domain},
+			Class: &workloadv1alpha1.StorageClassInfo{Name: "c", Provisioner: "p", ReclaimPolicy: del, Domain: domain}}
+	}
+	if w.switched {
+		o.Claim.Restore = &Restore{Target: replicaTarget, Snapshot: "snap"}
 	}
 	return o
 }
@@ -147,7 +165,7 @@ func (w *world) coordinate(crash bool) {
 	if !Allowed(w.record.Phase, d.Phase) {
 		w.fail("transition %s → %s is not in the table", w.record.Phase, d.Phase)
 	}
-	w.record = Record{Owner: d.Owner, Phase: d.Phase, OriginalReclaim: d.Reclaim.Original}
+	w.record = Record{Owner: d.Owner, Phase: d.Phase, OriginalReclaim: d.Reclaim.Original, RestoredFrom: d.RestoredFrom, SetAside: d.SetAside}
 	actions := d.Actions
 	if crash {
 		actions = actions[:w.rng.IntN(len(actions)+1)]
@@ -174,6 +192,11 @@ func (w *world) apply(a Action) {
 		w.claimOn[a.Target] = p
 	case DropClaim:
 		delete(w.claimOn, a.Target)
+	case DropTarget:
+		delete(w.claimOn, a.Target)
+		if w.pv != nil {
+			delete(w.pv.on, a.Target)
+		}
 	case Hold, Unhold:
 		if p, ok := w.claimOn[a.Target]; ok {
 			p.Held = a.Kind == Hold
@@ -232,6 +255,13 @@ func (w *world) place(desired []string) {
 // syncer is one step of target k's syncer, the member's binder and its provisioner.
 func (w *world) syncer(k string) {
 	m := w.members[k]
+	if _, on := w.claimOn[k]; !on && (w.pv == nil || w.pv.on[k] == (Presence{})) && (m.claim || m.pv != nil) {
+		// Copies the hub no longer gives the target, as after it was dropped: they go, and
+		// their storage stays.
+		m.claim, m.pv = false, nil
+		w.logf("%s removed copies it no longer holds", k)
+		return
+	}
 	if p, ok := w.claimOn[k]; ok && p.Synced() {
 		leaving := p.Leaving || w.deleting
 		if !leaving {
@@ -272,8 +302,9 @@ func (w *world) syncClaim(k string, m *member) {
 		p := w.claimOn[k]
 		p.Downstream = true
 		w.claimOn[k] = p
-		// A claim pre-bound to the hub PV waits for it; only an unbound one is provisioned.
-		if m.pv == nil && !w.volumeName {
+		// A claim pre-bound to the hub PV waits for it; only an unbound one is provisioned, or
+		// one restored here from a replica.
+		if m.pv == nil && (!w.volumeName || w.switched && k == replicaTarget) {
 			w.nextDisk++
 			w.storage[w.nextDisk] = false
 			m.pv = &memberPV{handle: w.nextDisk, reclaim: del, provisioned: true}
@@ -362,6 +393,8 @@ func (w *world) step() {
 		w.coordinate(w.rng.IntN(5) == 0)
 	case n < 75:
 		w.syncer(w.keys[w.rng.IntN(len(w.keys))])
+	case n < 85 && w.switched:
+		w.place([]string{replicaTarget})
 	case n < 85:
 		var desired []string
 		for _, k := range w.keys {
@@ -382,9 +415,15 @@ func (w *world) step() {
 			w.logf("user sets the hub PV to Retain")
 		}
 	case n < 94:
-		if !w.deleting && w.rng.IntN(3) == 0 {
+		if !w.deleting && !w.switched && w.rng.IntN(3) == 0 {
 			w.deleting = true
 			w.logf("user deletes the claim")
+		}
+	case n < 95:
+		if !w.deleting && !w.switched && w.rng.IntN(3) == 0 {
+			w.switched = true
+			w.place([]string{replicaTarget})
+			w.logf("the pair switches: restore on %s", replicaTarget)
 		}
 	default:
 		w.gc()
@@ -399,7 +438,7 @@ func (w *world) settle() {
 	}
 	for range 200 {
 		w.coordinate(false)
-		for _, k := range w.keys {
+		for _, k := range w.targets() {
 			w.syncer(k)
 		}
 		w.gc()
@@ -466,6 +505,9 @@ func (w *world) checkSettled(desired []string) {
 	}
 	if h := w.holding(); !slices.Equal(h, want) {
 		w.fail("held by %v, want %v", h, want)
+	}
+	if w.switched && (w.record.RestoredFrom == nil || w.record.RestoredFrom.Target != replicaTarget) {
+		w.fail("restored on %s, but the record says restored from %v", replicaTarget, w.record.RestoredFrom)
 	}
 }
 

@@ -11,15 +11,15 @@ import (
 
 // restoring tells whether the claim is being restored from a replica: one is asked for that
 // the volume was not restored from yet, and either the restore began (it set the volume it
-// replaces aside), or the claim has no volume, or its volume cannot simply move to the
-// replica's target, which does not reach the volume's storage domain. A volume that can move
-// there moves as any other, and nothing is lost.
+// replaces aside, or the record says Restoring), or the claim has no volume, or its volume
+// cannot simply move to the replica's target, which does not reach the volume's storage
+// domain. A volume that can move there moves as any other, and nothing is lost.
 func restoring(o Observation, domain string) bool {
 	r := o.Claim.Restore
 	switch {
 	case r == nil || o.Claim.Deleting || r.Is(o.Record.RestoredFrom):
 		return false
-	case begun(o) || o.Volume == nil:
+	case begun(o) || o.Volume == nil || o.Record.Phase == storagev1alpha1.Restoring:
 		return true
 	}
 	t, known := o.Targets[r.Target]
@@ -36,8 +36,8 @@ func begun(o Observation) bool {
 // the replica stands in for them. It is recorded as set aside (its storage is kept, never
 // released) and its hub PV is deleted, so that the restored volume can take the name the
 // claim is bound to. Then the claim goes to the replica's target, whose member provisions the
-// new volume from the replica; once it came up, it is bound and used as any volume is, and
-// the restore is recorded.
+// new volume from the replica; once it came up, the restore is recorded, and the volume is
+// bound and used as any volume is.
 func restore(o Observation, d *Decision) {
 	r := *o.Claim.Restore
 	old := d.Domain
@@ -62,7 +62,7 @@ func restore(o Observation, d *Decision) {
 	case o.Volume == nil:
 		provisionReplica(o, d, r)
 	default:
-		// The restored volume came up: bind it, then use it as any other.
+		// The restored volume came up: the restore is done. Bind it, then use it as any other.
 		switch {
 		case upsyncing(o.Volume) != "":
 			bind(o, d)
@@ -71,17 +71,20 @@ func restore(o Observation, d *Decision) {
 		default:
 			own(o, d)
 		}
-		if d.Phase == storagev1alpha1.Bound {
-			d.RestoredFrom = &storagev1alpha1.Replica{Target: r.Target, Snapshot: r.Snapshot}
-			if r.Is(o.Record.Replica) {
-				d.RestoredFrom.Time = o.Record.Replica.Time
-			}
+		d.RestoredFrom = &storagev1alpha1.Replica{Target: r.Target, Snapshot: r.Snapshot}
+		if r.Is(o.Record.Replica) {
+			d.RestoredFrom.Time = o.Record.Replica.Time
 		}
 	}
 }
 
-// restored: the claim's volume is the restored one, not the one its restore set aside.
+// restored: the claim's volume is the restored one, not one to set aside: the replica's
+// target has it (the volume it replaces could never reach that target), or it is another
+// than the one the restore set aside.
 func restored(o Observation) bool {
+	if _, ok := o.Volume.On[o.Claim.Restore.Target]; ok {
+		return true
+	}
 	a := o.Record.SetAside
 	return begun(o) && (o.Volume.Handle != a.VolumeHandle || o.Volume.Driver != a.Driver)
 }

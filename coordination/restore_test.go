@@ -72,6 +72,22 @@ func restoreCases() []decideCase {
 			o:         restoreObs("snap-1", map[string]Presence{"c": placed}, nil, "", setAsideRecord(storagev1alpha1.Restoring, "a")),
 			wantPhase: storagev1alpha1.Restoring, wantOwner: "c", wantReason: storagev1alpha1.ReasonRestoring,
 			wantActions: []Action{act(Hold, "c"), act(SyncClaim, "c")}},
+		{name: "restore: a claim never seen before is provisioned from the replica",
+			o:         restoreObs("snap-1", map[string]Presence{"c": placed}, nil, "", Record{}),
+			wantPhase: storagev1alpha1.Restoring, wantOwner: "c", wantReason: storagev1alpha1.ReasonRestoring,
+			wantActions: []Action{act(Hold, "c"), act(SyncClaim, "c")}},
+		{name: "restore: a claim being provisioned where it ran lets go there first",
+			o:         restoreObs("snap-1", map[string]Presence{"a": departing, "c": placed}, nil, "", Record{Owner: "a", Phase: storagev1alpha1.Provisioning}),
+			wantPhase: storagev1alpha1.Restoring, wantOwner: "a", wantReason: storagev1alpha1.ReasonSettingAside,
+			wantActions: []Action{act(Unhold, "a")}},
+		{name: "restore: a volume just provisioned where it ran is set aside",
+			o: func() Observation {
+				o := restoreObs("snap-1", map[string]Presence{"a": departing, "c": placed}, map[string]Presence{"a": pvUp}, "h-old", Record{Owner: "a", Phase: storagev1alpha1.Upsyncing})
+				o.Volume.BoundToClaim = false
+				return o
+			}(),
+			wantPhase: storagev1alpha1.Restoring, wantOwner: "a", wantReason: storagev1alpha1.ReasonSettingAside,
+			wantActions: []Action{act(Unhold, "a"), act(RemoveVolume, "a")}},
 		{name: "restore: waits for the namespace on the replica's target",
 			o:         restoreObs("snap-1", map[string]Presence{"b": placed}, nil, "", setAsideRecord(storagev1alpha1.Pending, "a")),
 			wantPhase: storagev1alpha1.Restoring, wantOwner: "a", wantReason: storagev1alpha1.ReasonWaitingForPlacement},
