@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -211,6 +212,56 @@ func (d *Decision) conditions(o Observation) {
 	}
 	ok, reason, msg := d.protection(o)
 	set(schedulingv1alpha1.ConditionDataProtected, ok, reason, msg)
+	if a := d.Action; a != nil && a.Progression != Completed {
+		set(schedulingv1alpha1.ConditionProgressing, true, a.Progression, d.waitingFor(o))
+	} else {
+		set(schedulingv1alpha1.ConditionProgressing, false, schedulingv1alpha1.ReasonIdle, "no failover or relocate is under way")
+	}
+}
+
+// waitingFor says what the step of the action under way waits for.
+func (d *Decision) waitingFor(o Observation) string {
+	a := d.Action
+	var waiting []string
+	say := func(what string) string {
+		return fmt.Sprintf("%s %s to %s: waiting for %s", strings.ToLower(string(a.Mode)), a.From, a.To, what)
+	}
+	switch a.Progression {
+	case Fencing:
+		for _, t := range o.Locations[a.From].Targets {
+			if t.Ready && !t.Fence.Holds() {
+				waiting = append(waiting, t.Key)
+			}
+		}
+		return say(fmt.Sprintf("the Fences of %v to hold", waiting))
+	case Quiescing:
+		for _, v := range o.Volumes {
+			if r := v.Replication; r != nil && !r.Quiesced {
+				waiting = append(waiting, v.Key()+" on "+r.Source)
+			}
+		}
+		return say(fmt.Sprintf("%d volumes to be used by no pod, the first %s", len(waiting), first(waiting)))
+	case FinalSync:
+		for _, v := range o.Volumes {
+			if r := v.Replication; r != nil && (r.LastManualSync != trigger(a) || !r.ImageReady) {
+				waiting = append(waiting, v.Key())
+			}
+		}
+		return say(fmt.Sprintf("the last sync of %d volumes, the first %s", len(waiting), first(waiting)))
+	}
+	for _, v := range o.Volumes {
+		if v.Replica != nil && (!v.Bound || !o.Locations[a.To].has(v.Owner)) {
+			waiting = append(waiting, v.Key())
+		}
+	}
+	return say(fmt.Sprintf("%d volumes to be restored and bound in %s, the first %s", len(waiting), a.To, first(waiting)))
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return "<none>"
+	}
+	return s[0]
 }
 
 // protection counts the replicated volumes and tells whether each has a replica at most

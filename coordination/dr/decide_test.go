@@ -103,6 +103,7 @@ func TestDecide(t *testing.T) {
 		}},
 		{"a bound volume replicates from its owner to its namespace's destination", pair, func(t *testing.T, d Decision) {
 			expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
+			expect(t, condition(d, schedulingv1alpha1.ConditionProgressing), "False/Idle")
 			expect(t, d.Active, "east")
 			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest}})
 			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "False/NoReplica")
@@ -239,6 +240,8 @@ func TestDecide(t *testing.T) {
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Progression, Fencing)
 			expect(t, d.Active, "east")
+			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
+				"failover east to west: waiting for the Fences of [e2] to hold")
 		}},
 		{"once fenced, the other Location becomes active and restores", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced))
@@ -290,6 +293,8 @@ func TestDecide(t *testing.T) {
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Progression, Restoring)
+			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
+				"failover east to west: waiting for 1 volumes to be restored and bound in west, the first ns/c")
 		}},
 		{"the old active Location back and clean is unfenced, and replication runs the other way", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", func(t *Target) { t.Fence, t.Reported = fencing.Fenced, now })
@@ -337,6 +342,17 @@ func TestDecide(t *testing.T) {
 			expect(t, d.Action.Progression, FinalSync)
 			expect(t, d.Replications[0].ManualTrigger, trigger(d.Action))
 			expect(t, d.Active, "east")
+			expect(t, condition(d, schedulingv1alpha1.ConditionProgressing), "True/FinalSync")
+			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
+				"relocate east to west: waiting for the last sync of 1 volumes, the first ns/c")
+		}},
+		{"a relocate says which volume is still in use", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Action = action(schedulingv1alpha1.Relocate, Quiescing, 5*time.Second)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
+				"relocate east to west: waiting for 1 volumes to be used by no pod, the first ns/c on e1")
 		}},
 		{"the last sync reported before its snapshot is ready is waited for", func() Observation {
 			o := replicating(pair(), time.Minute)

@@ -42,6 +42,9 @@ const (
 	// ConditionPeerReady (LocationPair): the other Location can take over: a target of it
 	// answers and none is fenced.
 	ConditionPeerReady = "PeerReady"
+	// ConditionProgressing (LocationPair): a failover or relocate is under way; its reason is
+	// the step, and its message what the step waits for.
+	ConditionProgressing = "Progressing"
 )
 
 // Reasons of conditions and events.
@@ -107,6 +110,8 @@ const (
 	ReasonSyncFailed = "SyncFailed"
 	// ReasonNoVolumes: no volume replicates.
 	ReasonNoVolumes = "NoVolumes"
+	// ReasonIdle: no failover or relocate is under way.
+	ReasonIdle = "Idle"
 	// ReasonLocationsOverlap: a target is in both Locations of the pair, which then neither
 	// replicates nor switches.
 	ReasonLocationsOverlap = "LocationsOverlap"
