@@ -219,9 +219,16 @@ func own(o Observation, d *Decision) {
 		}
 		// Only a race of placements makes two holders (a target given the claim while
 		// another's copy came up). The holders the namespace left are asked to let go, as
-		// a departing owner is; the volume then stays with, or moves to, a placed one.
+		// a departing owner is, or fenced when lost; the volume then stays with, or moves
+		// to, a placed one.
 		for _, k := range held {
-			if p, ok := o.Claim.On[k]; !ok || p.Leaving {
+			p, ok := o.Claim.On[k]
+			t := o.Targets[k]
+			switch {
+			case ok && !p.Leaving:
+			case d.Class == storagev1alpha1.Owned && fencing.Lost(t.UnreachableSince, o.Now, t.FenceDelay):
+				ownerLost(o, d, k, t)
+			default:
 				leave(o, d, k)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -118,6 +119,7 @@ func (w *world) observe() Observation {
 		Claim:   Claim{AccessModes: w.modes, Deleting: w.deleting, ReleasePolicy: w.releasePolicy, On: maps.Clone(w.claimOn)},
 		Targets: map[string]Target{},
 		Record:  w.record,
+		Now:     time.Unix(3600, 0),
 	}
 	if w.volumeName {
 		o.Claim.VolumeName = "pv"
@@ -131,8 +133,14 @@ func (w *world) observe() Observation {
 		if k == replicaTarget {
 			domain = "e"
 		}
-		o.Targets[k] = Target{Ready: w.ready[k], Domains: []string{domain},
+		t := Target{Ready: w.ready[k], Domains: []string{domain},
 			Class: &workloadv1alpha1.StorageClassInfo{Name: "c", Provisioner: "p", ReclaimPolicy: del, Domain: domain}}
+		if !t.Ready {
+			// A target that does not answer is lost at once (its fence delay is zero): its
+			// volumes wait for a Fence, which the model never gives, or a restore drops it.
+			t.UnreachableSince = time.Unix(0, 0)
+		}
+		o.Targets[k] = t
 	}
 	if w.switched {
 		o.Claim.Restore = &Restore{Target: replicaTarget, Snapshot: "snap"}

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/fencing"
 )
 
 // restoring tells whether the claim is being restored from a replica: one is asked for that
@@ -60,7 +61,7 @@ func restore(o Observation, d *Decision) {
 	case o.Volume != nil && !restored(o):
 		setAside(o, d, r, old)
 	case o.Volume == nil:
-		provisionReplica(o, d, r)
+		provisionReplica(o, d, r, old)
 	default:
 		// The restored volume came up: the restore is done. Bind it, then use it as any other.
 		switch {
@@ -94,7 +95,7 @@ func restored(o Observation) bool {
 func setAside(o Observation, d *Decision, r Restore, domain string) {
 	d.Reason = storagev1alpha1.ReasonSettingAside
 	if held := holders(o); len(held) > 0 {
-		letGo(o, d, held)
+		letGo(o, d, held, domain)
 		d.Message = fmt.Sprintf("replica %s on %s replaces the volume; waiting for %v to let go of it (its storage is kept)", r.Snapshot, r.Target, held)
 		return
 	}
@@ -113,9 +114,9 @@ func setAside(o Observation, d *Decision, r Restore, domain string) {
 // provisionReplica gives the claim, which has no volume, to the replica's target, whose member
 // provisions its volume from the replica; any other target the claim is synced to lets go of
 // it first, as it would provision a volume of its own.
-func provisionReplica(o Observation, d *Decision, r Restore) {
+func provisionReplica(o Observation, d *Decision, r Restore, domain string) {
 	if others := slices.DeleteFunc(syncedKeys(o.Claim.On), func(k string) bool { return k == r.Target }); len(others) > 0 {
-		letGo(o, d, others)
+		letGo(o, d, others, domain)
 		d.Reason, d.Message = storagev1alpha1.ReasonSettingAside, fmt.Sprintf("waiting for %v to let go of the claim before %s restores it", others, r.Target)
 		return
 	}
@@ -133,14 +134,23 @@ func provisionReplica(o Observation, d *Decision, r Restore) {
 	}
 }
 
-// letGo asks the targets that answer to let go of the claim and its volume, and drops the
-// others without their acknowledgement.
-func letGo(o Observation, d *Decision, keys []string) {
+// letGo asks the targets to let go of the claim and its volume, as in a move, and drops
+// without their acknowledgement those that are lost (unreachable past their fence delay) or
+// fenced off the volume's domain: a target that stopped answering a moment ago may still
+// run, and waits until it answers or is lost.
+func letGo(o Observation, d *Decision, keys []string, domain string) {
 	for _, k := range keys {
-		if o.Targets[k].Ready {
+		t := o.Targets[k]
+		switch {
+		case !t.Ready && (fencing.Lost(t.UnreachableSince, o.Now, t.FenceDelay) || t.Fences[domain].Holds()):
+			d.Actions = append(d.Actions, Action{Kind: DropTarget, Target: k})
+		case !t.Ready && !t.UnreachableSince.IsZero():
 			leave(o, d, k)
-			continue
+			if due := t.UnreachableSince.Add(t.FenceDelay).Sub(o.Now); d.Recheck == 0 || due < d.Recheck {
+				d.Recheck = due
+			}
+		default:
+			leave(o, d, k)
 		}
-		d.Actions = append(d.Actions, Action{Kind: DropTarget, Target: k})
 	}
 }

@@ -56,6 +56,16 @@ func restoreCases() []decideCase {
 			o:         lostA(restoreObs("snap-1", map[string]Presence{"a": departing, "c": placed}, map[string]Presence{"a": pvSync}, "h-old", moving)),
 			wantPhase: storagev1alpha1.Restoring, wantOwner: "a", wantReason: storagev1alpha1.ReasonSettingAside,
 			wantActions: []Action{act(DropTarget, "a")}},
+		{name: "restore: an old owner that stopped answering a moment ago is asked, not dropped",
+			o: func() Observation {
+				o := restoreObs("snap-1", map[string]Presence{"a": departing, "c": placed}, map[string]Presence{"a": pvSync}, "h-old", moving)
+				t := o.Targets["a"]
+				t.Ready, t.UnreachableSince = false, o.Now.Add(-time.Second)
+				o.Targets["a"] = t
+				return o
+			}(),
+			wantPhase: storagev1alpha1.Restoring, wantOwner: "a", wantReason: storagev1alpha1.ReasonSettingAside,
+			wantActions: []Action{act(Unhold, "a"), act(RemoveVolume, "a")}},
 		{name: "restore: with no holder left, the volume is set aside and its hub PV deleted",
 			o:         restoreObs("snap-1", map[string]Presence{"c": placed}, map[string]Presence{}, "h-old", moving),
 			wantPhase: storagev1alpha1.Restoring, wantOwner: "a", wantReason: storagev1alpha1.ReasonSettingAside,

@@ -132,19 +132,31 @@ func (r *Reconciler) quiesce(ctx context.Context, s *scope, d dr.Decision) error
 	return nil
 }
 
-// askRestores writes the restore-from annotations the decision asks for on the claims.
+// askRestores writes the restore-from annotations the decision asks for on the claims, and
+// removes those of the restores that are over.
 func (r *Reconciler) askRestores(ctx context.Context, s *scope, d dr.Decision) error {
-	for _, k := range slices.Sorted(maps.Keys(d.Restores)) {
+	set := func(k string, f func(*corev1.PersistentVolumeClaim)) error {
 		c := s.claims[k]
 		if c == nil {
-			continue
+			return nil
 		}
 		patch := client.MergeFrom(c.DeepCopy())
-		metav1.SetMetaDataAnnotation(&c.ObjectMeta, storagev1alpha1.RestoreAnnotation, d.Restores[k])
-		if err := r.Client.Patch(ctx, c, patch); client.IgnoreNotFound(err) != nil {
+		f(c)
+		return client.IgnoreNotFound(r.Client.Patch(ctx, c, patch))
+	}
+	for _, k := range slices.Sorted(maps.Keys(d.Restores)) {
+		if err := set(k, func(c *corev1.PersistentVolumeClaim) {
+			metav1.SetMetaDataAnnotation(&c.ObjectMeta, storagev1alpha1.RestoreAnnotation, d.Restores[k])
+		}); err != nil {
 			return err
 		}
 		ctrl.LoggerFrom(ctx).Info("Asked to restore a claim", "claim", k, "from", d.Restores[k])
+	}
+	for _, k := range d.Unrestores {
+		if err := set(k, func(c *corev1.PersistentVolumeClaim) { delete(c.Annotations, storagev1alpha1.RestoreAnnotation) }); err != nil {
+			return err
+		}
+		ctrl.LoggerFrom(ctx).Info("A claim's restore is over", "claim", k)
 	}
 	return nil
 }

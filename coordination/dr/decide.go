@@ -26,6 +26,8 @@ func Decide(o Observation) Decision {
 	if !o.Locations[o.Pair.Primary].Found || !o.Locations[o.Pair.Secondary].Found || o.overlap() != "" {
 		d.Phase = schedulingv1alpha1.PairPending
 		d.Replications = o.current()
+		// A relocate under way keeps its workloads stopped until it can go on.
+		d.Quiesce = d.Action != nil && d.Action.Mode == schedulingv1alpha1.Relocate && d.Action.Progression != Completed
 		d.conditions(o)
 		return d
 	}
@@ -61,6 +63,14 @@ func (d *Decision) switchAsked(o Observation) bool {
 	mode := o.Pair.Mode
 	if !declared || !o.Locations[d.Active].anyReady() {
 		mode = schedulingv1alpha1.Failover
+	}
+	if mode == schedulingv1alpha1.Relocate {
+		if v := o.unreplicated(d.Active, to); v != "" {
+			// A relocate loses nothing: it waits until every volume replicates to the other
+			// Location, as the pair protects again after a failover.
+			d.Waiting = fmt.Sprintf("relocate to %s asked: waiting for %s to replicate to %s first", to, v, to)
+			return false
+		}
 	}
 	now := metav1.NewTime(o.Now)
 	d.Action = &schedulingv1alpha1.PairAction{
@@ -98,12 +108,15 @@ func (d *Decision) step(o Observation) {
 	}
 	if a.Progression == Restoring {
 		d.Active = a.To
-		d.Restores = o.restores(a, d.Replicas)
-		if o.restored(a.To) {
+		if a.Mode == schedulingv1alpha1.Relocate {
+			d.Replications = o.finalSyncs(a) // no scheduled sync replaces the image restored from
+		}
+		d.Restores, d.Unrestores = o.restores(a, d.Replicas)
+		if o.restored(a, d.Replicas) {
 			next(Completed)
 			now := metav1.NewTime(o.Now)
 			a.CompletionTime, a.Duration = &now, &metav1.Duration{Duration: o.Now.Sub(a.StartTime.Time)}
-			a.OldestReplicaTime = o.oldestRestored(a.To)
+			a.OldestReplicaTime = o.oldestRestored(a, d.Replicas)
 		}
 	}
 	// A relocate's workloads stay stopped until every volume is back: a workload started
@@ -128,6 +141,9 @@ func (d *Decision) protect(o Observation) {
 	}
 	var protected []Volume
 	for _, v := range o.Volumes {
+		if v.Restore != nil && v.Bound && o.Locations[d.Active].has(v.Owner) {
+			d.Unrestores = append(d.Unrestores, v.Key()) // restored, or back with its data
+		}
 		if !v.Bound || !o.Locations[d.Active].has(v.Owner) {
 			// A volume on its way (moving, or its owner lost) keeps the replication it has:
 			// its replicas are what a failover restores it from.
@@ -212,9 +228,12 @@ func (d *Decision) conditions(o Observation) {
 	}
 	ok, reason, msg := d.protection(o)
 	set(schedulingv1alpha1.ConditionDataProtected, ok, reason, msg)
-	if a := d.Action; a != nil && a.Progression != Completed {
+	switch a := d.Action; {
+	case a != nil && a.Progression != Completed:
 		set(schedulingv1alpha1.ConditionProgressing, true, a.Progression, d.waitingFor(o))
-	} else {
+	case d.Waiting != "":
+		set(schedulingv1alpha1.ConditionProgressing, false, schedulingv1alpha1.ReasonWaitingForReplicas, d.Waiting)
+	default:
 		set(schedulingv1alpha1.ConditionProgressing, false, schedulingv1alpha1.ReasonIdle, "no failover or relocate is under way")
 	}
 }
@@ -385,21 +404,21 @@ func same(a, b storagev1alpha1.Replica) bool {
 // them yet: a volume with a replica (the one just taken, for a relocate) is restored from it;
 // one that was in the Location the switch leaves and has none is told so, and waits rather
 // than start empty. A claim made since in the new Location needs none.
-func (o Observation) restores(a *schedulingv1alpha1.PairAction, taken map[string]storagev1alpha1.Replica) map[string]string {
+func (o Observation) restores(a *schedulingv1alpha1.PairAction, taken map[string]storagev1alpha1.Replica) (map[string]string, []string) {
 	out := map[string]string{}
+	var drop []string
 	for _, v := range o.Volumes {
-		r := v.Replica
-		if n, ok := taken[v.Key()]; ok {
-			r = &n
-		}
-		if r != nil && !o.Locations[a.To].has(r.Target) {
-			r = nil // a replica from before an earlier switch, in the Location left
-		}
+		r := o.usable(v, a, taken)
 		var want string
 		switch {
 		case r != nil:
 			want = r.Target + "/" + r.Snapshot
 		case !o.Locations[a.From].has(v.Owner):
+			// Already where the switch goes (a claim that waited with no replica, back with
+			// its data): any restore asked before is over.
+			if v.Restore != nil {
+				drop = append(drop, v.Key())
+			}
 			continue
 		}
 		if v.Restore == nil || *v.Restore != want {
@@ -407,24 +426,51 @@ func (o Observation) restores(a *schedulingv1alpha1.PairAction, taken map[string
 		}
 	}
 	if len(out) == 0 {
-		return nil
+		out = nil
 	}
-	return out
+	return out, drop
+}
+
+// usable is the replica a switch restores the volume from: the one just taken, else the one
+// recorded, when it is in the Location switched to; nil when there is none.
+func (o Observation) usable(v Volume, a *schedulingv1alpha1.PairAction, taken map[string]storagev1alpha1.Replica) *storagev1alpha1.Replica {
+	r := v.Replica
+	if n, ok := taken[v.Key()]; ok {
+		r = &n
+	}
+	if r == nil || !o.Locations[a.To].has(r.Target) {
+		return nil // none, or one from before an earlier switch, in the Location left
+	}
+	return r
+}
+
+// unreplicated is a volume bound in from that has no ready replica in to, "" when every one
+// has.
+func (o Observation) unreplicated(from, to string) string {
+	for _, v := range o.Volumes {
+		if !v.Bound || !o.Locations[from].has(v.Owner) {
+			continue
+		}
+		if r := v.Replication; r == nil || !o.Locations[to].has(r.Destination) || v.Replica == nil || !o.Locations[to].has(v.Replica.Target) {
+			return v.Key()
+		}
+	}
+	return ""
 }
 
 // restored tells whether every volume with a replica is bound on a target of loc.
-func (o Observation) restored(loc string) bool {
+func (o Observation) restored(a *schedulingv1alpha1.PairAction, taken map[string]storagev1alpha1.Replica) bool {
 	return !slices.ContainsFunc(o.Volumes, func(v Volume) bool {
-		return v.Replica != nil && (!v.Bound || !o.Locations[loc].has(v.Owner))
+		return o.usable(v, a, taken) != nil && (!v.Bound || !o.Locations[a.To].has(v.Owner))
 	})
 }
 
 // oldestRestored is the time of the oldest replica a volume of loc came back from.
-func (o Observation) oldestRestored(loc string) *metav1.Time {
+func (o Observation) oldestRestored(a *schedulingv1alpha1.PairAction, taken map[string]storagev1alpha1.Replica) *metav1.Time {
 	var oldest *metav1.Time
 	for _, v := range o.Volumes {
-		if v.Replica != nil && o.Locations[loc].has(v.Owner) && (oldest == nil || v.Replica.Time.Before(oldest)) {
-			t := v.Replica.Time
+		if r := o.usable(v, a, taken); r != nil && o.Locations[a.To].has(v.Owner) && (oldest == nil || r.Time.Before(oldest)) {
+			t := r.Time
 			oldest = &t
 		}
 	}

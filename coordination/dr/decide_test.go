@@ -346,6 +346,54 @@ func TestDecide(t *testing.T) {
 			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
 				"relocate east to west: waiting for the last sync of 1 volumes, the first ns/c")
 		}},
+		{"a relocate waits until every volume replicates to the other Location", func() Observation {
+			o := pair()
+			o.Pair.Declared, o.Pair.Generation = "west", 2
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action == nil, true)
+			expect(t, d.Active, "east")
+			expect(t, condition(d, schedulingv1alpha1.ConditionProgressing), "False/WaitingForReplicas")
+			expect(t, d.Waiting, "relocate to west asked: waiting for ns/c to replicate to west first")
+		}},
+		{"a relocate's restore keeps the last sync's trigger, so no scheduled sync replaces its image", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Relocate, Restoring, 20*time.Second)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Replications[0].ManualTrigger, trigger(d.Action))
+			expect(t, d.Quiesce, true)
+		}},
+		{"a relocate under way stays quiesced while its Locations cannot be read", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Action = action(schedulingv1alpha1.Relocate, FinalSync, 5*time.Second)
+			o.Locations["west"] = Location{Name: "west"}
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Phase, schedulingv1alpha1.PairPending)
+			expect(t, d.Quiesce, true)
+		}},
+		{"a failover back whose replicas are all in the Location it leaves completes, its claims told they have none", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Volumes[0].Owner, o.Volumes[0].Replication = dest, nil
+			o.Active, o.Action = "east", &schedulingv1alpha1.PairAction{Mode: schedulingv1alpha1.Failover, From: "west", To: "east",
+				Generation: 2, Progression: Restoring, StartTime: metav1.NewTime(ago(time.Second))}
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, Completed)
+			expect(t, d.Restores, map[string]string{"ns/c": ""})
+		}},
+		{"a claim back where a switch goes, and one bound where its restore went, lose their restore annotation", func() Observation {
+			o := replicating(pair(), time.Minute)
+			none, asked := "", dest+"/snap-"+dest
+			o.Volumes[0].Restore = &asked
+			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "waited", Owner: "e2", Restore: &none})
+			o.Active, o.Action = "east", &schedulingv1alpha1.PairAction{Mode: schedulingv1alpha1.Failover, From: "west", To: "east",
+				Generation: 2, Progression: Restoring, StartTime: metav1.NewTime(ago(time.Second))}
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Unrestores, []string{"ns/c", "ns/waited"})
+		}},
 		{"a relocate says which volume is still in use", func() Observation {
 			o := replicating(pair(), time.Minute)
 			o.Action = action(schedulingv1alpha1.Relocate, Quiescing, 5*time.Second)

@@ -147,8 +147,12 @@ type Decision struct {
 	Replicas map[string]storagev1alpha1.Replica
 	// Restores are the restore-from annotations to write on the claims, by namespace/claim,
 	// where they differ from the claims' own: <target key>/<snapshot>, or empty when the
-	// volume has no replica.
-	Restores map[string]string
+	// volume has no replica; Unrestores are the claims whose annotation goes, their restore
+	// being over.
+	Restores   map[string]string
+	Unrestores []string
+	// Waiting says why a declared switch has not started yet.
+	Waiting string
 	// Volumes counts the replicated volumes, Protected those with a recent replica, and
 	// OldestLastSync is the oldest replica's time among them.
 	Volumes, Protected int32

@@ -112,6 +112,9 @@ const (
 	ReasonNoVolumes = "NoVolumes"
 	// ReasonIdle: no failover or relocate is under way.
 	ReasonIdle = "Idle"
+	// ReasonWaitingForReplicas: a relocate was asked, and waits until every volume has a
+	// ready replica in the other Location, so that it loses nothing.
+	ReasonWaitingForReplicas = "WaitingForReplicas"
 	// ReasonLocationsOverlap: a target is in both Locations of the pair, which then neither
 	// replicates nor switches.
 	ReasonLocationsOverlap = "LocationsOverlap"

@@ -153,11 +153,10 @@ func (r *Reconciler) inputs(ctx context.Context, up, down *unstructured.Unstruct
 			if err != nil {
 				return in, err
 			}
-			restores := r.Target.Restores(up)
 			switch {
-			case restores && (pv == nil || pv.GetAnnotations()[workloadv1alpha1.PVNameAnnotation(r.Target.Key)] == ""):
+			case r.Target.Restores(up) && (pv == nil || pv.GetDeletionTimestamp() != nil):
 				// The claim is restored here from a replica: the member provisions its volume,
-				// and the hub PV the claim names is that one only once it came up from here.
+				// which comes up under the name of the hub PV set aside.
 			case pv == nil:
 				return in, fmt.Errorf("the claim's hub PV %s does not exist yet", name)
 			default:

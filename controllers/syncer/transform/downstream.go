@@ -146,8 +146,12 @@ func (t Target) Downstream(up *unstructured.Unstructured, in Inputs) (*unstructu
 				return nil, err
 			}
 		}
-		if err := t.restoreFrom(up, down); err != nil {
-			return nil, err
+		// Only a copy that the member provisions is made from the replica; the field stays
+		// on a copy made so, as a claim's data source cannot change.
+		if in.VolumeName == "" || hasDataSource(in.Current) {
+			if err := t.restoreFrom(up, down); err != nil {
+				return nil, err
+			}
 		}
 	case ServiceKind:
 		stripAllocated(down)
@@ -199,6 +203,15 @@ func (t Target) restoreFrom(up, down *unstructured.Unstructured) error {
 		return err
 	}
 	return unstructured.SetNestedMap(down.Object, runtime.DeepCopyJSONValue(ref).(map[string]any), "spec", "dataSource")
+}
+
+// hasDataSource tells whether the claim copy exists and names a data source.
+func hasDataSource(current *unstructured.Unstructured) bool {
+	if current == nil {
+		return false
+	}
+	_, found, _ := unstructured.NestedMap(current.Object, "spec", "dataSourceRef")
+	return found
 }
 
 // rewriteClaimRef points a PV's claimRef at the downstream claim, by namespace and name
