@@ -304,8 +304,10 @@ func names(kinds []kind) []string {
 	return out
 }
 
-// retryBackoff paces the waits for a cluster to answer at start.
-var retryBackoff = wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Cap: 30 * time.Second, Steps: math.MaxInt32}
+// retryBackoff paces the waits for a cluster to answer at start as package reconnect paces
+// its retries: a syncer that starts while the hub is down takes up its work within a second
+// of the hub answering, not after a backoff that has grown to half a minute.
+var retryBackoff = wait.Backoff{Duration: reconnect.MinDelay, Factor: 2, Cap: reconnect.MaxDelay, Steps: math.MaxInt32}
 
 // hubIdentity reads the hub's identity, the UID of its kube-system namespace, waiting for
 // the hub to answer.
