@@ -300,21 +300,25 @@ func decideCases() []decideCase {
 
 func TestDecide(t *testing.T) {
 	for _, tc := range decideCases() {
-		t.Run(tc.name, func(t *testing.T) {
-			d := Decide(tc.o)
-			if !Allowed(tc.o.Record.Phase, d.Phase) {
-				t.Errorf("%s → %s is not an allowed transition", tc.o.Record.Phase, d.Phase)
-			}
-			if d.Phase != tc.wantPhase || d.Owner != tc.wantOwner {
-				t.Fatalf("phase %s owner %q (%s: %s), want %s owner %q", d.Phase, d.Owner, d.Reason, d.Message, tc.wantPhase, tc.wantOwner)
-			}
-			if tc.wantReason != "" && d.Reason != tc.wantReason {
-				t.Errorf("reason %s (%s), want %s", d.Reason, d.Message, tc.wantReason)
-			}
-			if tc.wantActions != nil && !slices.Equal(d.Actions, tc.wantActions) {
-				t.Errorf("actions %v, want %v", d.Actions, tc.wantActions)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkDecision(t, tc, Decide(tc.o)) })
+	}
+}
+
+// checkDecision compares a decision with what the case wants: an allowed transition, the
+// phase and owner, and the reason and actions when the case names them.
+func checkDecision(t *testing.T, tc decideCase, d Decision) {
+	t.Helper()
+	if !Allowed(tc.o.Record.Phase, d.Phase) {
+		t.Errorf("%s → %s is not an allowed transition", tc.o.Record.Phase, d.Phase)
+	}
+	if d.Phase != tc.wantPhase || d.Owner != tc.wantOwner {
+		t.Fatalf("phase %s owner %q (%s: %s), want %s owner %q", d.Phase, d.Owner, d.Reason, d.Message, tc.wantPhase, tc.wantOwner)
+	}
+	if tc.wantReason != "" && d.Reason != tc.wantReason {
+		t.Errorf("reason %s (%s), want %s", d.Reason, d.Message, tc.wantReason)
+	}
+	if tc.wantActions != nil && !slices.Equal(d.Actions, tc.wantActions) {
+		t.Errorf("actions %v, want %v", d.Actions, tc.wantActions)
 	}
 }
 

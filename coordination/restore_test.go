@@ -135,18 +135,7 @@ func TestRestore(t *testing.T) {
 	for _, tc := range restoreCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			d := Decide(tc.o)
-			if !Allowed(tc.o.Record.Phase, d.Phase) {
-				t.Errorf("%s → %s is not an allowed transition", tc.o.Record.Phase, d.Phase)
-			}
-			if d.Phase != tc.wantPhase || d.Owner != tc.wantOwner {
-				t.Fatalf("phase %s owner %q (%s: %s), want %s owner %q", d.Phase, d.Owner, d.Reason, d.Message, tc.wantPhase, tc.wantOwner)
-			}
-			if tc.wantReason != "" && d.Reason != tc.wantReason {
-				t.Errorf("reason %s (%s), want %s", d.Reason, d.Message, tc.wantReason)
-			}
-			if tc.wantActions != nil && !slices.Equal(d.Actions, tc.wantActions) && (len(d.Actions) > 0 || len(tc.wantActions) > 0) {
-				t.Errorf("actions %v, want %v", d.Actions, tc.wantActions)
-			}
+			checkDecision(t, tc, d)
 			if !tc.o.Claim.Deleting && tc.wantPhase != storagev1alpha1.Pending && d.Domain != "e" {
 				t.Errorf("domain %q, want the replica's e", d.Domain)
 			}
