@@ -25,8 +25,9 @@
 // Schedules run a few at once (-at-once, 4 by default), each in its own namespace. A fault on
 // a shared part of the bed (the controller, the hub, the storage, a target's cordon) starts
 // with the first schedule that draws it and heals with the last; a member under one
-// schedule's fault is skipped by the others. A schedule's time to settle counts from its own
-// last heal or the bed's, whichever came later. A replay (N=1) runs the schedule alone, so it
+// schedule's fault is skipped by the others. A schedule's time to settle, and its liveness
+// bound, count from its own last heal or the bed's, whichever came later (the bound at most
+// four times its length after its own). A replay (N=1) runs the schedule alone, so it
 // repeats its steps but not the faults of the schedules that ran beside it.
 //
 // TestFaults (build tag faults, run by make faults) runs the regression schedules, kept as

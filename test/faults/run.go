@@ -92,7 +92,7 @@ func (b *Bed) Run(ctx context.Context, s Schedule) Result {
 	}
 	lanes.Wait()
 	healed := time.Now()
-	if err := await(ctx, "settle", Liveness, r.settled); err != nil {
+	if err := awaitUntil(ctx, "settle", r.settleBound(healed), r.settled); err != nil {
 		r.fail("liveness: %v", err)
 	}
 	// With schedules running at once, the bed may have settled later than this one's faults,
@@ -304,6 +304,31 @@ func (r *run) retrying(f func(context.Context) error) func(context.Context) erro
 // await polls done until it returns nil, and returns its last error once within passed.
 func await(ctx context.Context, what string, within time.Duration, done func(context.Context) error) error {
 	deadline := time.Now().Add(within)
+	return awaitUntil(ctx, what, func() time.Time { return deadline }, done)
+}
+
+// settleBound is when the bed must have settled: Liveness after the later of the schedule's
+// last heal and the bed's, as the faults of the schedules beside it keep the bed from
+// settling, but never more than four times Liveness after the schedule's own heal.
+func (r *run) settleBound(healed time.Time) func() time.Time {
+	return func() time.Time {
+		from := r.shared.quietSince()
+		switch {
+		case from.IsZero():
+			from = time.Now() // another schedule's fault is in effect
+		case from.Before(healed):
+			from = healed
+		}
+		if bound, last := from.Add(Liveness), healed.Add(4*Liveness); bound.Before(last) {
+			return bound
+		}
+		return healed.Add(4 * Liveness)
+	}
+}
+
+// awaitUntil is await up to a deadline that may move.
+func awaitUntil(ctx context.Context, what string, deadline func() time.Time, done func(context.Context) error) error {
+	start := time.Now()
 	// cause is the last answer that says what is missing: a last try that found an API server
 	// restarted by another schedule says nothing of it.
 	var cause error
@@ -315,11 +340,12 @@ func await(ctx context.Context, what string, within time.Duration, done func(con
 		if !outOfReach(err) {
 			cause = err
 		}
-		if time.Now().After(deadline) {
+		if time.Now().After(deadline()) {
+			waited := time.Since(start).Round(time.Second)
 			if cause != nil && cause != err {
-				return fmt.Errorf("waited %s for %s: %w (at the last try: %v)", within, what, cause, err)
+				return fmt.Errorf("waited %s for %s: %w (at the last try: %v)", waited, what, cause, err)
 			}
-			return fmt.Errorf("waited %s for %s: %w", within, what, err)
+			return fmt.Errorf("waited %s for %s: %w", waited, what, err)
 		}
 		select {
 		case <-ctx.Done():
