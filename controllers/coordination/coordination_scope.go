@@ -2,7 +2,6 @@ package coordination
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -188,12 +187,11 @@ func (s *scope) observation(compatible coordination.CompatibleFunc, now time.Tim
 // restoreOf reads the claim's restore-from annotation, <key>/<snapshot>; an empty one says
 // that the switch of Locations found no replica.
 func restoreOf(claim *corev1.PersistentVolumeClaim) *coordination.Restore {
-	v, ok := claim.Annotations[storagev1alpha1.RestoreAnnotation]
-	if !ok {
+	target, snapshot, asked := storagev1alpha1.RestoreFrom(claim.Annotations)
+	if !asked {
 		return nil
 	}
-	key, snapshot, _ := strings.Cut(v, "/")
-	return &coordination.Restore{Target: key, Snapshot: snapshot}
+	return &coordination.Restore{Target: target, Snapshot: snapshot}
 }
 
 // fencesOf is where each Fence of the target stands, by storage domain.

@@ -62,7 +62,7 @@ func (r *Reconciler) observe(ctx context.Context, ns *corev1.Namespace) (*scope,
 		if d := c.Annotations[storagev1alpha1.DomainAnnotation]; d != "" && !slices.Contains(s.volumeDomains, d) {
 			s.volumeDomains = append(s.volumeDomains, d)
 		}
-		if key, snapshot, _ := strings.Cut(c.Annotations[storagev1alpha1.RestoreAnnotation], "/"); snapshot != "" && !slices.Contains(s.replicas, key) {
+		if key, snapshot, _ := storagev1alpha1.RestoreFrom(c.Annotations); snapshot != "" && !slices.Contains(s.replicas, key) {
 			s.replicas = append(s.replicas, key)
 		}
 	}

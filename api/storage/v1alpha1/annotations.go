@@ -1,5 +1,7 @@
 package v1alpha1
 
+import "strings"
+
 // Annotations and finalizers the coordinator keeps on hub objects.
 const (
 	// VolumeFinalizer holds a hub claim until the coordinator has released its volume.
@@ -33,3 +35,12 @@ const (
 // that ordinal uses it): the claim is that set's, and follows its
 // persistentVolumeClaimRetentionPolicy when the set scales down.
 const StatefulSetAnnotation = "storage.custody.dev/statefulset"
+
+// RestoreFrom reads a claim's restore-from annotation: the key of the target that holds the
+// replica and the VolumeSnapshot, an empty snapshot when the switch found none; asked is
+// false when the claim has no such annotation.
+func RestoreFrom(annotations map[string]string) (target, snapshot string, asked bool) {
+	v, asked := annotations[RestoreAnnotation]
+	target, snapshot, _ = strings.Cut(v, "/")
+	return target, snapshot, asked
+}

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/enqueue"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
@@ -130,12 +129,12 @@ func (r *Reconciler) quiesced(ctx context.Context, up *unstructured.Unstructured
 	if !transform.HasPodTemplate(r.GVK.GroupKind()) || up.GetNamespace() == "" {
 		return false, nil
 	}
-	ns, err := transform.Read(ctx, r.Hub, r.HubReader, transform.NamespaceGVK, client.ObjectKey{Name: up.GetNamespace()})
+	asked, ns, err := transform.QuiesceAsked(ctx, r.Hub, r.HubReader, up.GetNamespace())
 	if err != nil || ns == nil {
 		return false, err
 	}
 	leaving, _ := workloadv1alpha1.RemovalRequested(ns, r.Target.Key)
-	return leaving || ns.GetAnnotations()[schedulingv1alpha1.QuiesceAnnotation] != "", nil
+	return leaving || asked, nil
 }
 
 // upstream returns the hub object when it is labelled Sync for the target, or when it is a

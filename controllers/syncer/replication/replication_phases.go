@@ -16,7 +16,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/status"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
@@ -178,8 +177,7 @@ func (r *Reconciler) send(ctx context.Context, vr *storagev1alpha1.VolumeReplica
 // quiesced tells whether a relocate asked to quiesce the claim's namespace, and whether it is
 // quiesced here: no pod of the member that may still run uses the claim's copy.
 func (r *Reconciler) quiesced(ctx context.Context, vr *storagev1alpha1.VolumeReplication, ns string) (asked, quiesced bool, err error) {
-	hubNamespace, err := transform.Read(ctx, r.Hub, r.HubReader, transform.NamespaceGVK, client.ObjectKey{Name: vr.Namespace})
-	if err != nil || hubNamespace == nil || hubNamespace.GetAnnotations()[schedulingv1alpha1.QuiesceAnnotation] == "" {
+	if asked, _, err := transform.QuiesceAsked(ctx, r.Hub, r.HubReader, vr.Namespace); err != nil || !asked {
 		return false, false, err
 	}
 	pods := &corev1.PodList{}

@@ -2,7 +2,6 @@ package transform
 
 import (
 	"maps"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -183,8 +182,8 @@ func (t Target) Restores(up metav1.Object) bool {
 
 // replica is the VolumeSnapshot the hub claim asks this target to restore it from, if any.
 func (t Target) replica(up metav1.Object) string {
-	key, snapshot, ok := strings.Cut(up.GetAnnotations()[storagev1alpha1.RestoreAnnotation], "/")
-	if !ok || key != t.Key {
+	key, snapshot, _ := storagev1alpha1.RestoreFrom(up.GetAnnotations())
+	if key != t.Key {
 		return ""
 	}
 	return snapshot

@@ -12,6 +12,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 )
 
 // The kinds the syncer reads by name.
@@ -91,4 +93,14 @@ func EnsureNamespace(ctx context.Context, c Clients, t Target, hubNamespace stri
 		return false, fmt.Errorf("downstream namespace %s is terminating; it is created again once gone", name)
 	}
 	return false, nil
+}
+
+// QuiesceAsked tells whether a relocate quiesced the hub namespace called name, which the
+// syncer reads from its cache, else directly: its workloads are not to run.
+func QuiesceAsked(ctx context.Context, cached, direct client.Reader, name string) (bool, *unstructured.Unstructured, error) {
+	ns, err := Read(ctx, cached, direct, NamespaceGVK, client.ObjectKey{Name: name})
+	if err != nil || ns == nil {
+		return false, nil, err
+	}
+	return ns.GetAnnotations()[schedulingv1alpha1.QuiesceAnnotation] != "", ns, nil
 }
