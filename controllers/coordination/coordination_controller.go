@@ -8,6 +8,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -214,8 +215,10 @@ func (r *Reconciler) record(ctx context.Context, s *scope, d coordination.Decisi
 		return nil
 	}
 	applied := &storagev1alpha1.VolumeOwnership{ObjectMeta: metav1.ObjectMeta{Namespace: vo.Namespace, Name: vo.Name}, Status: vo.Status}
-	// The replica is the dr controller's field: applied as read, it could set an older one back.
+	// The replica and the Replicated condition are the dr controller's fields: applied as
+	// read, they could set older ones back.
 	applied.Status.Replica = nil
+	meta.RemoveStatusCondition(&applied.Status.Conditions, storagev1alpha1.ConditionReplicated)
 	if err := status.Apply(ctx, r.Client, applied, fieldOwner); err != nil {
 		return err
 	}

@@ -97,7 +97,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.replicate(ctx, s, d, o.Pair.Schedule); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.recordReplicas(ctx, s, d); err != nil {
+	if err := r.recordVolumes(ctx, s, d); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.askRestores(ctx, s, d); err != nil {

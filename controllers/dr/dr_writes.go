@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -93,16 +94,31 @@ func (r *Reconciler) ensureReplication(ctx context.Context, p *schedulingv1alpha
 	return r.Client.Patch(ctx, have, patch)
 }
 
-// recordReplicas writes the replicas the decision took onto the claims' VolumeOwnerships.
-func (r *Reconciler) recordReplicas(ctx context.Context, s *scope, d dr.Decision) error {
-	for _, k := range slices.Sorted(maps.Keys(d.Replicas)) {
+// recordVolumes writes onto the claims' VolumeOwnerships what the pair knows of each: the
+// replica the decision took, and the Replicated condition. Both are the dr controller's
+// fields of the record, applied together; a record is written only where they change.
+func (r *Reconciler) recordVolumes(ctx context.Context, s *scope, d dr.Decision) error {
+	for _, k := range slices.Sorted(maps.Keys(s.ownerships)) {
 		vo := s.ownerships[k]
-		if vo == nil {
+		st := storagev1alpha1.VolumeOwnershipStatus{Replica: vo.Status.Replica}
+		if replica, ok := d.Replicas[k]; ok {
+			st.Replica = &replica
+		}
+		had := meta.FindStatusCondition(vo.Status.Conditions, storagev1alpha1.ConditionReplicated)
+		c, ok := d.VolumeConditions[k]
+		switch {
+		case ok:
+			st.Conditions = []metav1.Condition{status.Condition(vo.Status.Conditions, c)}
+		case d.VolumeConditions == nil && had != nil:
+			st.Conditions = []metav1.Condition{*had} // the pair cannot tell now: kept as it is
+		}
+		_, took := d.Replicas[k]
+		same := ok && had != nil && had.Status == c.Status && had.Reason == c.Reason && had.Message == c.Message ||
+			!ok && (had == nil || d.VolumeConditions == nil)
+		if !took && same {
 			continue
 		}
-		replica := d.Replicas[k]
-		applied := &storagev1alpha1.VolumeOwnership{ObjectMeta: metav1.ObjectMeta{Namespace: vo.Namespace, Name: vo.Name},
-			Status: storagev1alpha1.VolumeOwnershipStatus{Replica: &replica}}
+		applied := &storagev1alpha1.VolumeOwnership{ObjectMeta: metav1.ObjectMeta{Namespace: vo.Namespace, Name: vo.Name}, Status: st}
 		if err := status.Apply(ctx, r.Client, applied, fieldOwner); client.IgnoreNotFound(err) != nil {
 			return err
 		}

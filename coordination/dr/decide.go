@@ -93,6 +93,13 @@ func (d *Decision) step(o Observation) {
 		a.Progression, a.ProgressionTime = p, &now
 	}
 	d.Replications = o.current()
+	if by, ok := o.relocateGivenUp(a); ok {
+		a.Mode, a.Automatic = schedulingv1alpha1.Failover, by == ""
+		if by == "spec" {
+			a.Generation = o.Pair.Generation
+		}
+		next(Fencing)
+	}
 	if a.Progression == Fencing && o.Locations[a.From].fencedOrGone() {
 		next(Restoring)
 	}
@@ -122,6 +129,20 @@ func (d *Decision) step(o Observation) {
 	// A relocate's workloads stay stopped until every volume is back: a workload started
 	// again where it ran would write past the last sync.
 	d.Quiesce = a.Mode == schedulingv1alpha1.Relocate && a.Progression != Completed
+}
+
+// relocateGivenUp tells whether a relocate that has not restored yet becomes a failover, as
+// it cannot go on without the Location it leaves: on its own once that Location is lost past
+// the threshold and automatic failover is on, or when the spec now asks for a failover to the
+// same Location (by is then "spec").
+func (o Observation) relocateGivenUp(a *schedulingv1alpha1.PairAction) (by string, ok bool) {
+	if a.Mode != schedulingv1alpha1.Relocate || (a.Progression != Quiescing && a.Progression != FinalSync) {
+		return "", false
+	}
+	if o.Pair.Mode == schedulingv1alpha1.Failover && o.Pair.Declared == a.To && o.Pair.Generation > a.Generation {
+		return "spec", true
+	}
+	return "", o.Pair.Automatic && o.Locations[a.From].lost(o.Now, o.Pair.Threshold)
 }
 
 // protect replicates every volume bound in the active Location to the other one, unless
@@ -253,6 +274,12 @@ func (d *Decision) waitingFor(o Observation) string {
 			}
 		}
 		return say(fmt.Sprintf("the Fences of %v to hold", waiting))
+	case Quiescing, FinalSync:
+		if !o.Locations[a.From].anyReady() {
+			return say(fmt.Sprintf("a target of %s to answer; the relocate becomes a failover once %s is lost for the threshold with automatic failover on, or when spec.switchMode asks for a failover", a.From, a.From))
+		}
+	}
+	switch a.Progression {
 	case Quiescing:
 		for _, v := range o.Volumes {
 			if r := v.Replication; r != nil && !r.Quiesced {
@@ -298,6 +325,14 @@ func (d *Decision) protection(o Observation) (bool, string, string) {
 		}
 	}
 	var missing, lagging, failing []string
+	d.VolumeConditions = map[string]metav1.Condition{}
+	volume := func(k string, ok bool, reason, msg string) {
+		s := metav1.ConditionFalse
+		if ok {
+			s = metav1.ConditionTrue
+		}
+		d.VolumeConditions[k] = metav1.Condition{Type: storagev1alpha1.ConditionReplicated, Status: s, Reason: reason, Message: msg}
+	}
 	for _, w := range d.Replications {
 		k := w.Namespace + "/" + w.Claim
 		d.Volumes++
@@ -305,17 +340,25 @@ func (d *Decision) protection(o Observation) (bool, string, string) {
 		switch {
 		case r == nil:
 			missing = append(missing, k)
+			volume(k, false, schedulingv1alpha1.ReasonNoReplica, fmt.Sprintf("no replica on %s yet", w.Destination))
 		case o.Now.Sub(r.Time.Time) > 2*o.Pair.Interval:
 			lagging = append(lagging, k)
+			volume(k, false, schedulingv1alpha1.ReasonReplicationLagging, fmt.Sprintf("the latest replica, %s on %s, is from %s: older than two intervals (%s)",
+				r.Snapshot, r.Target, r.Time.UTC().Format(time.RFC3339), 2*o.Pair.Interval))
 		default:
 			d.Protected++
+			volume(k, true, schedulingv1alpha1.ReasonReplicated, fmt.Sprintf("latest replica %s on %s, from %s", r.Snapshot, r.Target, r.Time.UTC().Format(time.RFC3339)))
 		}
 		if r != nil && (d.OldestLastSync.IsZero() || r.Time.Time.Before(d.OldestLastSync)) {
 			d.OldestLastSync = r.Time.Time
 		}
 		if m, ok := failed[k]; ok {
 			failing = append(failing, k+": "+m)
+			volume(k, false, schedulingv1alpha1.ReasonSyncFailed, fmt.Sprintf("the last sync from %s to %s failed, and is retried: %s", w.Source, w.Destination, m))
 		}
+	}
+	for k, why := range d.Unmapped {
+		volume(k, false, schedulingv1alpha1.ReasonStorageClassUnmapped, "the volume cannot replicate: "+why)
 	}
 	switch {
 	case len(d.Unmapped) > 0:

@@ -128,6 +128,8 @@ func TestDecide(t *testing.T) {
 			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest}})
 			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "False/StorageClassUnmapped")
 			expect(t, d.Unmapped, map[string]string{"ns/gold": "target " + dest + " has no storage class gold"})
+			expect(t, volumeCondition(d, "ns/gold"), "False/StorageClassUnmapped: the volume cannot replicate: target "+dest+" has no storage class gold")
+			expect(t, volumeCondition(d, "ns/c"), "False/NoReplica: no replica on "+dest+" yet")
 		}},
 		{"Locations that share a target neither replicate nor switch", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", lost(10*time.Minute))
@@ -158,6 +160,7 @@ func TestDecide(t *testing.T) {
 			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "True/Replicated")
 			expect(t, d.OldestLastSync, ago(time.Minute))
 			expect(t, d.Protected, int32(1))
+			expect(t, volumeCondition(d, "ns/c"), "True/Replicated: latest replica snap-"+dest+" on "+dest+", from 2026-01-01T11:59:00Z")
 		}},
 		{"an image that is not ready yet is not recorded", func() Observation {
 			o := replicating(pair(), 10*time.Minute)
@@ -168,6 +171,7 @@ func TestDecide(t *testing.T) {
 		}},
 		{"a replica older than two intervals lags", func() Observation { return replicating(pair(), 11*time.Minute) }, func(t *testing.T, d Decision) {
 			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "False/ReplicationLagging")
+			expect(t, volumeCondition(d, "ns/c"), "False/ReplicationLagging: the latest replica, snap-"+dest+" on "+dest+", is from 2026-01-01T11:49:00Z: older than two intervals (10m0s)")
 			expect(t, d.OldestLastSync, ago(11*time.Minute))
 		}},
 		{"a failed sync shows", func() Observation {
@@ -176,6 +180,7 @@ func TestDecide(t *testing.T) {
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "False/SyncFailed")
+			expect(t, volumeCondition(d, "ns/c"), "False/SyncFailed: the last sync from e1 to "+dest+" failed, and is retried: connection refused")
 		}},
 		{"replication follows a volume that moved inside the active Location, and takes no image of the old source", func() Observation {
 			o := replicating(pair(), 10*time.Minute)
@@ -455,6 +460,48 @@ func TestDecide(t *testing.T) {
 			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
 			expect(t, d.Action.Automatic, false)
 		}},
+		{"a relocate whose Location is lost past the threshold becomes a failover, on its own", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
+			o.Action = action(schedulingv1alpha1.Relocate, Quiescing, 3*time.Minute)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
+			expect(t, d.Action.Automatic, true)
+			expect(t, d.Action.Progression, Restoring)
+			expect(t, d.Active, "west")
+			expect(t, d.Quiesce, false)
+		}},
+		{"a relocate whose Location stopped answering says so while it waits", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", lost(10*time.Second))
+			o.Action = action(schedulingv1alpha1.Relocate, FinalSync, time.Minute)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Mode, schedulingv1alpha1.Relocate)
+			expect(t, d.Quiesce, true)
+			c := meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing)
+			expect(t, c.Message, "relocate east to west: waiting for a target of east to answer; the relocate becomes a failover once east is lost for the threshold with automatic failover on, or when spec.switchMode asks for a failover")
+		}},
+		{"a relocate that waits becomes a failover when the spec asks for one, fencing first", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Action = action(schedulingv1alpha1.Relocate, Quiescing, time.Minute)
+			o.Pair.Declared, o.Pair.Mode, o.Pair.Generation = "west", schedulingv1alpha1.Failover, 2
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
+			expect(t, d.Action.Automatic, false)
+			expect(t, d.Action.Generation, int64(2))
+			expect(t, d.Action.Progression, Fencing)
+			expect(t, d.Fence, []string{"e1", "e2"})
+			expect(t, d.Quiesce, false)
+		}},
+		{"a relocate that restores already is not turned into a failover", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Relocate, Restoring, time.Minute)
+			o.Pair.Declared, o.Pair.Mode, o.Pair.Generation = "west", schedulingv1alpha1.Failover, 2
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Mode, schedulingv1alpha1.Relocate)
+		}},
 		{"an activeLocation declared before the last action does not switch again", func() Observation {
 			o := pair()
 			o.Pair.Declared, o.Pair.Generation = "east", 3
@@ -480,6 +527,16 @@ func TestDecide(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) { c.check(t, Decide(c.o())) })
 	}
+}
+
+// volumeCondition is the Replicated condition the decision gives the volume, as
+// "<status>/<reason>: <message>".
+func volumeCondition(d Decision, k string) string {
+	c, ok := d.VolumeConditions[k]
+	if !ok {
+		return "none"
+	}
+	return string(c.Status) + "/" + c.Reason + ": " + c.Message
 }
 
 func expect[T any](t *testing.T, got, want T) {

@@ -159,8 +159,11 @@ type Decision struct {
 	OldestLastSync     time.Time
 	// Unmapped says, per volume that cannot replicate for want of its storage class on the
 	// target that would hold its replicas, which class on which target.
-	Unmapped   map[string]string
-	Conditions []metav1.Condition
+	Unmapped map[string]string
+	// VolumeConditions are the Replicated conditions of the volumes the pair replicates or
+	// cannot, by namespace/claim.
+	VolumeConditions map[string]metav1.Condition
+	Conditions       []metav1.Condition
 }
 
 // Key is a volume's key in Decision.Replicas.

@@ -9,6 +9,11 @@ const (
 	ConditionReady = "Ready"
 	// ConditionProgressing is True while provisioning, a move or a deletion is under way.
 	ConditionProgressing = "Progressing"
+	// ConditionReplicated is True while a LocationPair protects the volume and its latest
+	// replica in the paired Location is from the last two intervals; False with the pair's
+	// reason (NoReplica, ReplicationLagging, SyncFailed, StorageClassUnmapped) otherwise.
+	// The dr controller writes it.
+	ConditionReplicated = "Replicated"
 )
 
 // Reasons recorded on a VolumeOwnership and in its events.

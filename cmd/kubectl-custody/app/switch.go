@@ -33,7 +33,8 @@ is lost (the pair's OLDEST REPLICA says how much at most). A pair fails over by 
 every target of its active Location has been unreachable for its failover threshold; this
 command is for an admin who knows the Location is lost sooner, or wants to leave it at once.
 When the old Location is back, it removes its copies, is unfenced, and replication runs the
-other way.`
+other way. A relocate that waits for its Location to stop its workloads or sync a last time
+(the Location stopped answering) is turned into a failover to the same Location.`
 	}
 	cmd := &cobra.Command{
 		Use:   verb + " PAIR [--yes]",
@@ -86,17 +87,22 @@ func (o *options) switchPair(ctx context.Context, name string, mode schedulingv1
 // switchPlan is the Location a switch of p makes active and the question that confirms it,
 // or why there can be no switch now.
 func switchPlan(p *schedulingv1alpha1.LocationPair, mode schedulingv1alpha1.SwitchMode, now time.Time) (string, string, error) {
-	if a := p.Status.LastAction; a != nil && a.Progression != dr.Completed {
-		return "", "", fmt.Errorf("locationpair/%s is in a %s from %s to %s (%s): wait until it completes", p.Name,
-			strings.ToLower(string(a.Mode)), a.From, a.To, a.Progression)
-	}
-	from := p.Status.ActiveLocation
-	if from == "" {
-		return "", "", fmt.Errorf("locationpair/%s has no active Location yet: the hub has not taken it up", p.Name)
-	}
-	to := p.Spec.Primary
+	from, to := p.Status.ActiveLocation, p.Spec.Primary
 	if from == p.Spec.Primary {
 		to = p.Spec.Secondary
+	}
+	if a := p.Status.LastAction; a != nil && a.Progression != dr.Completed {
+		waits := a.Mode == schedulingv1alpha1.Relocate && (a.Progression == dr.Quiescing || a.Progression == dr.FinalSync)
+		if mode != schedulingv1alpha1.Failover || !waits {
+			return "", "", fmt.Errorf("locationpair/%s is in a %s from %s to %s (%s): wait until it completes", p.Name,
+				strings.ToLower(string(a.Mode)), a.From, a.To, a.Progression)
+		}
+		// A relocate that cannot go on (its Location stopped answering) is turned into a
+		// failover to the same Location.
+		from, to = a.From, a.To
+	}
+	if from == "" {
+		return "", "", fmt.Errorf("locationpair/%s has no active Location yet: the hub has not taken it up", p.Name)
 	}
 	if mode == schedulingv1alpha1.Relocate {
 		return to, fmt.Sprintf("Relocate locationpair/%s from %s to %s? Its workloads stop at %s until a last sync of its volumes (%d) is ready, then run at %s.",

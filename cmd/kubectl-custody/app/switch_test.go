@@ -35,6 +35,10 @@ func TestSwitchPlan(t *testing.T) {
 			"Relocate locationpair/shop from east to west? Its workloads stop at east until a last sync of its volumes (2) is ready, then run at west."},
 		{"no switch while one is under way", pair("west", 1, nil, &schedulingv1alpha1.PairAction{Mode: schedulingv1alpha1.Failover, From: "east", To: "west", Progression: "Restoring"}),
 			schedulingv1alpha1.Relocate, "", "locationpair/shop is in a failover from east to west (Restoring): wait until it completes"},
+		{"a failover turns a relocate that waits for its Location into one", pair("east", 2, ago(3*time.Minute), &schedulingv1alpha1.PairAction{Mode: schedulingv1alpha1.Relocate, From: "east", To: "west", Progression: "Quiescing"}),
+			schedulingv1alpha1.Failover, "west", "Fail locationpair/shop over from east to west? Its volumes (2) come back from their replicas: what was written in the last 3m at most is lost."},
+		{"a relocate does not restart one under way", pair("east", 2, nil, &schedulingv1alpha1.PairAction{Mode: schedulingv1alpha1.Relocate, From: "east", To: "west", Progression: "FinalSync"}),
+			schedulingv1alpha1.Relocate, "", "locationpair/shop is in a relocate from east to west (FinalSync): wait until it completes"},
 		{"no switch before the hub took the pair up", pair("", 0, nil, nil), schedulingv1alpha1.Relocate, "",
 			"locationpair/shop has no active Location yet: the hub has not taken it up"},
 	} {
