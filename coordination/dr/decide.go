@@ -101,6 +101,9 @@ func (d *Decision) step(o Observation) {
 		next(Fencing)
 	}
 	if a.Progression == Fencing && o.Locations[a.From].fencedOrGone() {
+		// A sync may have completed since the replicas were last recorded; no other completes
+		// now that the source is fenced or gone. The failover restores from the newest.
+		d.Replicas = o.newReplicas(o.Volumes, true)
 		next(Restoring)
 	}
 	if a.Progression == Quiescing && o.Quiesced {

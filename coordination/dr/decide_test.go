@@ -258,6 +258,17 @@ func TestDecide(t *testing.T) {
 			expect(t, d.Phase, schedulingv1alpha1.PairFailingOver)
 			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-" + dest})
 		}},
+		{"a failover restores from a ready image newer than the recorded replica, and records it", func() Observation {
+			o := with(replicating(pair(), 4*time.Minute), "east", lost(2*time.Minute))
+			newer := &storagev1alpha1.Replica{Target: dest, Snapshot: "snap-newer", Time: metav1.NewTime(ago(30 * time.Second))}
+			o.Volumes[0].Replication.Image = newer
+			o.Action = action(schedulingv1alpha1.Failover, Fencing, time.Second)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, Restoring)
+			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-newer"})
+			expect(t, d.Replicas["ns/c"].Snapshot, "snap-newer")
+		}},
 		{"restoring asks each claim of the Location left to restore from its replica, or says it has none, once", func() Observation {
 			o := replicating(pair(), time.Minute)
 			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Restoring, 20*time.Second)

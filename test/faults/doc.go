@@ -30,8 +30,8 @@
 // four times its length after its own). A replay (N=1) runs the schedule alone, so it
 // repeats its steps but not the faults of the schedules that ran beside it.
 //
-// TestFaults (build tag faults, run by make faults) runs the regression schedules, kept as
-// steps, then a batch drawn from a seed that changes with each run unless -seed fixes it; a
-// failing schedule prints its seed, its steps as drawn and as run, and the make command
-// that replays it.
+// TestFaults (build tag faults; make faults, and make test with a batch of 100) runs the
+// regression schedules, kept as steps, then a batch drawn from a seed that changes with each
+// run unless -seed fixes it; a failing schedule prints its seed, its steps as drawn and as
+// run, and the make command that replays it.
 package faults

@@ -28,7 +28,7 @@ var (
 	keepGoing = flag.Bool("keep-going", false, "run every schedule even after one failed")
 	steps     = flag.Bool("steps", false, "print every schedule's steps, not only a failing one's")
 	keep      = flag.Bool("keep", false, "keep the logs even when every schedule passed")
-	atOnce    = flag.Int("at-once", 4, "how many schedules run at once")
+	atOnce    = flag.Int("at-once", 6, "how many schedules run at once")
 )
 
 // TestFaults runs the regression schedules and a batch of schedules, seeds seed, seed+1, ...,

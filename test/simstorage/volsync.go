@@ -3,6 +3,7 @@ package simstorage
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -270,6 +271,10 @@ func (v *VolSync) sync(ctx context.Context, m *volsyncMember, rs *volsyncv1alpha
 	if err != nil {
 		return err
 	}
+	if fromStorage.Fenced(m.name) {
+		// The mover reads the volume from the member's nodes, which the fence cut off.
+		return fmt.Errorf("reading volume %s: I/O error: %s is fenced off storage %s", from, m.name, fromStorage.Name())
+	}
 	log := fromStorage.Records(from)
 	if err := toStorage.load(to, log); err != nil {
 		return err
@@ -296,9 +301,35 @@ func (v *VolSync) sync(ctx context.Context, m *volsyncMember, rs *volsyncv1alpha
 	}
 	rd.Status.LastSyncTime, rd.Status.LastSyncDuration = &now, &metav1.Duration{Duration: now.Sub(began)}
 	rd.Status.LastSyncStartTime = &now // listening again at once, as with no trigger
+	previous := rd.Status.LatestImage
 	rd.Status.LatestImage = &corev1.TypedLocalObjectReference{APIGroup: ptr.To(snapshotv1.GroupName), Kind: "VolumeSnapshot", Name: snap.Name}
 	rd.Status.LatestMoverStatus = &volsyncv1alpha1.MoverStatus{Result: volsyncv1alpha1.MoverResultSuccessful}
-	return dst.client.Status().Patch(ctx, rd, patch)
+	if err := dst.client.Status().Patch(ctx, rd, patch); err != nil {
+		return err
+	}
+	return rotate(ctx, dst.client, rd, previous)
+}
+
+// doNotDelete is the label that keeps VolSync from deleting a snapshot it took.
+const doNotDelete = "volsync.backube/do-not-delete"
+
+// rotate deletes the destination's previous image once a new one is its latest, as VolSync
+// does, unless it is labelled doNotDelete: VolSync then gives it up (drops its owner
+// reference) and its owner is whoever labelled it.
+func rotate(ctx context.Context, c client.Client, rd *volsyncv1alpha1.ReplicationDestination, previous *corev1.TypedLocalObjectReference) error {
+	if previous == nil || previous.Kind != "VolumeSnapshot" {
+		return nil
+	}
+	old := &snapshotv1.VolumeSnapshot{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: rd.Namespace, Name: previous.Name}, old); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if _, kept := old.Labels[doNotDelete]; kept {
+		patch := client.MergeFrom(old.DeepCopy())
+		old.OwnerReferences = slices.DeleteFunc(old.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == rd.UID })
+		return client.IgnoreNotFound(c.Patch(ctx, old, patch))
+	}
+	return client.IgnoreNotFound(c.Delete(ctx, old, client.Preconditions{ResourceVersion: &old.ResourceVersion}))
 }
 
 // resolve finds the member and the ReplicationDestination an address names.

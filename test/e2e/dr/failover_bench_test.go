@@ -3,6 +3,8 @@ package dr
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,26 +23,36 @@ import (
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 	"github.com/custody-dev/custody/coordination/dr"
 	"github.com/custody-dev/custody/test/environment"
+	"github.com/custody-dev/custody/test/simstorage"
 )
 
-// benchThreshold is the benchmark pair's failover threshold.
-const benchThreshold = 5 * time.Second
+// benchThreshold is the benchmark pair's failover threshold, and benchInterval its
+// replication interval.
+const (
+	benchThreshold = 5 * time.Second
+	benchInterval  = time.Minute
+)
 
-// BenchmarkLocationFailover100Volumes binds 100 owned volumes of one namespace in Location
-// east (member m1), protects them with a LocationPair to west (m2), and stops m1's syncer and
-// API server. It reports, from the stop, when the pair's failover started (start-s: the
-// target's grace and the pair's threshold of 5 s) and when every volume was bound in west
-// again (total-s); the restore itself, from the failover's start (restore-s); and the floor
-// measured in the same run before the stop: the time m2's API server and storage take to
-// bind 100 claims made in m2 directly from the same replicas, 16 at a time (floor-s), with
-// the ratio restore-s / floor-s.
+// BenchmarkLocationFailover100Volumes binds 100 owned volumes in Location east, 50 of a
+// namespace on each of its members m1 and m3, protects them with a LocationPair to west (m2)
+// that replicates every minute, and writes a timestamped record to every volume every 100 ms
+// until both members stop (syncer and API server), half an interval after a scheduled sync of
+// every volume. It reports,
+// from the stop, when the pair's failover started (start-s: the targets' grace and the pair's
+// threshold of 5 s) and when every volume was bound in west again (total-s: the RTO); the
+// restore itself, from the failover's start (restore-s); the data each volume lost, from its
+// write logs: the time from its newest record in the restored volume to the stop (the RPO;
+// rpo-max-s and rpo-median-s, beside the bound of one interval and one sync, rpo-bound-s); and
+// the floor measured in the same run before the stop: the time m2's API server and storage
+// take to bind 100 claims made in m2 directly from the same replicas, 16 at a time (floor-s),
+// with the ratio restore-s / floor-s.
 func BenchmarkLocationFailover100Volumes(b *testing.B) {
 	const volumes = 100
 	ctx := context.Background()
 	ctrl.SetLogger(logr.Discard())
 	for b.Loop() {
 		e, err := environment.Start(ctx, environment.Options{VolSync: true, Locations: []environment.LocationOptions{
-			{Name: "east", Domain: "east", Members: []string{"m1"}},
+			{Name: "east", Domain: "east", Members: []string{"m1", "m3"}},
 			{Name: "west", Domain: "west", Members: []string{"m2"}},
 		}})
 		if err != nil {
@@ -51,68 +63,201 @@ func BenchmarkLocationFailover100Volumes(b *testing.B) {
 			b.Fatal(err)
 		}
 		c := e.Hub.Client
-		ns := benchClaims(ctx, b, c, volumes)
-		pair := &schedulingv1alpha1.LocationPair{
-			ObjectMeta: metav1.ObjectMeta{Name: ns},
-			Spec: schedulingv1alpha1.LocationPairSpec{Primary: "east", Secondary: "west", ReplicationInterval: "1h",
-				FailoverThreshold: &metav1.Duration{Duration: benchThreshold}},
-		}
-		if err := c.Create(ctx, pair); err != nil {
-			b.Fatal(err)
-		}
-		replicas := waitFor(b, "every volume replicated", func() (map[string]string, bool) {
-			out := map[string]string{}
+		namespaces := []string{benchClaims(ctx, b, c, "bench-1", volumes/2), benchClaims(ctx, b, c, "bench-2", volumes/2)}
+		owners := map[string]bool{}
+		for _, ns := range namespaces {
 			for _, vo := range ownerships(ctx, b, c, ns) {
-				if r := vo.Status.Replica; r != nil {
-					out[vo.Name] = r.Snapshot
+				owners[vo.Status.Owner] = true
+			}
+		}
+		if len(owners) != 2 {
+			b.Fatalf("the volumes are on %v, not on both members of east", owners)
+		}
+		var pairs []*schedulingv1alpha1.LocationPair
+		for _, ns := range namespaces {
+			p := &schedulingv1alpha1.LocationPair{
+				ObjectMeta: metav1.ObjectMeta{Name: ns},
+				Spec: schedulingv1alpha1.LocationPairSpec{Primary: "east", Secondary: "west", ReplicationInterval: "1m",
+					FailoverThreshold: &metav1.Duration{Duration: benchThreshold}},
+			}
+			if err := c.Create(ctx, p); err != nil {
+				b.Fatal(err)
+			}
+			pairs = append(pairs, p)
+		}
+		handles := map[string]string{} // namespace/claim: volume handle, and the writers' volumes
+		for _, ns := range namespaces {
+			for _, vo := range ownerships(ctx, b, c, ns) {
+				pv := &corev1.PersistentVolume{}
+				if err := c.Get(ctx, client.ObjectKey{Name: vo.Status.VolumeName}, pv); err != nil {
+					b.Fatal(err)
+				}
+				handles[vo.Namespace+"/"+vo.Name] = vo.Status.Owner + " " + pv.Spec.CSI.VolumeHandle
+			}
+		}
+		stopWriting := write100ms(e.Storage("east"), handles)
+		replicas := waitFor(b, "every volume replicated", func() (map[string]storagev1alpha1.VolumeOwnership, bool) {
+			out := map[string]storagev1alpha1.VolumeOwnership{}
+			for _, ns := range namespaces {
+				for _, vo := range ownerships(ctx, b, c, ns) {
+					if vo.Status.Replica != nil {
+						out[vo.Namespace+"/"+vo.Name] = vo
+					}
 				}
 			}
 			return out, len(out) == volumes
 		})
-		floor := restoreFloor(ctx, b, e, ns, replicas)
-
-		stop := time.Now()
-		if err := e.StopMember("m1", false); err != nil {
-			b.Fatal(err)
+		// The floor and the loss come after a scheduled sync of every volume, the loss half an
+		// interval after it.
+		latest := waitFor(b, "a scheduled sync of every volume", func() (map[string]storagev1alpha1.VolumeOwnership, bool) {
+			out := map[string]storagev1alpha1.VolumeOwnership{}
+			for _, ns := range namespaces {
+				for _, vo := range ownerships(ctx, b, c, ns) {
+					r := vo.Status.Replica
+					if r == nil || !r.Time.Time.After(replicas[vo.Namespace+"/"+vo.Name].Status.Replica.Time.Time) {
+						return nil, false
+					}
+					out[vo.Namespace+"/"+vo.Name] = vo
+				}
+			}
+			return out, true
+		})
+		floor := restoreFloor(ctx, b, e, latest)
+		var synced time.Time
+		for _, vo := range latest {
+			if t := vo.Status.Replica.Time.Time; synced.IsZero() || t.Before(synced) {
+				synced = t
+			}
 		}
-		started := waitFor(b, "the failover's start", func() (time.Duration, bool) {
-			if err := c.Get(ctx, client.ObjectKeyFromObject(pair), pair); err != nil {
+		time.Sleep(time.Until(synced.Add(benchInterval / 2)))
+
+		writes := stopWriting()
+		stop := time.Now()
+		for _, m := range []string{"m1", "m3"} {
+			if err := e.StopMember(m, false); err != nil {
 				b.Fatal(err)
 			}
-			return time.Since(stop), pair.Status.LastAction != nil
+		}
+		started := waitFor(b, "the failovers' start", func() (time.Duration, bool) {
+			for _, p := range pairs {
+				if err := c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+					b.Fatal(err)
+				}
+				if p.Status.LastAction == nil {
+					return 0, false
+				}
+			}
+			return time.Since(stop), true
 		})
 		total := waitFor(b, "every volume bound in west", func() (time.Duration, bool) {
-			if err := c.Get(ctx, client.ObjectKeyFromObject(pair), pair); err != nil {
-				b.Fatal(err)
+			for _, p := range pairs {
+				if err := c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+					b.Fatal(err)
+				}
+				if p.Status.LastAction.Progression != dr.Completed {
+					return 0, false
+				}
 			}
-			return time.Since(stop), pair.Status.LastAction.Progression == dr.Completed
+			return time.Since(stop), true
 		})
-		for _, vo := range ownerships(ctx, b, c, ns) {
-			if vo.Status.Phase != storagev1alpha1.Bound || vo.Status.Owner != "m2" || vo.Status.RestoredFrom == nil {
-				b.Fatalf("volume %s is %s on %s, restored from %v", vo.Name, vo.Status.Phase, vo.Status.Owner, vo.Status.RestoredFrom)
+		var lost []time.Duration
+		var longestSync time.Duration
+		for _, ns := range namespaces {
+			for _, vo := range ownerships(ctx, b, c, ns) {
+				if vo.Status.Phase != storagev1alpha1.Bound || vo.Status.Owner != "m2" || vo.Status.RestoredFrom == nil {
+					b.Fatalf("volume %s is %s on %s, restored from %v", vo.Name, vo.Status.Phase, vo.Status.Owner, vo.Status.RestoredFrom)
+				}
+				pv := &corev1.PersistentVolume{}
+				if err := c.Get(ctx, client.ObjectKey{Name: vo.Status.VolumeName}, pv); err != nil {
+					b.Fatal(err)
+				}
+				k := vo.Namespace + "/" + vo.Name
+				lost = append(lost, dataLost(b, k, writes[k], e.Storage("west").Records(pv.Spec.CSI.VolumeHandle), stop))
+				vr := &storagev1alpha1.VolumeReplication{}
+				if err := c.Get(ctx, client.ObjectKeyFromObject(&vo), vr); client.IgnoreNotFound(err) != nil {
+					b.Fatal(err)
+				}
+				if s := vr.Status.Source; s != nil && s.LastSyncDuration != nil {
+					longestSync = max(longestSync, s.LastSyncDuration.Duration)
+				}
 			}
 		}
 		if err := e.Storage("west").CheckWrites(); err != nil {
 			b.Fatal(err)
 		}
+		slices.Sort(lost)
+		rpoMax, rpoMedian, bound := lost[len(lost)-1], lost[len(lost)/2], benchInterval+longestSync
 		restore := total - started
 		b.ReportMetric(started.Seconds(), "start-s")
 		b.ReportMetric(total.Seconds(), "total-s")
 		b.ReportMetric(restore.Seconds(), "restore-s")
 		b.ReportMetric(floor.Seconds(), "floor-s")
 		b.ReportMetric(restore.Seconds()/floor.Seconds(), "restore/floor")
-		b.Logf("%d volumes failed over from east to west: the failover started %s after the stop (grace and threshold %s), every volume was bound in west %s after it; the restore took %s, the floor %s (%.1fx)",
-			volumes, started.Round(time.Millisecond), benchThreshold, total.Round(time.Millisecond), restore.Round(time.Millisecond), floor.Round(time.Millisecond), restore.Seconds()/floor.Seconds())
+		b.ReportMetric(rpoMax.Seconds(), "rpo-max-s")
+		b.ReportMetric(rpoMedian.Seconds(), "rpo-median-s")
+		b.ReportMetric(bound.Seconds(), "rpo-bound-s")
+		b.Logf("%d volumes on two members failed over from east to west: the failovers started %s after the stop (grace and threshold %s), every volume was bound in west %s after it (RTO); the restore took %s, the floor %s (%.1fx); each volume lost at most %s of writes, %s in the median (bound: interval %s and one sync %s)",
+			volumes, started.Round(time.Millisecond), benchThreshold, total.Round(time.Millisecond), restore.Round(time.Millisecond),
+			floor.Round(time.Millisecond), restore.Seconds()/floor.Seconds(), rpoMax.Round(time.Millisecond), rpoMedian.Round(time.Millisecond),
+			benchInterval, longestSync.Round(time.Millisecond))
+		if rpoMax > bound {
+			b.Errorf("a volume lost %s of writes, more than one interval and one sync (%s)", rpoMax, bound)
+		}
 		if err := e.Stop(); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
+// write100ms writes a record "<unix nanoseconds>" to each volume every 100 ms, as the member
+// that holds it ("<member> <handle>" by namespace/claim), until the function it returns is
+// called; that one returns the records each volume acknowledged, by namespace/claim.
+func write100ms(storage *simstorage.Storage, volumes map[string]string) func() map[string][]string {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	acked := map[string][]string{}
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			for k, v := range volumes {
+				member, handle, _ := strings.Cut(v, " ")
+				record := strconv.FormatInt(time.Now().UnixNano(), 10)
+				if storage.Write(member, handle, record) == nil {
+					acked[k] = append(acked[k], record)
+				}
+			}
+		}
+	}()
+	return func() map[string][]string {
+		close(done)
+		<-stopped
+		return acked
+	}
+}
+
+// dataLost is how much of the volume's acknowledged writes the restored volume lacks, as the
+// time from its newest record to the stop; every record it has must be one acknowledged, in
+// order.
+func dataLost(b *testing.B, k string, acked, restored []string, stop time.Time) time.Duration {
+	if len(restored) == 0 || len(restored) > len(acked) || !slices.Equal(restored, acked[:len(restored)]) {
+		b.Fatalf("volume %s restored %d records that are not the first of the %d acknowledged", k, len(restored), len(acked))
+	}
+	newest, err := strconv.ParseInt(restored[len(restored)-1], 10, 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return stop.Sub(time.Unix(0, newest))
+}
+
 // benchClaims makes a namespace placed in east with n claims, and waits until each is bound
-// on m1.
-func benchClaims(ctx context.Context, b *testing.B, c client.Client, n int) string {
-	ns := "bench"
+// on a member of east.
+func benchClaims(ctx context.Context, b *testing.B, c client.Client, ns string, n int) string {
 	objs := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"app": ns}}},
 		&schedulingv1alpha1.Placement{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: schedulingv1alpha1.PlacementSpec{LocationName: "east",
@@ -126,10 +271,10 @@ func benchClaims(ctx context.Context, b *testing.B, c client.Client, n int) stri
 			b.Fatal(err)
 		}
 	}
-	waitFor(b, "every volume bound on m1", func() (struct{}, bool) {
+	waitFor(b, "every volume bound in east", func() (struct{}, bool) {
 		bound := 0
 		for _, vo := range ownerships(ctx, b, c, ns) {
-			if vo.Status.Phase == storagev1alpha1.Bound && vo.Status.Owner == "m1" {
+			if vo.Status.Phase == storagev1alpha1.Bound && (vo.Status.Owner == "m1" || vo.Status.Owner == "m3") {
 				bound++
 			}
 		}
@@ -138,22 +283,22 @@ func benchClaims(ctx context.Context, b *testing.B, c client.Client, n int) stri
 	return ns
 }
 
-// restoreFloor makes, in m2's copy of ns, a claim from each replica, 16 at a time, and
-// returns how long it took until every one was bound; the claims go after.
-func restoreFloor(ctx context.Context, b *testing.B, e *environment.Environment, ns string, replicas map[string]string) time.Duration {
+// restoreFloor makes, in m2's copies of the namespaces, a claim from each volume's replica,
+// 16 at a time, and returns how long it took until every one was bound; the claims go after.
+func restoreFloor(ctx context.Context, b *testing.B, e *environment.Environment, replicas map[string]storagev1alpha1.VolumeOwnership) time.Duration {
 	kubeSystem := &corev1.Namespace{}
 	if err := e.Hub.Client.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, kubeSystem); err != nil {
 		b.Fatal(err)
 	}
-	down := transform.Target{Key: "m2", Hub: string(kubeSystem.UID)}.Namespace(ns)
+	down := func(ns string) string { return transform.Target{Key: "m2", Hub: string(kubeSystem.UID)}.Namespace(ns) }
 	m2 := e.Member("m2").Client
 	start := time.Now()
 	var g errgroup.Group
 	g.SetLimit(16)
-	for name, snapshot := range replicas {
+	for _, vo := range replicas {
 		g.Go(func() error {
-			return m2.Create(ctx, claimOf(down, "floor-"+name, &corev1.TypedObjectReference{
-				APIGroup: ptr.To("snapshot.storage.k8s.io"), Kind: "VolumeSnapshot", Name: snapshot}))
+			return m2.Create(ctx, claimOf(down(vo.Namespace), "floor-"+vo.Name, &corev1.TypedObjectReference{
+				APIGroup: ptr.To("snapshot.storage.k8s.io"), Kind: "VolumeSnapshot", Name: vo.Status.Replica.Snapshot}))
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -161,7 +306,7 @@ func restoreFloor(ctx context.Context, b *testing.B, e *environment.Environment,
 	}
 	took := waitFor(b, "the floor's claims bound", func() (time.Duration, bool) {
 		list := &corev1.PersistentVolumeClaimList{}
-		if err := m2.List(ctx, list, client.InNamespace(down)); err != nil {
+		if err := m2.List(ctx, list); err != nil {
 			b.Fatal(err)
 		}
 		bound := 0
@@ -172,8 +317,8 @@ func restoreFloor(ctx context.Context, b *testing.B, e *environment.Environment,
 		}
 		return time.Since(start), bound == len(replicas)
 	})
-	for name := range replicas {
-		if err := m2.Delete(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: down, Name: "floor-" + name}}); client.IgnoreNotFound(err) != nil {
+	for _, vo := range replicas {
+		if err := m2.Delete(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: down(vo.Namespace), Name: "floor-" + vo.Name}}); client.IgnoreNotFound(err) != nil {
 			b.Fatal(err)
 		}
 	}

@@ -27,39 +27,39 @@ func downNamespace(ctx context.Context, key, ns string) string {
 }
 
 var _ = Describe("A LocationPair's failover", func() {
-	It("restores each volume from its latest replica when the primary is lost; the old primary comes back clean, and the pair protects the other way", func(ctx SpecContext) {
+	It("restores each volume, owned or shared, from its latest replica when the primary is lost; the old primary comes back clean, and the pair protects the other way", func(ctx SpecContext) {
 		ns := app(ctx, "east")
 		vo, pv := boundClaim(ctx, ns, "data", "m1")
-		old := pv.Spec.CSI.VolumeHandle
+		shared := claimOf(ns, "shared", nil)
+		shared.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
+		svo, spv := bound(ctx, shared, "m1")
+		Expect(svo.Status.Class).To(Equal(storagev1alpha1.Shared))
+		old, sharedOld := pv.Spec.CSI.VolumeHandle, spv.Spec.CSI.VolumeHandle
 		east, west := env.Storage("east"), env.Storage("west")
 		replicated := write(ctx, east, "m1", old, "before", 3)
+		sharedReplicated := write(ctx, east, "m1", sharedOld, "shared", 2)
 
-		pair := &schedulingv1alpha1.LocationPair{
-			ObjectMeta: metav1.ObjectMeta{Name: ns},
-			Spec: schedulingv1alpha1.LocationPairSpec{Primary: "east", Secondary: "west", ReplicationInterval: "5m",
-				FailoverThreshold: &metav1.Duration{Duration: 5 * time.Second}},
+		pair := protect(ctx, ns, schedulingv1alpha1.LocationPairSpec{ReplicationInterval: "1d",
+			FailoverThreshold: &metav1.Duration{Duration: 5 * time.Second}}, vo, svo)
+		replica, sharedReplica := *vo.Status.Replica, *svo.Status.Replica
+		oldest := replica.Time
+		if sharedReplica.Time.Before(&oldest) {
+			oldest = sharedReplica.Time
 		}
-		Expect(hub.Create(ctx, pair)).To(Succeed())
-		DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(hub.Delete(ctx, pair))).To(Succeed()) })
-		Eventually(func(g Gomega) {
-			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vo)).To(Succeed())
-			g.Expect(vo.Status.Replica).NotTo(BeNil())
-			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
-			g.Expect(pair.Status.Phase).To(Equal(schedulingv1alpha1.PairProtecting))
-			g.Expect(pair.Status.ProtectedVolumes).To(Equal(int32(1)))
-		}).WithContext(ctx).Should(Succeed())
-		replica := *vo.Status.Replica
 
-		By("writing after the last replica: the failover loses these, as the pair's interval allows")
+		By("writing after the last replicas: the failover loses these, as the pair's interval allows")
 		late := write(ctx, east, "m1", old, "after", 2)
+		sharedLate := write(ctx, east, "m1", sharedOld, "after", 1)
 
-		By("losing the primary")
-		Expect(env.StopMember("m1", false)).To(Succeed())
-		DeferCleanup(func(ctx context.Context) {
-			if s, _ := env.MemberStatus("m1"); !s.Syncer {
-				Expect(env.StartMember(ctx, "m1")).To(Succeed())
-			}
-		})
+		By("losing the primary: both of its members")
+		for _, m := range []string{"m1", "m3"} {
+			Expect(env.StopMember(m, false)).To(Succeed())
+			DeferCleanup(func(ctx context.Context) {
+				if s, _ := env.MemberStatus(m); !s.Syncer {
+					Expect(env.StartMember(ctx, m)).To(Succeed())
+				}
+			})
+		}
 		lostAt := time.Now()
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
@@ -71,53 +71,81 @@ var _ = Describe("A LocationPair's failover", func() {
 			g.Expect(pair.Status.ActiveLocation).To(Equal("west"))
 			g.Expect(pair.Status.Phase).To(Equal(schedulingv1alpha1.PairFailedOver))
 			g.Expect(a.OldestReplicaTime).NotTo(BeNil())
-			g.Expect(a.OldestReplicaTime.Time).To(BeTemporally("==", replica.Time.Time))
+			g.Expect(a.OldestReplicaTime.Time).To(BeTemporally("==", oldest.Time))
 		}).WithContext(ctx).Should(Succeed())
 		GinkgoWriter.Printf("failed over %s after the primary was lost, in %s from the failover's start\n",
 			time.Since(lostAt).Round(time.Millisecond), pair.Status.LastAction.Duration.Duration)
 
-		By("bringing the volume back on the secondary from the replica, and setting the old one aside")
-		Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vo)).To(Succeed())
-		Expect(vo.Status.Phase).To(Equal(storagev1alpha1.Bound))
-		Expect(vo.Status.Owner).To(Equal("m2"))
-		Expect(vo.Status.Domain).To(Equal("west"))
-		Expect(vo.Status.RestoredFrom).NotTo(BeNil())
-		Expect(vo.Status.RestoredFrom.Snapshot).To(Equal(replica.Snapshot))
-		Expect(vo.Status.RestoredFrom.Time.Time).To(BeTemporally("==", replica.Time.Time))
-		Expect(vo.Status.SetAside).NotTo(BeNil())
-		Expect(vo.Status.SetAside.VolumeHandle).To(Equal(old))
-		Expect(vo.Status.SetAside.Target).To(Equal("m1"))
-		Expect(vo.Status.SetAside.Domain).To(Equal("east"))
-		Expect(hub.Get(ctx, client.ObjectKey{Name: vo.Status.VolumeName}, pv)).To(Succeed())
-		restored := pv.Spec.CSI.VolumeHandle
-		Expect(restored).NotTo(Equal(old))
-		Expect(west.Records(restored)).To(Equal(replicated), "the restored volume holds the replica's writes")
-		write(ctx, west, "m2", restored, "restored", 1)
+		By("bringing each volume back on the secondary from its replica, and setting the old one aside")
+		restored := map[string]string{}
+		for _, c := range []struct {
+			vo      *storagev1alpha1.VolumeOwnership
+			replica storagev1alpha1.Replica
+			old     string
+			records []string
+		}{{vo, replica, old, replicated}, {svo, sharedReplica, sharedOld, sharedReplicated}} {
+			Expect(hub.Get(ctx, client.ObjectKeyFromObject(c.vo), c.vo)).To(Succeed())
+			st := c.vo.Status
+			Expect(st.Phase).To(Equal(storagev1alpha1.Bound), c.vo.Name)
+			Expect(st.Owner).To(Equal("m2"), c.vo.Name)
+			Expect(st.Domain).To(Equal("west"), c.vo.Name)
+			Expect(st.RestoredFrom).NotTo(BeNil(), c.vo.Name)
+			Expect(st.RestoredFrom.Snapshot).To(Equal(c.replica.Snapshot), c.vo.Name)
+			Expect(st.RestoredFrom.Time.Time).To(BeTemporally("==", c.replica.Time.Time), c.vo.Name)
+			Expect(st.SetAside).NotTo(BeNil(), c.vo.Name)
+			Expect(st.SetAside.VolumeHandle).To(Equal(c.old), c.vo.Name)
+			Expect(st.SetAside.Target).To(Equal("m1"), c.vo.Name)
+			Expect(st.SetAside.Domain).To(Equal("east"), c.vo.Name)
+			Expect(hub.Get(ctx, client.ObjectKey{Name: st.VolumeName}, pv)).To(Succeed())
+			h := pv.Spec.CSI.VolumeHandle
+			Expect(h).NotTo(Equal(c.old))
+			Expect(west.Records(h)).To(Equal(c.records), "%s: the restored volume holds exactly its replica's writes", c.vo.Name)
+			write(ctx, west, "m2", h, "restored", 1)
+			restored[c.vo.Name] = h
+		}
+		Expect(svo.Status.Class).To(Equal(storagev1alpha1.Shared))
 		Expect(meta.IsStatusConditionTrue(pair.Status.Conditions, schedulingv1alpha1.ConditionPeerReady)).To(BeFalse())
 
 		By("bringing the old primary back: it removes its copies, keeps the set-aside storage, and is unfenced; the pair then protects from the secondary")
-		Expect(env.StartMember(ctx, "m1")).To(Succeed())
+		for _, m := range []string{"m1", "m3"} {
+			Expect(env.StartMember(ctx, m)).To(Succeed())
+		}
 		m1 := env.Member("m1").Client
 		Eventually(func(g Gomega) {
-			err := m1.Get(ctx, client.ObjectKey{Namespace: downNamespace(ctx, "m1", ns), Name: "data"}, &corev1.PersistentVolumeClaim{})
-			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "m1 keeps its copy of the claim: %v", err)
+			for _, claim := range []string{"data", "shared"} {
+				err := m1.Get(ctx, client.ObjectKey{Namespace: downNamespace(ctx, "m1", ns), Name: claim}, &corev1.PersistentVolumeClaim{})
+				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "m1 keeps its copy of claim %s: %v", claim, err)
+			}
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
 			g.Expect(pair.Status.Phase).To(Equal(schedulingv1alpha1.PairProtecting))
 			g.Expect(meta.IsStatusConditionTrue(pair.Status.Conditions, schedulingv1alpha1.ConditionPeerReady)).To(BeTrue())
-			vr := &storagev1alpha1.VolumeReplication{}
-			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data"}, vr)).To(Succeed())
-			g.Expect([]string{vr.Spec.Source, vr.Spec.Destination}).To(Equal([]string{"m2", "m1"}))
+			for _, claim := range []string{"data", "shared"} {
+				vr := &storagev1alpha1.VolumeReplication{}
+				g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: claim}, vr)).To(Succeed())
+				g.Expect(vr.Spec.Source).To(Equal("m2"))
+				g.Expect(vr.Spec.Destination).To(BeElementOf("m1", "m3"))
+			}
 		}).WithContext(ctx).Should(Succeed())
-		v, ok := east.Volume(old)
-		Expect(ok).To(BeTrue())
-		Expect(v.Deleted.IsZero()).To(BeTrue(), "the set-aside volume was released")
-		Expect(east.Records(old)).To(Equal(append(replicated, late...)))
-		fences := &storagev1alpha1.FenceList{}
-		Expect(hub.List(ctx, fences)).To(Succeed())
-		for _, f := range fences.Items {
-			Expect(f.Spec.TargetName).NotTo(Equal("m1"), "Fence %s of m1 is left", f.Name)
+		for h, records := range map[string][]string{old: append(replicated, late...), sharedOld: append(sharedReplicated, sharedLate...)} {
+			v, ok := east.Volume(h)
+			Expect(ok).To(BeTrue())
+			Expect(v.Deleted.IsZero()).To(BeTrue(), "the set-aside volume %s was released", h)
+			Expect(east.Records(h)).To(Equal(records))
+			Expect(east.LostWrites(h)).To(BeEmpty())
 		}
-		Expect(east.LostWrites(old)).To(BeEmpty())
-		Expect(west.LostWrites(restored)).To(BeEmpty())
+		noFencesOf(ctx, "m1", "m3")
+		for _, h := range restored {
+			Expect(west.LostWrites(h)).To(BeEmpty())
+		}
 	})
 })
+
+// noFencesOf fails if a Fence of any of the targets is left.
+func noFencesOf(ctx context.Context, targets ...string) {
+	GinkgoHelper()
+	fences := &storagev1alpha1.FenceList{}
+	Expect(hub.List(ctx, fences)).To(Succeed())
+	for _, f := range fences.Items {
+		Expect(targets).NotTo(ContainElement(f.Spec.TargetName), "Fence %s is left", f.Name)
+	}
+}

@@ -3,6 +3,7 @@ package dr
 import (
 	"context"
 	"fmt"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -13,6 +14,7 @@ import (
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/coordination/dr"
 	"github.com/custody-dev/custody/test/simstorage"
 )
 
@@ -40,16 +42,67 @@ func app(ctx context.Context, location string) string {
 func boundClaim(ctx context.Context, ns, name, owner string) (*storagev1alpha1.VolumeOwnership, *corev1.PersistentVolume) {
 	GinkgoHelper()
 	// The claim names no class: it gets each member's default, as in a single cluster.
-	Expect(hub.Create(ctx, claimOf(ns, name, nil))).To(Succeed())
+	return bound(ctx, claimOf(ns, name, nil), owner)
+}
+
+// bound makes the claim and waits until it is Bound on owner; it returns its record and hub
+// PV.
+func bound(ctx context.Context, claim *corev1.PersistentVolumeClaim, owner string) (*storagev1alpha1.VolumeOwnership, *corev1.PersistentVolume) {
+	GinkgoHelper()
+	Expect(hub.Create(ctx, claim)).To(Succeed())
 	vo := &storagev1alpha1.VolumeOwnership{}
 	Eventually(func(g Gomega) {
-		g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, vo)).To(Succeed())
+		g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(claim), vo)).To(Succeed())
 		g.Expect(vo.Status.Phase).To(Equal(storagev1alpha1.Bound))
 		g.Expect(vo.Status.Owner).To(Equal(owner))
 	}).WithContext(ctx).Should(Succeed())
 	pv := &corev1.PersistentVolume{}
 	Expect(hub.Get(ctx, client.ObjectKey{Name: vo.Status.VolumeName}, pv)).To(Succeed())
 	return vo, pv
+}
+
+// protect pairs east with west for the spec, named after ns, and waits until the records of
+// claims have replicas and the pair protects them all.
+func protect(ctx context.Context, ns string, spec schedulingv1alpha1.LocationPairSpec, claims ...*storagev1alpha1.VolumeOwnership) *schedulingv1alpha1.LocationPair {
+	GinkgoHelper()
+	spec.Primary, spec.Secondary = "east", "west"
+	pair := &schedulingv1alpha1.LocationPair{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: spec}
+	Expect(hub.Create(ctx, pair)).To(Succeed())
+	DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(hub.Delete(ctx, pair))).To(Succeed()) })
+	Eventually(func(g Gomega) {
+		for _, vo := range claims {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vo)).To(Succeed())
+			g.Expect(vo.Status.Replica).NotTo(BeNil(), "%s has no replica", vo.Name)
+		}
+		g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
+		g.Expect(pair.Status.Phase).To(Equal(schedulingv1alpha1.PairProtecting))
+		g.Expect(pair.Status.ProtectedVolumes).To(Equal(int32(len(claims))))
+	}).WithContext(ctx).Should(Succeed())
+	return pair
+}
+
+// followRestarting follows the pair's switch until it completed, and restarts the controller
+// at each step of it, as soon as the step shows: the controller stops, and a new one takes up
+// what the stopped one wrote. It calls at with each step first, and returns the steps seen.
+func followRestarting(ctx context.Context, pair *schedulingv1alpha1.LocationPair, at func(step string)) []string {
+	GinkgoHelper()
+	var seen []string
+	Eventually(func(g Gomega) {
+		g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
+		a := pair.Status.LastAction
+		g.Expect(a).NotTo(BeNil())
+		if len(seen) == 0 || seen[len(seen)-1] != a.Progression {
+			seen = append(seen, a.Progression)
+			at(a.Progression)
+			if a.Progression != dr.Completed {
+				Expect(env.StopController()).To(Succeed())
+				Expect(env.StartController()).To(Succeed())
+			}
+		}
+		g.Expect(a.Progression).To(Equal(dr.Completed), "%s since %s", a.Progression, a.ProgressionTime)
+	}).WithContext(ctx).WithPolling(50 * time.Millisecond).Should(Succeed())
+	GinkgoWriter.Printf("the controller restarted at %v\n", seen[:len(seen)-1])
+	return seen
 }
 
 // write writes n records "<member> <prefix> <i>" to the volume as member, and returns them.

@@ -19,6 +19,7 @@ import (
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
+	"github.com/custody-dev/custody/test/environment"
 )
 
 // custody runs kubectl custody against the hub and returns what it printed; it must succeed.
@@ -29,6 +30,27 @@ func custody(ctx context.Context, args ...string) string {
 	Expect(errOut).To(BeEmpty())
 	Expect(code).To(Equal(0))
 	return out
+}
+
+// replicated is the Replicated condition of the claim's record, as "<status>/<reason>: <message>".
+func replicated(ctx context.Context, g Gomega, ns, claim string) string {
+	vo := &storagev1alpha1.VolumeOwnership{}
+	g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: claim}, vo)).To(Succeed())
+	c := meta.FindStatusCondition(vo.Status.Conditions, storagev1alpha1.ConditionReplicated)
+	if c == nil {
+		return "none"
+	}
+	return string(c.Status) + "/" + c.Reason + ": " + c.Message
+}
+
+// metrics is what the controller's metrics endpoint serves now.
+func metrics(g Gomega) string {
+	resp, err := http.Get(metricsURL)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	g.Expect(err).NotTo(HaveOccurred())
+	return string(body)
 }
 
 var _ = Describe("A LocationPair", func() {
@@ -76,19 +98,17 @@ var _ = Describe("A LocationPair", func() {
 		By("exposing the replica's time, the last sync's duration and its result as metrics")
 		labels := fmt.Sprintf(`{claim="data",namespace="%s",pair="%s"}`, ns, ns)
 		Eventually(func(g Gomega) {
-			resp, err := http.Get(metricsURL)
-			g.Expect(err).NotTo(HaveOccurred())
-			defer resp.Body.Close()
-			body, err := io.ReadAll(resp.Body)
-			g.Expect(err).NotTo(HaveOccurred())
+			body := metrics(g)
 			vr := &storagev1alpha1.VolumeReplication{}
 			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data"}, vr)).To(Succeed())
 			g.Expect(vr.Status.Destination.LatestImageTime).NotTo(BeNil())
-			g.Expect(string(body)).To(ContainSubstring("custody_volume_replica_timestamp_seconds%s %s", labels,
+			g.Expect(body).To(ContainSubstring("custody_volume_replica_timestamp_seconds%s %s", labels,
 				strconv.FormatFloat(float64(vr.Status.Destination.LatestImageTime.Unix()), 'g', -1, 64)))
-			g.Expect(string(body)).To(ContainSubstring("custody_volume_last_sync_duration_seconds" + labels))
-			g.Expect(string(body)).To(ContainSubstring("custody_volume_sync_failed%s 0", labels))
+			g.Expect(body).To(ContainSubstring("custody_volume_last_sync_duration_seconds" + labels))
+			g.Expect(body).To(ContainSubstring("custody_volume_sync_failed%s 0", labels))
 		}).WithContext(ctx).Should(Succeed())
+
+		Eventually(func(g Gomega) string { return replicated(ctx, g, ns, "data") }).WithContext(ctx).Should(HavePrefix("True/Replicated: latest replica "))
 
 		By("removing the replication and the pair's key with the pair")
 		Expect(hub.Delete(ctx, pair)).To(Succeed())
@@ -96,5 +116,63 @@ var _ = Describe("A LocationPair", func() {
 			g.Expect(apierrors.IsNotFound(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data"}, &storagev1alpha1.VolumeReplication{}))).To(BeTrue())
 			g.Expect(apierrors.IsNotFound(hub.Get(ctx, client.ObjectKey{Namespace: storagev1alpha1.KeyNamespace, Name: "custody-pair-" + ns}, &corev1.Secret{}))).To(BeTrue())
 		}).WithContext(ctx).Should(Succeed())
+	})
+
+	It("shows a sync that fails on the pair, on the volume's record and in a metric, and retries it until it succeeds", func(ctx SpecContext) {
+		ns := app(ctx, "east")
+		boundClaim(ctx, ns, "data", "m1")
+		env.VolSync().FailSyncs("connection reset by peer")
+		DeferCleanup(func() { env.VolSync().FailSyncs("") })
+		pair := &schedulingv1alpha1.LocationPair{
+			ObjectMeta: metav1.ObjectMeta{Name: ns},
+			Spec:       schedulingv1alpha1.LocationPairSpec{Primary: "east", Secondary: "west", ReplicationInterval: "5m"},
+		}
+		Expect(hub.Create(ctx, pair)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(hub.Delete(ctx, pair))).To(Succeed()) })
+		failed := fmt.Sprintf(`custody_volume_sync_failed{claim="data",namespace="%s",pair="%s"}`, ns, ns)
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
+			c := meta.FindStatusCondition(pair.Status.Conditions, schedulingv1alpha1.ConditionDataProtected)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(schedulingv1alpha1.ReasonSyncFailed))
+			g.Expect(c.Message).To(Equal(fmt.Sprintf("1 volumes failed their last sync; the first, %s/data: connection reset by peer", ns)))
+			g.Expect(replicated(ctx, g, ns, "data")).To(Equal("False/SyncFailed: the last sync from m1 to m2 failed, and is retried: connection reset by peer"))
+			g.Expect(metrics(g)).To(ContainSubstring(failed + " 1"))
+		}).WithContext(ctx).Should(Succeed())
+		out := custody(ctx, "describe", "volume", ns+"/data")
+		Expect(out).To(MatchRegexp(`(?m)^\s+Replicated\s+False\s+SyncFailed\s+the last sync from m1 to m2 failed`))
+
+		By("letting the syncs succeed again: the next try replicates the volume")
+		env.VolSync().FailSyncs("")
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(pair.Status.Conditions, schedulingv1alpha1.ConditionDataProtected)).To(BeTrue(), "%v", pair.Status.Conditions)
+			g.Expect(replicated(ctx, g, ns, "data")).To(HavePrefix("True/Replicated: latest replica "))
+			g.Expect(metrics(g)).To(ContainSubstring(failed + " 0"))
+		}).WithContext(ctx).Should(Succeed())
+	})
+
+	It("does not replicate a volume whose storage class the other Location lacks, and names the class", func(ctx SpecContext) {
+		ns := app(ctx, "east")
+		// Class east is m1's own, by name: m2 has none of that name.
+		bound(ctx, environment.Claim(ns, "pinned", "east", corev1.ReadWriteOnce), "m1")
+		boundClaim(ctx, ns, "data", "m1")
+		pair := &schedulingv1alpha1.LocationPair{
+			ObjectMeta: metav1.ObjectMeta{Name: ns},
+			Spec:       schedulingv1alpha1.LocationPairSpec{Primary: "east", Secondary: "west", ReplicationInterval: "5m"},
+		}
+		Expect(hub.Create(ctx, pair)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(hub.Delete(ctx, pair))).To(Succeed()) })
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
+			c := meta.FindStatusCondition(pair.Status.Conditions, schedulingv1alpha1.ConditionDataProtected)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(schedulingv1alpha1.ReasonStorageClassUnmapped))
+			g.Expect(c.Message).To(Equal(fmt.Sprintf("1 volumes cannot replicate; the first, %s/pinned: target m2 has no storage class east", ns)))
+			g.Expect(replicated(ctx, g, ns, "pinned")).To(Equal("False/StorageClassUnmapped: the volume cannot replicate: target m2 has no storage class east"))
+			g.Expect(replicated(ctx, g, ns, "data")).To(HavePrefix("True/Replicated: "), "the claim of the default class replicates")
+			g.Expect(pair.Status.Volumes).To(Equal(int32(1)))
+		}).WithContext(ctx).Should(Succeed())
+		Expect(apierrors.IsNotFound(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pinned"}, &storagev1alpha1.VolumeReplication{}))).To(BeTrue())
 	})
 })

@@ -34,7 +34,7 @@ func usersOf(ctx context.Context, member client.Client, ns, claim string) []stri
 }
 
 var _ = Describe("A LocationPair's relocate", func() {
-	It("stops the workloads, syncs a last time, and restores every volume from that sync on the other Location, losing no write", func(ctx SpecContext) {
+	It("stops the workloads, syncs a last time, and restores every volume from that sync on the other Location, losing no write, through controller restarts at each step", func(ctx SpecContext) {
 		ns := app(ctx, "east")
 		vo, pv := boundClaim(ctx, ns, "data", "m1")
 		old := pv.Spec.CSI.VolumeHandle
@@ -75,20 +75,14 @@ var _ = Describe("A LocationPair's relocate", func() {
 		Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
 		Expect(pair.Spec.ActiveLocation).To(BeEmpty())
 
-		By("relocating with kubectl custody")
+		By("relocating with kubectl custody, the controller restarted at each step")
 		Expect(custody(ctx, "relocate", ns, "--yes")).To(ContainSubstring("locationpair/%s: relocate to west asked", ns))
-		Eventually(func(g Gomega) {
-			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
-			a := pair.Status.LastAction
-			g.Expect(a).NotTo(BeNil())
-			g.Expect(a.Mode).To(Equal(schedulingv1alpha1.Relocate))
-			g.Expect(a.Automatic).To(BeFalse())
-			vr := &storagev1alpha1.VolumeReplication{}
-			_ = hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data"}, vr)
-			g.Expect(a.Progression).To(Equal(dr.Completed), "%s since %s; the replication reports %+v; m1's pods using the claim: %v",
-				a.Progression, a.ProgressionTime, vr.Status.Source, usersOf(ctx, m1, downNamespace(ctx, "m1", ns), "data"))
-			g.Expect(pair.Status.ActiveLocation).To(Equal("west"))
-		}).WithContext(ctx).Should(Succeed())
+		steps := followRestarting(ctx, pair, func(string) {})
+		Expect(steps).To(ContainElements(dr.Quiescing, dr.Restoring, dr.Completed))
+		a := pair.Status.LastAction
+		Expect(a.Mode).To(Equal(schedulingv1alpha1.Relocate))
+		Expect(a.Automatic).To(BeFalse())
+		Expect(pair.Status.ActiveLocation).To(Equal("west"))
 		GinkgoWriter.Printf("relocated in %s\n", pair.Status.LastAction.Duration.Duration)
 
 		By("restoring the volume on the secondary from the last sync, with every write")

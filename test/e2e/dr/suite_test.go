@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/testbed"
 )
@@ -31,8 +32,9 @@ func TestDR(t *testing.T) {
 	RunSpecs(t, "Disaster recovery suite")
 }
 
-// The environment: Location "east" of m1 over storage domain "east", Location "west" of m2
-// over "west", with VolSync in both members.
+// The environment: Location "east" of m1 and m3 over storage domain "east", Location "west"
+// of m2 over "west", with VolSync in every member. m3 is cordoned, so that the specs' namespaces
+// run on m1; it is there for a primary of two members, which fence each other.
 var _ = BeforeSuite(func(ctx context.Context) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -41,11 +43,16 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	Expect(l.Close()).To(Succeed())
 	metricsURL = "http://" + addr + "/metrics"
 	env, err = environment.Start(ctx, environment.Options{VolSync: true, MetricsAddr: addr, Locations: []environment.LocationOptions{
-		{Name: "east", Domain: "east", Members: []string{"m1"}},
+		{Name: "east", Domain: "east", Members: []string{"m1", "m3"}},
 		{Name: "west", Domain: "west", Members: []string{"m2"}},
 	}})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(env.Stop)
 	Expect(env.WaitReady(ctx)).To(Succeed())
 	hub = env.Hub.Client
+	m3 := &workloadv1alpha1.SyncTarget{}
+	Expect(hub.Get(ctx, client.ObjectKey{Name: "m3"}, m3)).To(Succeed())
+	patch := client.MergeFrom(m3.DeepCopy())
+	m3.Spec.Unschedulable = true
+	Expect(hub.Patch(ctx, m3, patch)).To(Succeed())
 }, NodeTimeout(testbed.StartTimeout))
