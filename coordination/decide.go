@@ -353,6 +353,16 @@ func compatible(o Observation, from, to *workloadv1alpha1.StorageClassInfo) (boo
 func deleting(o Observation, d *Decision) {
 	d.Phase = storagev1alpha1.Deleting
 	held := holders(o)
+	// A holder fenced off the volume cannot let go of it: coordination acknowledges in its
+	// place, as in a move away from it, before anything else. It keeps its copy, and the
+	// storage is not released under it, until it returns.
+	if fenced := slices.DeleteFunc(stillFenced(o, d.Domain), func(k string) bool { return !slices.Contains(held, k) }); len(fenced) > 0 {
+		d.Reason, d.Message = storagev1alpha1.ReasonOwnerFenced, fmt.Sprintf("%v, fenced off storage domain %s, cannot let go of the volume; coordination does in its place", fenced, d.Domain)
+		for _, k := range fenced {
+			d.Actions = append(d.Actions, Action{Kind: ReleaseFenced, Target: k})
+		}
+		return
+	}
 	owner := o.Record.Owner
 	if !slices.Contains(held, owner) {
 		owner = ""

@@ -260,4 +260,18 @@ var regressions = []Schedule{
 		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteOnce},
 		{At: 1930 * time.Millisecond, Kind: FailStorage, For: 1040 * time.Millisecond},
 	}},
+	// Claims deleted while they moved away from a member that a Fence had cut off (the
+	// faults of the schedules beside it partitioned that member): coordination's release of the
+	// fenced owner in its place failed on a conflict, and the deleted claim then waited for
+	// that owner to let go, which a fenced member's syncer never does while it is held. The
+	// member never came back clean, so it stayed fenced, and every schedule after it waited.
+	// A deleted claim's fenced holders are now released in their place first.
+	{Seed: 1795582567185357047, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c3", Mode: corev1.ReadWriteOnce},
+		{At: 1220 * time.Millisecond, Kind: KillController, For: 1320 * time.Millisecond},
+		{At: 2170 * time.Millisecond, Kind: RestartHub, For: 810 * time.Millisecond},
+		{At: 2700 * time.Millisecond, Kind: Partition, Target: Owner, For: 2420 * time.Millisecond},
+	}},
 }
