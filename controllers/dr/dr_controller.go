@@ -19,8 +19,12 @@ import (
 	"github.com/custody-dev/custody/coordination/dr"
 )
 
-// fieldOwner owns the pair's status and the replica on a VolumeOwnership.
-const fieldOwner = "custody-dr"
+// fieldOwner owns the pair's status and the replica on a VolumeOwnership, and
+// conditionOwner the Replicated condition of a VolumeOwnership.
+const (
+	fieldOwner     = "custody-dr"
+	conditionOwner = "custody-dr-replicated"
+)
 
 // recheck is the longest a pair goes unlooked at: its failover threshold and its
 // replicas' age pass without an event.
@@ -67,8 +71,9 @@ func pairOf(_ context.Context, o client.Object) []ctrl.Request {
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;patch
 
-// Reconcile takes one step of a pair: it decides, writes the decision into the pair's status,
-// and then carries it out: the pair's key, the Fences, the replications and the replicas.
+// Reconcile takes one step of a pair: it decides, records the replicas and the Replicated
+// conditions on the volumes, writes the decision into the pair's status, and then carries it
+// out: the pair's key, the Fences, the replications, the restores and the quiesce.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	p := &schedulingv1alpha1.LocationPair{}
 	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil || !p.DeletionTimestamp.IsZero() {
@@ -80,6 +85,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	d := dr.Decide(o)
+	// The replicas a step takes are recorded before the status says the step began.
+	if err := r.recordVolumes(ctx, s, d); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.writeStatus(ctx, p, d); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -95,9 +104,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if err := r.replicate(ctx, s, d, o.Pair.Schedule); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := r.recordVolumes(ctx, s, d); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.askRestores(ctx, s, d); err != nil {

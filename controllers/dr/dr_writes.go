@@ -95,31 +95,31 @@ func (r *Reconciler) ensureReplication(ctx context.Context, p *schedulingv1alpha
 }
 
 // recordVolumes writes onto the claims' VolumeOwnerships what the pair knows of each: the
-// replica the decision took, and the Replicated condition. Both are the dr controller's
-// fields of the record, applied together; a record is written only where they change.
+// replica the decision took, and the Replicated condition, each under a field manager of its
+// own, so that neither write sets the other field back to a value read from the cache.
 func (r *Reconciler) recordVolumes(ctx context.Context, s *scope, d dr.Decision) error {
 	for _, k := range slices.Sorted(maps.Keys(s.ownerships)) {
 		vo := s.ownerships[k]
-		st := storagev1alpha1.VolumeOwnershipStatus{Replica: vo.Status.Replica}
+		key := metav1.ObjectMeta{Namespace: vo.Namespace, Name: vo.Name}
 		if replica, ok := d.Replicas[k]; ok {
-			st.Replica = &replica
+			applied := &storagev1alpha1.VolumeOwnership{ObjectMeta: key, Status: storagev1alpha1.VolumeOwnershipStatus{Replica: &replica}}
+			if err := status.Apply(ctx, r.Client, applied, fieldOwner); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+		}
+		if d.VolumeConditions == nil {
+			continue // the pair cannot tell now: the conditions stay as they are
 		}
 		had := meta.FindStatusCondition(vo.Status.Conditions, storagev1alpha1.ConditionReplicated)
 		c, ok := d.VolumeConditions[k]
-		switch {
-		case ok:
-			st.Conditions = []metav1.Condition{status.Condition(vo.Status.Conditions, c)}
-		case d.VolumeConditions == nil && had != nil:
-			st.Conditions = []metav1.Condition{*had} // the pair cannot tell now: kept as it is
-		}
-		_, took := d.Replicas[k]
-		same := ok && had != nil && had.Status == c.Status && had.Reason == c.Reason && had.Message == c.Message ||
-			!ok && (had == nil || d.VolumeConditions == nil)
-		if !took && same {
+		if ok && had != nil && had.Status == c.Status && had.Reason == c.Reason && had.Message == c.Message || !ok && had == nil {
 			continue
 		}
-		applied := &storagev1alpha1.VolumeOwnership{ObjectMeta: metav1.ObjectMeta{Namespace: vo.Namespace, Name: vo.Name}, Status: st}
-		if err := status.Apply(ctx, r.Client, applied, fieldOwner); client.IgnoreNotFound(err) != nil {
+		applied := &storagev1alpha1.VolumeOwnership{ObjectMeta: key}
+		if ok {
+			applied.Status.Conditions = []metav1.Condition{status.Condition(vo.Status.Conditions, c)}
+		}
+		if err := status.Apply(ctx, r.Client, applied, conditionOwner); client.IgnoreNotFound(err) != nil {
 			return err
 		}
 	}

@@ -121,6 +121,11 @@ func (d *Decision) step(o Observation) {
 		if a.Mode == schedulingv1alpha1.Relocate {
 			d.Replications = o.finalSyncs(a) // no scheduled sync replaces the image restored from
 		}
+		if d.Replicas == nil {
+			// As when the step began: the record of the replicas taken then may have been
+			// lost, and a claim not yet asked to restore takes the newest.
+			d.Replicas = o.newReplicas(o.unasked(a), a.Mode == schedulingv1alpha1.Failover)
+		}
 		d.Restores, d.Unrestores = o.restores(a, d.Replicas)
 		if o.restored(a, d.Replicas) {
 			next(Completed)
@@ -130,8 +135,9 @@ func (d *Decision) step(o Observation) {
 		}
 	}
 	// A relocate's workloads stay stopped until every volume is back: a workload started
-	// again where it ran would write past the last sync.
-	d.Quiesce = a.Mode == schedulingv1alpha1.Relocate && a.Progression != Completed
+	// again where it ran would write past the last sync. A failover's stop while it fences
+	// the Location it leaves, whose writes from then on are lost anyway.
+	d.Quiesce = a.Progression != Completed && (a.Mode == schedulingv1alpha1.Relocate || a.Progression == Fencing)
 }
 
 // relocateGivenUp tells whether a relocate that has not restored yet becomes a failover, as
@@ -145,7 +151,7 @@ func (o Observation) relocateGivenUp(a *schedulingv1alpha1.PairAction) (by strin
 	if o.Pair.Mode == schedulingv1alpha1.Failover && o.Pair.Declared == a.To && o.Pair.Generation > a.Generation {
 		return "spec", true
 	}
-	return "", o.Pair.Automatic && o.Locations[a.From].lost(o.Now, o.Pair.Threshold)
+	return "", o.Pair.Automatic && o.Locations[a.From].lost(o.Now, o.Pair.Threshold) && o.Locations[a.To].anyReady()
 }
 
 // protect replicates every volume bound in the active Location to the other one, unless
@@ -454,6 +460,9 @@ func (o Observation) restores(a *schedulingv1alpha1.PairAction, taken map[string
 	out := map[string]string{}
 	var drop []string
 	for _, v := range o.Volumes {
+		if o.asked(v, a) {
+			continue // a restore asked of the Location switched to is not changed midway
+		}
 		r := o.usable(v, a, taken)
 		var want string
 		switch {
@@ -475,6 +484,22 @@ func (o Observation) restores(a *schedulingv1alpha1.PairAction, taken map[string
 		out = nil
 	}
 	return out, drop
+}
+
+// asked: the claim's restore annotation already names a replica in the Location the switch
+// goes to.
+func (o Observation) asked(v Volume, a *schedulingv1alpha1.PairAction) bool {
+	if v.Restore == nil {
+		return false
+	}
+	key, snapshot, _ := strings.Cut(*v.Restore, "/")
+	return snapshot != "" && o.Locations[a.To].has(key)
+}
+
+// unasked are the volumes not yet asked to restore from a replica in the Location the switch
+// goes to.
+func (o Observation) unasked(a *schedulingv1alpha1.PairAction) []Volume {
+	return slices.DeleteFunc(slices.Clone(o.Volumes), func(v Volume) bool { return o.asked(v, a) })
 }
 
 // usable is the replica a switch restores the volume from: the one just taken, else the one

@@ -283,7 +283,7 @@ func TestDecide(t *testing.T) {
 		{"a replica left in the Location a switch leaves is none", func() Observation {
 			o := replicating(pair(), time.Minute)
 			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Restoring, 20*time.Second)
-			o.Volumes[0].Replica = replica("e2", time.Hour)
+			o.Volumes[0].Replica, o.Volumes[0].Replication = replica("e2", time.Hour), nil
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Restores, map[string]string{"ns/c": ""})
@@ -503,7 +503,26 @@ func TestDecide(t *testing.T) {
 			expect(t, d.Action.Generation, int64(2))
 			expect(t, d.Action.Progression, Fencing)
 			expect(t, d.Fence, []string{"e1", "e2"})
-			expect(t, d.Quiesce, false)
+			expect(t, d.Quiesce, true)
+		}},
+		{"a restore asked is not changed midway, whatever the record says", func() Observation {
+			o := replicating(pair(), 10*time.Minute)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Relocate, Restoring, 20*time.Second)
+			asked := dest + "/snap-final"
+			o.Volumes[0].Restore = &asked
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, len(d.Restores), 0)
+			expect(t, d.Action.Progression, Restoring)
+		}},
+		{"a claim not yet asked to restore in a failover's later step takes the newest replica", func() Observation {
+			o := replicating(pair(), 10*time.Minute)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Restoring, 20*time.Second)
+			o.Volumes[0].Replication.Image = &storagev1alpha1.Replica{Target: dest, Snapshot: "snap-newer", Time: metav1.NewTime(ago(time.Minute))}
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-newer"})
+			expect(t, d.Replicas["ns/c"].Snapshot, "snap-newer")
 		}},
 		{"a relocate that restores already is not turned into a failover", func() Observation {
 			o := replicating(pair(), time.Minute)

@@ -301,35 +301,44 @@ func (v *VolSync) sync(ctx context.Context, m *volsyncMember, rs *volsyncv1alpha
 	}
 	rd.Status.LastSyncTime, rd.Status.LastSyncDuration = &now, &metav1.Duration{Duration: now.Sub(began)}
 	rd.Status.LastSyncStartTime = &now // listening again at once, as with no trigger
-	previous := rd.Status.LatestImage
 	rd.Status.LatestImage = &corev1.TypedLocalObjectReference{APIGroup: ptr.To(snapshotv1.GroupName), Kind: "VolumeSnapshot", Name: snap.Name}
 	rd.Status.LatestMoverStatus = &volsyncv1alpha1.MoverStatus{Result: volsyncv1alpha1.MoverResultSuccessful}
-	if err := dst.client.Status().Patch(ctx, rd, patch); err != nil {
-		return err
-	}
-	return rotate(ctx, dst.client, rd, previous)
+	return dst.client.Status().Patch(ctx, rd, patch)
 }
 
 // doNotDelete is the label that keeps VolSync from deleting a snapshot it took.
 const doNotDelete = "volsync.backube/do-not-delete"
 
-// rotate deletes the destination's previous image once a new one is its latest, as VolSync
-// does, unless it is labelled doNotDelete: VolSync then gives it up (drops its owner
-// reference) and its owner is whoever labelled it.
-func rotate(ctx context.Context, c client.Client, rd *volsyncv1alpha1.ReplicationDestination, previous *corev1.TypedLocalObjectReference) error {
-	if previous == nil || previous.Kind != "VolumeSnapshot" {
+// rotate deletes the images a ReplicationDestination took before the one now ready, as
+// VolSync does once a new image is bound, unless they are labelled doNotDelete: VolSync then
+// gives them up (drops its owner reference), and they are whoever labelled them's.
+func rotate(ctx context.Context, c client.Client, ready *snapshotv1.VolumeSnapshot) error {
+	rd := metav1.GetControllerOf(ready)
+	if rd == nil || rd.Kind != "ReplicationDestination" {
 		return nil
 	}
-	old := &snapshotv1.VolumeSnapshot{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: rd.Namespace, Name: previous.Name}, old); err != nil {
-		return client.IgnoreNotFound(err)
+	list := &snapshotv1.VolumeSnapshotList{}
+	if err := c.List(ctx, list, client.InNamespace(ready.Namespace)); err != nil {
+		return err
 	}
-	if _, kept := old.Labels[doNotDelete]; kept {
-		patch := client.MergeFrom(old.DeepCopy())
-		old.OwnerReferences = slices.DeleteFunc(old.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == rd.UID })
-		return client.IgnoreNotFound(c.Patch(ctx, old, patch))
+	for i := range list.Items {
+		old := &list.Items[i]
+		if owner := metav1.GetControllerOf(old); owner == nil || owner.UID != rd.UID || !old.CreationTimestamp.Before(&ready.CreationTimestamp) {
+			continue
+		}
+		if _, kept := old.Labels[doNotDelete]; kept {
+			patch := client.MergeFrom(old.DeepCopy())
+			old.OwnerReferences = slices.DeleteFunc(old.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == rd.UID })
+			if err := c.Patch(ctx, old, patch); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+			continue
+		}
+		if err := c.Delete(ctx, old); client.IgnoreNotFound(err) != nil {
+			return err
+		}
 	}
-	return client.IgnoreNotFound(c.Delete(ctx, old, client.Preconditions{ResourceVersion: &old.ResourceVersion}))
+	return nil
 }
 
 // resolve finds the member and the ReplicationDestination an address names.
@@ -420,7 +429,10 @@ func (v *VolSync) snapshotReady(ctx context.Context, m *volsyncMember, key clien
 		BoundVolumeSnapshotContentName: ptr.To(content.Name), CreationTime: &now, ReadyToUse: ptr.To(true),
 		RestoreSize: ptr.To(resource.MustParse(strconv.Itoa(len(log)) + "Ki")),
 	}
-	return m.client.Status().Patch(ctx, snap, patch)
+	if err := m.client.Status().Patch(ctx, snap, patch); err != nil {
+		return err
+	}
+	return rotate(ctx, m.client, snap)
 }
 
 // nextRun is the first time after t that a cron schedule of the forms a LocationPair's
