@@ -78,11 +78,11 @@ type FenceDecision struct {
 // FenceDecide decides one step of a Fence. It never lets the target reach the storage again
 // before the storage confirmed the unfence, and never unfences a target that did not report
 // clean, unless the target no longer exists. A target that is back and clean is unfenced,
-// also when it came back before the Fence completed.
+// also when it came back before the Fence completed, unless a holder keeps the Fence.
 func FenceDecide(o FenceObservation) FenceDecision {
 	want := o.Spec.State
 	var d FenceDecision
-	back := o.Target.Ready && o.Target.Clean
+	back := o.Target.Ready && o.Target.Clean && o.Spec.HeldBy == ""
 	// A deleted Fence that holds a target that still exists is lifted only once it is back.
 	if want != storagev1alpha1.Unfenced && (back || o.Deleting && (!o.WasFenced || !o.Target.Found)) {
 		d.Unfence, want = true, storagev1alpha1.Unfenced
@@ -94,6 +94,9 @@ func FenceDecide(o FenceObservation) FenceDecision {
 	if (want == storagev1alpha1.Unfenced || o.Deleting) && o.WasFenced && o.Target.Found && !cleanSinceAsked {
 		d.Phase, d.Reason = storagev1alpha1.FenceFenced, ReasonWaitingForClean
 		d.Message = fmt.Sprintf("%s stays fenced off %s until its syncer is back and reports, after the unfence was asked, that it holds nothing it should not", o.Spec.TargetName, o.Spec.Domain)
+		if o.Spec.HeldBy != "" {
+			d.Message = fmt.Sprintf("%s stays fenced off %s while %s holds the Fence: it lets go once the target reports clean after the failover", o.Spec.TargetName, o.Spec.Domain, o.Spec.HeldBy)
+		}
 		d.Executor = o.Executor
 		return d
 	}

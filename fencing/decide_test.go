@@ -79,6 +79,18 @@ func TestFenceDecide(t *testing.T) {
 		{name: "back and clean before the fence completed: it is lifted",
 			o:    obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) { o.Executor, o.Target = "b", back }),
 			want: storagev1alpha1.FenceUnfencing, executor: "b", unfence: true},
+		{name: "a held Fence of a target that answers and is clean is executed, and holds",
+			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) {
+				o.Spec.HeldBy, o.Executor, o.Executed, o.WasFenced, o.Target = "locationpair/shop", "b", fenced, true, back
+			}), want: storagev1alpha1.FenceFenced, executor: "b"},
+		{name: "a held Fence of a target that answers goes to an executor",
+			o:    obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) { o.Spec.HeldBy, o.Target = "locationpair/shop", back }),
+			want: storagev1alpha1.FenceFencing, executor: "b"},
+		{name: "a held Fence asked to unfence stays fenced, and says who holds it",
+			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, func(o *FenceObservation) {
+				lifting(asked, reported)(o)
+				o.Spec.HeldBy = "locationpair/shop"
+			}), want: storagev1alpha1.FenceFenced, executor: "b"},
 		{name: "back but not clean: stays fenced",
 			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, func(o *FenceObservation) {
 				o.Executor, o.Executed, o.WasFenced, o.Target = "b", fenced, true, back

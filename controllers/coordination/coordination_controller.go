@@ -130,18 +130,19 @@ func targetChanged(e event.UpdateEvent) bool {
 // +kubebuilder:rbac:groups="",resources=persistentvolumes/status,verbs=patch
 // +kubebuilder:rbac:groups=storage.custody.dev,resources=fences,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
-// +kubebuilder:rbac:groups=storage.custody.dev,resources=volumeownerships,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=storage.custody.dev,resources=volumeownerships,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=storage.custody.dev,resources=volumeownerships/status,verbs=get;patch
 
 // Reconcile takes one step of the claim's volume.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	claim := &corev1.PersistentVolumeClaim{}
 	if err := r.Client.Get(ctx, req.NamespacedName, claim); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.metrics.forget(req.NamespacedName)
-			r.written.forget(req.NamespacedName)
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		r.metrics.forget(req.NamespacedName)
+		r.written.forget(req.NamespacedName)
+		return ctrl.Result{}, r.releaseRecord(ctx, req.NamespacedName)
 	}
 	if !coordinated(claim) {
 		// A deleted claim that was never placed: let go of the hub's protection.
@@ -197,14 +198,41 @@ func coordinated(claim *corev1.PersistentVolumeClaim) bool {
 	return controllerutil.ContainsFinalizer(claim, storagev1alpha1.VolumeFinalizer) || len(workloadv1alpha1.Targets(claim)) > 0
 }
 
+// releaseRecord lets the VolumeOwnership of a claim that is gone go: the garbage collector
+// or the namespace's deletion removes it.
+func (r *Reconciler) releaseRecord(ctx context.Context, key client.ObjectKey) error {
+	vo := &storagev1alpha1.VolumeOwnership{}
+	if err := r.Client.Get(ctx, key, vo); err != nil || !controllerutil.ContainsFinalizer(vo, storagev1alpha1.RecordFinalizer) {
+		return client.IgnoreNotFound(err)
+	}
+	// The cache may not show a claim made a moment ago with the same name yet.
+	claim := &corev1.PersistentVolumeClaim{}
+	if err := r.APIReader.Get(ctx, key, claim); !apierrors.IsNotFound(err) {
+		return err
+	}
+	patch := client.MergeFromWithOptions(vo.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(vo, storagev1alpha1.RecordFinalizer)
+	return client.IgnoreNotFound(r.Client.Patch(ctx, vo, patch))
+}
+
 // record writes the decision on the VolumeOwnership before anything acts on it.
 func (r *Reconciler) record(ctx context.Context, s *scope, d coordination.Decision) error {
 	vo := s.ownership
-	if vo.UID == "" {
+	switch {
+	case vo.UID == "":
 		if err := controllerutil.SetControllerReference(s.claim, vo, r.Client.Scheme()); err != nil {
 			return err
 		}
+		controllerutil.AddFinalizer(vo, storagev1alpha1.RecordFinalizer)
 		if err := r.Client.Create(ctx, vo); err != nil {
+			return err
+		}
+		r.written.wrote(client.ObjectKeyFromObject(vo), vo.ResourceVersion)
+	case vo.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(vo, storagev1alpha1.RecordFinalizer):
+		// A record made before it had the finalizer gets it.
+		patch := client.MergeFrom(vo.DeepCopy())
+		controllerutil.AddFinalizer(vo, storagev1alpha1.RecordFinalizer)
+		if err := r.Client.Patch(ctx, vo, patch); err != nil {
 			return err
 		}
 		r.written.wrote(client.ObjectKeyFromObject(vo), vo.ResourceVersion)

@@ -66,7 +66,7 @@ func pairOf(_ context.Context, o client.Object) []ctrl.Request {
 // +kubebuilder:rbac:groups=scheduling.custody.dev,resources=locationpairs/status,verbs=get;patch
 // +kubebuilder:rbac:groups=storage.custody.dev,resources=volumereplications,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=storage.custody.dev,resources=volumeownerships/status,verbs=get;patch
-// +kubebuilder:rbac:groups=storage.custody.dev,resources=fences,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=storage.custody.dev,resources=fences,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",namespace=custody-system,resources=secrets,verbs=get;create
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;patch

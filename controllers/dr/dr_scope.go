@@ -29,6 +29,7 @@ type scope struct {
 	// namespaces are the namespaces the pair's Placements bind.
 	namespaces []*corev1.Namespace
 	targets    []workloadv1alpha1.SyncTarget
+	fences     []storagev1alpha1.Fence
 }
 
 // observe reads the pair's Locations, their targets and Fences, and the volumes of the
@@ -66,7 +67,7 @@ func (r *Reconciler) observe(ctx context.Context, p *schedulingv1alpha1.Location
 			return nil, o, err
 		}
 	}
-	s.targets = targets.Items
+	s.targets, s.fences = targets.Items, fences.Items
 	for _, name := range []string{p.Spec.Primary, p.Spec.Secondary} {
 		members, ok := schedulingv1alpha1.LocationTargets(name, locations.Items, targets.Items)
 		l := dr.Location{Name: name, Found: ok}

@@ -177,18 +177,44 @@ func (r *Reconciler) askRestores(ctx context.Context, s *scope, d dr.Decision) e
 	return nil
 }
 
-// ensureFences asks for a Fence of each target the decision fences, in each of its storage
-// domains; the fencing controller executes it, and lifts it once the target is back and
-// clean.
+// ensureFences holds a Fence of each target the decision fences, in each of its storage
+// domains: the fencing controller executes it, also while the target answers, as the pair
+// holds it. Fences the pair held of other targets are let go of: the fencing controller lifts
+// each once its target is back and clean.
 func (r *Reconciler) ensureFences(ctx context.Context, s *scope, keys []string) error {
+	holder := storagev1alpha1.PairHolder(s.pair.Name)
+	held := map[string]bool{}
 	for _, t := range s.targets {
 		if !slices.Contains(keys, workloadv1alpha1.ToSyncTargetKey(t.Name)) {
 			continue
 		}
 		for _, domain := range t.Spec.StorageDomains {
+			held[storagev1alpha1.FenceName(t.Name, domain)] = true
+		}
+	}
+	for i := range s.fences {
+		f := &s.fences[i]
+		switch want := held[f.Name]; {
+		case want && f.Spec.HeldBy == "" && f.DeletionTimestamp.IsZero():
+			if err := r.holdFence(ctx, f, holder); err != nil {
+				return err
+			}
+		case !want && f.Spec.HeldBy == holder:
+			if err := r.holdFence(ctx, f, ""); err != nil {
+				return err
+			}
+		}
+		delete(held, f.Name)
+	}
+	for _, t := range s.targets {
+		for _, domain := range t.Spec.StorageDomains {
+			name := storagev1alpha1.FenceName(t.Name, domain)
+			if !held[name] {
+				continue
+			}
 			f := &storagev1alpha1.Fence{
-				ObjectMeta: metav1.ObjectMeta{Name: storagev1alpha1.FenceName(t.Name, domain)},
-				Spec:       storagev1alpha1.FenceSpec{TargetName: t.Name, Domain: domain, State: storagev1alpha1.Fenced, Mode: storagev1alpha1.Network},
+				ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec:       storagev1alpha1.FenceSpec{TargetName: t.Name, Domain: domain, State: storagev1alpha1.Fenced, Mode: storagev1alpha1.Network, HeldBy: holder},
 			}
 			if err := r.Client.Create(ctx, f); client.IgnoreAlreadyExists(err) != nil {
 				return err
@@ -196,6 +222,17 @@ func (r *Reconciler) ensureFences(ctx context.Context, s *scope, keys []string) 
 		}
 	}
 	return nil
+}
+
+// holdFence sets the Fence's holder, which wants it Fenced; "" lets go of it.
+func (r *Reconciler) holdFence(ctx context.Context, f *storagev1alpha1.Fence, holder string) error {
+	patch := client.MergeFromWithOptions(f.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	f.Spec.HeldBy = holder
+	if holder != "" {
+		f.Spec.State = storagev1alpha1.Fenced
+	}
+	ctrl.LoggerFrom(ctx).Info("Holding a Fence", "fence", f.Name, "heldBy", holder)
+	return client.IgnoreNotFound(r.Client.Patch(ctx, f, patch))
 }
 
 // writeStatus applies the decision to the pair's status.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/status"
@@ -38,6 +40,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	return ctrl.NewControllerManagedBy(mgr).Named("fencing").
 		For(&storagev1alpha1.Fence{}).
 		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(r.fencesOfDomains)).
+		Watches(&schedulingv1alpha1.LocationPair{}, handler.EnqueueRequestsFromMapFunc(r.fencesHeldBy)).
 		WithOptions(opts).
 		Complete(r)
 }
@@ -60,9 +63,26 @@ func (r *Reconciler) fencesOfDomains(ctx context.Context, o client.Object) []rec
 	return out
 }
 
+// fencesHeldBy maps a LocationPair to the Fences it holds, which are lifted once it is gone.
+func (r *Reconciler) fencesHeldBy(ctx context.Context, o client.Object) []reconcile.Request {
+	list := &storagev1alpha1.FenceList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing Fences")
+		return nil
+	}
+	var out []reconcile.Request
+	for _, f := range list.Items {
+		if f.HolderPair() == o.GetName() {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&f)})
+		}
+	}
+	return out
+}
+
 // +kubebuilder:rbac:groups=storage.custody.dev,resources=fences,verbs=get;list;watch;update;patch;delete
 // +kubebuilder:rbac:groups=storage.custody.dev,resources=fences/status,verbs=get;patch
 // +kubebuilder:rbac:groups=workload.custody.dev,resources=synctargets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduling.custody.dev,resources=locationpairs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=workload.custody.dev,resources=synctargets/status,verbs=get;patch
 
 // Reconcile takes one step of a Fence.
@@ -149,6 +169,15 @@ func (r *Reconciler) observe(ctx context.Context, f *storagev1alpha1.Fence) (fen
 	}
 	if t := f.Status.UnfenceRequestedTime; t != nil {
 		o.UnfenceAsked = t.Time
+	}
+	if pair := f.HolderPair(); pair != "" {
+		// A holder that no longer exists lets go: nothing else would.
+		err := r.Client.Get(ctx, client.ObjectKey{Name: pair}, &schedulingv1alpha1.LocationPair{})
+		if apierrors.IsNotFound(err) {
+			o.Spec.HeldBy = ""
+		} else if err != nil {
+			return o, nil, err
+		}
 	}
 	if nf := f.Status.NetworkFence; nf != nil {
 		o.Executed = fencing.Executed{By: nf.ReportedBy, FenceState: nf.FenceState, Result: nf.Result, Message: nf.Message}

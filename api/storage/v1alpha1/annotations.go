@@ -6,6 +6,10 @@ import "strings"
 const (
 	// VolumeFinalizer holds a hub claim until the coordinator has released its volume.
 	VolumeFinalizer = "storage.custody.dev/volume"
+	// RecordFinalizer keeps a VolumeOwnership while its claim lives: every step of the claim's
+	// volume is written on the record before it is taken, also the release of a claim whose
+	// namespace is being deleted, which would otherwise take the record away first.
+	RecordFinalizer = "storage.custody.dev/record"
 	// HoldFinalizer is the coordination finalizer the coordinator lists in a claim's
 	// finalizers.workload.custody.dev/<key> annotation while the claim must not leave <key>.
 	HoldFinalizer = "storage.custody.dev/hold"

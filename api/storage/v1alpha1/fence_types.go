@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -76,6 +78,16 @@ type FenceSpec struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="the mode of a Fence cannot change"
 	Mode FenceMode `json:"mode,omitempty"`
+
+	// HeldBy names who keeps the target fenced while it answers, as "locationpair/NAME": a
+	// LocationPair's failover fences the Location it leaves, also where its targets still
+	// answer. A Fence with no holder is lifted once its target is back and clean; a held one
+	// only once its holder let go (cleared the field) or no longer exists, on a clean report
+	// made since.
+	// +kubebuilder:validation:MaxLength=317
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('locationpair/') && size(self) > 13",message="heldBy names a LocationPair, as locationpair/NAME"
+	// +optional
+	HeldBy string `json:"heldBy,omitempty"`
 }
 
 // NetworkFenceStatus is what the executor's NetworkFence reported.
@@ -179,6 +191,15 @@ func init() {
 
 // FenceName is the name of the Fence of a target in a domain.
 func FenceName(target, domain string) string { return target + "." + domain }
+
+// PairHolder is the HeldBy of a Fence that the LocationPair named holds.
+func PairHolder(pair string) string { return "locationpair/" + pair }
+
+// HolderPair is the LocationPair that holds the Fence, "" when none does.
+func (f *Fence) HolderPair() string {
+	pair, _ := strings.CutPrefix(f.Spec.HeldBy, "locationpair/")
+	return pair
+}
 
 // Holds tells whether the Fence cuts its target off the domain now, as the storage
 // confirmed: from Fenced until Unfenced. A Failed Fence holds if it had been Fenced before.

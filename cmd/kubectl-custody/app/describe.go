@@ -135,6 +135,7 @@ func describeVolume(w io.Writer, v *storagev1alpha1.VolumeOwnership, now time.Ti
 		{"Reason", s.Reason},
 		{"Message", s.Message},
 	})
+	writeConditions(tw, s.Conditions)
 	var rows [][]string
 	for _, t := range s.Transitions {
 		rows = append(rows, []string{timestamp(t.Time), string(t.Phase), orNone(t.Owner), orNone(t.Reason), orNone(t.Message)})
@@ -184,6 +185,15 @@ func writeSection(tw io.Writer, title string, header []string, rows [][]string) 
 	}
 }
 
+// writeConditions writes the conditions as a section.
+func writeConditions(tw io.Writer, conditions []metav1.Condition) {
+	var rows [][]string
+	for _, c := range conditions {
+		rows = append(rows, []string{c.Type, string(c.Status), orNone(c.Reason), orNone(c.Message)})
+	}
+	writeSection(tw, "Conditions", []string{"Type", "Status", "Reason", "Message"}, rows)
+}
+
 // when is t and how long before now it was, "" when t is not set.
 func when(t *metav1.Time, now time.Time) string {
 	if t == nil || t.IsZero() {
@@ -222,6 +232,7 @@ func describeFence(w io.Writer, f *storagev1alpha1.Fence, events []corev1.Event,
 		{"Domain", f.Spec.Domain},
 		{"Mode", string(f.Spec.Mode)},
 		{"State", string(f.Spec.State)},
+		{"Held By", f.Spec.HeldBy},
 		{"Phase", string(s.Phase)},
 		{"Executor", s.Executor},
 		{"Reason", s.Reason},
@@ -244,11 +255,7 @@ func describeFence(w io.Writer, f *storagev1alpha1.Fence, events []corev1.Event,
 			{"  Message", nf.Message},
 		})
 	}
-	var conditions [][]string
-	for _, c := range s.Conditions {
-		conditions = append(conditions, []string{c.Type, string(c.Status), orNone(c.Reason), orNone(c.Message)})
-	}
-	writeSection(tw, "Conditions", []string{"Type", "Status", "Reason", "Message"}, conditions)
+	writeConditions(tw, s.Conditions)
 	writeSection(tw, "Events", []string{"Type", "Reason", "Age", "From", "Message"}, eventRows(events, now))
 	return tw.Flush()
 }

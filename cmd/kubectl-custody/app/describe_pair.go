@@ -93,11 +93,7 @@ func describePair(w io.Writer, p *schedulingv1alpha1.LocationPair, replications 
 			{"  Oldest Replica Restored", when(a.OldestReplicaTime, now)},
 		})
 	}
-	var conditions [][]string
-	for _, c := range s.Conditions {
-		conditions = append(conditions, []string{c.Type, string(c.Status), orNone(c.Reason), orNone(c.Message)})
-	}
-	writeSection(tw, "Conditions", []string{"Type", "Status", "Reason", "Message"}, conditions)
+	writeConditions(tw, s.Conditions)
 	writeSection(tw, "Volumes", []string{"Volume", "Source", "Destination", "Replica", "Lag", "Last Sync", "Result"}, volumeRows(replications, now))
 	writeSection(tw, "Events", []string{"Type", "Reason", "Age", "From", "Message"}, eventRows(events, now))
 	return tw.Flush()

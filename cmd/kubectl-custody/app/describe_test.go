@@ -51,6 +51,7 @@ func TestDescribeVolume(t *testing.T) {
 			"Original Reclaim:  Delete\n" +
 			"Reason:            WaitingForDetach\n" +
 			"Message:           waiting for t1 to let go of the volume\n" +
+			"Conditions:        <none>\n" +
 			"Transitions:\n" +
 			"  Time                  Phase         Owner  Reason            Message\n" +
 			"  ----                  -----         -----  ------            -------\n" +
@@ -63,7 +64,8 @@ func TestDescribeVolume(t *testing.T) {
 				Replica:      &storagev1alpha1.Replica{Target: "w1", Snapshot: "snap-2", Time: *ago(time.Minute)},
 				RestoredFrom: &storagev1alpha1.Replica{Target: "w1", Snapshot: "snap-1", Time: *ago(time.Hour)},
 				SetAside: &storagev1alpha1.SetAsideVolume{Driver: "sim.csi", VolumeHandle: "vol-1", Domain: "east", Target: "e1",
-					For: storagev1alpha1.Replica{Target: "w1", Snapshot: "snap-1", Time: *ago(time.Hour)}, Time: *ago(30 * time.Minute)}},
+					For: storagev1alpha1.Replica{Target: "w1", Snapshot: "snap-1", Time: *ago(time.Hour)}, Time: *ago(30 * time.Minute)},
+				Conditions: []metav1.Condition{{Type: storagev1alpha1.ConditionReplicated, Status: metav1.ConditionTrue, Reason: "Replicated", Message: "latest replica snap-2 on w1"}}},
 		}, "" +
 			"Name:              new\n" +
 			"Namespace:         shop\n" +
@@ -83,7 +85,11 @@ func TestDescribeVolume(t *testing.T) {
 			"Original Reclaim:  <none>\n" +
 			"Reason:            <none>\n" +
 			"Message:           <none>\n" +
-			"Transitions:       <none>\n"},
+			"Conditions:\n" +
+			"  Type        Status  Reason      Message\n" +
+			"  ----        ------  ------      -------\n" +
+			"  Replicated  True    Replicated  latest replica snap-2 on w1\n" +
+			"Transitions:  <none>\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
@@ -158,6 +164,7 @@ func TestDescribeFence(t *testing.T) {
 			"Domain:     east\n" +
 			"Mode:       Network\n" +
 			"State:      Unfenced\n" +
+			"Held By:    <none>\n" +
 			"Phase:      Fenced\n" +
 			"Executor:   m2\n" +
 			"Reason:     WaitingForClean\n" +
@@ -189,6 +196,7 @@ func TestDescribeFence(t *testing.T) {
 			"Domain:         east\n" +
 			"Mode:           Manual\n" +
 			"State:          Fenced\n" +
+			"Held By:        <none>\n" +
 			"Phase:          <none>\n" +
 			"Executor:       <none>\n" +
 			"Reason:         <none>\n" +

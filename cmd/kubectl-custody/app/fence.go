@@ -96,7 +96,9 @@ func (o *options) unfenceCommand() *cobra.Command {
 
 A Fence that holds, the storage having confirmed it, is lifted only once the target is Ready
 again and its syncer reported clean in the Fence's domain: that it holds nothing there that
-the hub no longer gives it. The hub lifts such a Fence by itself. A Fence that does not hold
+the hub no longer gives it. The hub lifts such a Fence by itself. A Fence that a
+LocationPair's failover holds (spec.heldBy) is lifted by the pair, once the target reported
+clean after the failover. A Fence that does not hold
 (Pending, Fencing, or Failed before it ever held), or whose target no longer exists, may be
 unfenced at any time.`,
 		Example: `  kubectl custody unfence member-1`,
@@ -205,6 +207,8 @@ func unfenceStep(f *storagev1alpha1.Fence, t *workloadv1alpha1.SyncTarget) step 
 	switch {
 	case fencing.Of(f) == fencing.Unfencing:
 		return step{f, unchanged, fmt.Sprintf("already unfenced (%s)", phase(f))}
+	case guarded && f.Spec.HeldBy != "":
+		return step{f, refused, fmt.Sprintf("not unfenced: %s holds it since its failover, and lets go once %s reports clean", f.Spec.HeldBy, t.Name)}
 	case guarded && !t.IsReady():
 		return step{f, refused, fmt.Sprintf("not unfenced: %s is not Ready: %s", t.Name, stays)}
 	case guarded && !t.IsClean(f.Spec.Domain):

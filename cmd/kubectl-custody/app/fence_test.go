@@ -95,6 +95,10 @@ func TestFenceStepCreatesAManualFence(t *testing.T) {
 }
 
 func TestUnfenceStep(t *testing.T) {
+	heldByPair := func(f *storagev1alpha1.Fence) *storagev1alpha1.Fence {
+		f.Spec.HeldBy = storagev1alpha1.PairHolder("shop")
+		return f
+	}
 	const stays = ": it stays fenced until its syncer is back and reports that it holds nothing it should not"
 	fence := func(state storagev1alpha1.FenceState, s storagev1alpha1.FenceStatus) *storagev1alpha1.Fence {
 		f := fenceOf("m1", "east", storagev1alpha1.Network, state, s)
@@ -119,6 +123,9 @@ func TestUnfenceStep(t *testing.T) {
 		{"failed after holding, target lost", fence(storagev1alpha1.Fenced, failedAfterHolding), lost, refused, "not unfenced: m1 is not Ready" + stays},
 		{"held, target back and clean", fence(storagev1alpha1.Fenced, held), back, toWrite, "unfenced: the hub lifts it"},
 		{"held, target deleted", fence(storagev1alpha1.Fenced, held), nil, toWrite, "unfenced: the hub lifts it"},
+		{"held by a pair, target back and clean", heldByPair(fence(storagev1alpha1.Fenced, held)), back, refused,
+			"not unfenced: locationpair/shop holds it since its failover, and lets go once m1 reports clean"},
+		{"held by a pair, target deleted", heldByPair(fence(storagev1alpha1.Fenced, held)), nil, toWrite, "unfenced: the hub lifts it"},
 		{"pending, target lost", fence(storagev1alpha1.Fenced, storagev1alpha1.FenceStatus{Phase: storagev1alpha1.FencePending}), lost, toWrite, "unfenced: the hub lifts it"},
 		{"fencing, target lost", fence(storagev1alpha1.Fenced, storagev1alpha1.FenceStatus{Phase: storagev1alpha1.FenceFencing}), lost, toWrite, "unfenced: the hub lifts it"},
 		{"failed before holding, target lost", fence(storagev1alpha1.Fenced, storagev1alpha1.FenceStatus{Phase: storagev1alpha1.FenceFailed, Reason: "NoNetworkFencing"}), lost, toWrite, "unfenced: the hub lifts it"},

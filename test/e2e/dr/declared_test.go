@@ -6,6 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
@@ -57,7 +59,7 @@ var _ = Describe("A declared failover", func() {
 			err := m1.Get(ctx, client.ObjectKey{Namespace: downNamespace(ctx, "m1", ns), Name: "data"}, &corev1.PersistentVolumeClaim{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "m1 keeps its copy of the claim: %v", err)
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
-			g.Expect(pair.Status.Phase).To(Equal(schedulingv1alpha1.PairProtecting))
+			g.Expect(pair.Status.Phase).To(Equal(schedulingv1alpha1.PairProtecting), "%v; the old primary: %v", pair.Status.Conditions, targetConditions(ctx, "m1", "m3"))
 			g.Expect(meta.IsStatusConditionTrue(pair.Status.Conditions, schedulingv1alpha1.ConditionPeerReady)).To(BeTrue())
 		}).WithContext(ctx).Should(Succeed())
 		Expect(east.Fenced("m1")).To(BeFalse())
@@ -67,5 +69,24 @@ var _ = Describe("A declared failover", func() {
 		Expect(east.LostWrites(old)).To(BeEmpty())
 		Expect(west.LostWrites(pv.Spec.CSI.VolumeHandle)).To(BeEmpty())
 		Expect(vo.Status.SetAside.VolumeHandle).To(Equal(old))
+	})
+})
+
+var _ = Describe("A Fence a LocationPair holds", func() {
+	It("names a LocationPair, and is lifted once that pair is gone and its target is back and clean", func(ctx SpecContext) {
+		f := &storagev1alpha1.Fence{
+			ObjectMeta: metav1.ObjectMeta{Name: storagev1alpha1.FenceName("m3", "east")},
+			Spec: storagev1alpha1.FenceSpec{TargetName: "m3", Domain: "east", State: storagev1alpha1.Fenced, Mode: storagev1alpha1.Network,
+				HeldBy: "placement/" + rand.String(5)},
+		}
+		Expect(hub.Create(ctx, f)).To(MatchError(ContainSubstring("heldBy names a LocationPair, as locationpair/NAME")))
+
+		By("holding a Fence of m3, which answers and is clean, for a pair that does not exist")
+		f.Spec.HeldBy = storagev1alpha1.PairHolder("gone-" + rand.String(5))
+		Expect(hub.Create(ctx, f)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(hub.Get(ctx, client.ObjectKeyFromObject(f), f))
+		}).WithContext(ctx).Should(BeTrue(), "the Fence held by a pair that is gone stays")
+		Expect(env.Storage("east").Fenced("m3")).To(BeFalse())
 	})
 })

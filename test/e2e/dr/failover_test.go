@@ -14,6 +14,7 @@ import (
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 	"github.com/custody-dev/custody/coordination/dr"
 )
@@ -117,7 +118,7 @@ var _ = Describe("A LocationPair's failover", func() {
 				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "m1 keeps its copy of claim %s: %v", claim, err)
 			}
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
-			g.Expect(pair.Status.Phase).To(Equal(schedulingv1alpha1.PairProtecting))
+			g.Expect(pair.Status.Phase).To(Equal(schedulingv1alpha1.PairProtecting), "%v; the old primary: %v", pair.Status.Conditions, targetConditions(ctx, "m1", "m3"))
 			g.Expect(meta.IsStatusConditionTrue(pair.Status.Conditions, schedulingv1alpha1.ConditionPeerReady)).To(BeTrue())
 			for _, claim := range []string{"data", "shared"} {
 				vr := &storagev1alpha1.VolumeReplication{}
@@ -148,4 +149,16 @@ func noFencesOf(ctx context.Context, targets ...string) {
 	for _, f := range fences.Items {
 		Expect(targets).NotTo(ContainElement(f.Spec.TargetName), "Fence %s is left", f.Name)
 	}
+}
+
+// targetConditions are the conditions of the SyncTargets, by name.
+func targetConditions(ctx context.Context, names ...string) map[string][]metav1.Condition {
+	out := map[string][]metav1.Condition{}
+	for _, n := range names {
+		t := &workloadv1alpha1.SyncTarget{}
+		if hub.Get(ctx, client.ObjectKey{Name: n}, t) == nil {
+			out[n] = t.Status.Conditions
+		}
+	}
+	return out
 }

@@ -113,6 +113,7 @@ var _ = Describe("describe fence", func() {
 			"Domain:     east",
 			"Mode:       Network",
 			"State:      Fenced",
+			"Held By:    <none>",
 			"Phase:      Fenced",
 			"Executor:   m2",
 			"Reason:     Fenced",

@@ -217,6 +217,7 @@ var _ = Describe("describe volume", func() {
 			"Original Reclaim:  Delete",
 			"Reason:            Moved",
 			"Message:           moved from k1 to k2",
+			"Conditions:        <none>",
 			"Transitions:",
 		}
 		transitions := [][]string{
