@@ -207,6 +207,10 @@ func own(o Observation, d *Decision) {
 		d.Owner = h
 		if p, ok := o.Claim.On[h]; ok && !p.Leaving {
 			d.Phase, d.Reason, d.Message = storagev1alpha1.Bound, storagev1alpha1.ReasonInUse, "in use on "+h
+			if r := o.Record; r.Phase == storagev1alpha1.Bound && r.Reason == storagev1alpha1.ReasonMoved && r.Owner == h {
+				// A volume moved to h stays recorded so: the record is not written again.
+				d.Reason, d.Message = storagev1alpha1.ReasonMoved, "moved to "+h
+			}
 			syncOn(o, d, h)
 			return
 		}

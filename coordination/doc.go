@@ -41,7 +41,8 @@
 //     again, never h and n on the two;
 //   - n's syncer puts its finalizer on the claim and the PV before it makes copies;
 //   - each phase is recorded before it acts (WaitingForFence before the Fence is requested,
-//     OwnerFenced before the release, Moved before the grant, then InUse);
+//     OwnerFenced before the release, Moved before the grant, which the record keeps while
+//     the new owner holds the volume);
 //   - n's syncer reports the claim's status to the hub, once per change of it in n.
 //
 // A hold (the HoldFinalizer in the claim's per-target coordination finalizers) keeps a claim

@@ -93,6 +93,7 @@ type Target struct {
 type Record struct {
 	Owner           string
 	Phase           storagev1alpha1.VolumePhase
+	Reason          string
 	OriginalReclaim corev1.PersistentVolumeReclaimPolicy
 	// FencedOff are the targets a Fence took the volume from, while the Fence holds.
 	FencedOff []string

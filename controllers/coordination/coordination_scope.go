@@ -145,6 +145,7 @@ func (s *scope) observation(compatible coordination.CompatibleFunc, now time.Tim
 		Record: coordination.Record{
 			Owner:           s.ownership.Status.Owner,
 			Phase:           s.ownership.Status.Phase,
+			Reason:          s.ownership.Status.Reason,
 			OriginalReclaim: s.ownership.Status.Reclaim.Original,
 			FencedOff:       s.ownership.Status.FencedOff,
 			Replica:         s.ownership.Status.Replica,

@@ -38,6 +38,9 @@ var decided = []schema.GroupVersionKind{
 	{Group: "apps", Version: "v1", Kind: "StatefulSet"},
 }
 
+// Concurrency is how many objects of one type follow their namespace at once.
+const Concurrency = 16
+
 // Reconciler makes the objects of one type follow their namespace's placement. It reads
 // metadata only, so it caches no object bodies.
 type Reconciler struct {
@@ -59,6 +62,9 @@ func SetupWithManager(mgr ctrl.Manager, kinds []schema.GroupVersionKind, opts co
 // SetupWithManager registers the controller for r.Kind: objects are reconciled when they
 // change and when their namespace's labels or annotations change.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	// A namespace that moves has every object of it patched: one worker would patch a
+	// namespace's 500 claims one after another.
+	opts.MaxConcurrentReconciles = Concurrency
 	return ctrl.NewControllerManagedBy(mgr).Named("workload-"+strings.ToLower(r.Kind.Kind)).
 		WatchesMetadata(r.newObject(), &handler.EnqueueRequestForObject{}).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(enqueue.All(r.Client, r.newList, enqueue.InNamespaceOf)),

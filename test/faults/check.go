@@ -134,7 +134,7 @@ func (r *run) claimSettled(ctx context.Context, c *corev1.PersistentVolumeClaim,
 		return fmt.Errorf("VolumeOwnership %s: %w", key, err)
 	}
 	st := vo.Status
-	if c.DeletionTimestamp != nil || st.Phase != storagev1alpha1.Bound || st.Reason != storagev1alpha1.ReasonInUse || c.Spec.VolumeName == "" {
+	if c.DeletionTimestamp != nil || !st.Settled() || c.Spec.VolumeName == "" {
 		return fmt.Errorf("claim %s is %s/%s: %s%s", key, st.Phase, st.Reason, st.Message, r.protocolState(ctx, c))
 	}
 	pv := &corev1.PersistentVolume{}

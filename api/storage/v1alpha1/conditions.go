@@ -45,7 +45,8 @@ const (
 	ReasonFenceFailed = "FenceFailed"
 	// ReasonNoTarget: the volume let go of its old owner and no target can take it yet.
 	ReasonNoTarget = "NoTarget"
-	// ReasonMoved: the volume was given to a new owner.
+	// ReasonMoved: the volume was given to a new owner; the record keeps it while that owner
+	// holds the volume, as it would InUse.
 	ReasonMoved = "Moved"
 	// ReasonInternalVolumeCannotMove: the volume lives inside one member and moves only by
 	// copying; it stays.

@@ -193,3 +193,9 @@ type VolumeOwnershipList struct {
 func init() {
 	SchemeBuilder.Register(&VolumeOwnership{}, &VolumeOwnershipList{})
 }
+
+// Settled tells whether the volume is Bound and held where it was given: in use there, or
+// moved there.
+func (s *VolumeOwnershipStatus) Settled() bool {
+	return s.Phase == Bound && (s.Reason == ReasonInUse || s.Reason == ReasonMoved)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -182,7 +183,7 @@ func (r *Reconciler) ensureStatus(ctx context.Context, up, down *unstructured.Un
 		return nil
 	}
 	downStatus, found := down.Object["status"]
-	if !found || equality.Semantic.DeepEqual(up.Object["status"], downStatus) {
+	if !found || equality.Semantic.DeepEqual(up.Object["status"], downStatus) || binding(up, down) {
 		return nil
 	}
 	report := transform.Empty(r.GVK)
@@ -190,6 +191,24 @@ func (r *Reconciler) ensureStatus(ctx context.Context, up, down *unstructured.Un
 	report.SetName(up.GetName())
 	report.Object["status"] = downStatus
 	return status.Apply(ctx, r.Hub, report, transform.FieldManager)
+}
+
+// binding: a claim's copy, made for a volume that exists (pre-bound), is Pending while the
+// hub claim is Bound already, as a moved claim's new copy is until its member binds it: the
+// hub claim stays Bound.
+func binding(up, down *unstructured.Unstructured) bool {
+	if up.GroupVersionKind().GroupKind() != transform.PVCGVK.GroupKind() {
+		return false
+	}
+	phase := func(o *unstructured.Unstructured) string {
+		p, _, _ := unstructured.NestedString(o.Object, "status", "phase")
+		return p
+	}
+	volume := func(o *unstructured.Unstructured) string {
+		v, _, _ := unstructured.NestedString(o.Object, "spec", "volumeName")
+		return v
+	}
+	return phase(down) == string(corev1.ClaimPending) && phase(up) == string(corev1.ClaimBound) && volume(up) != "" && volume(down) != ""
 }
 
 // apply writes a desired downstream object with server-side apply.

@@ -186,7 +186,10 @@ func (r *Reconciler) retainOrigin(ctx context.Context, name string) (bool, error
 
 // settle gives a member PV the release policy, and the annotation that keeps it there.
 func (r *Reconciler) settle(ctx context.Context, pv *corev1.PersistentVolume, release corev1.PersistentVolumeReclaimPolicy) error {
-	if pv.Spec.PersistentVolumeReclaimPolicy == release && pv.Annotations[storagev1alpha1.ReleasePolicyAnnotation] == string(release) {
+	// A copy without the annotation is applied Retain (transform.CopyReclaimPolicy): one
+	// that is Retain already needs nothing to stay so.
+	kept := pv.Annotations[storagev1alpha1.ReleasePolicyAnnotation]
+	if pv.Spec.PersistentVolumeReclaimPolicy == release && (kept == string(release) || kept == "" && release == corev1.PersistentVolumeReclaimRetain) {
 		return nil
 	}
 	orig := pv.DeepCopy()

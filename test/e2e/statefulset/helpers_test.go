@@ -96,8 +96,7 @@ func boundOn(ctx context.Context, ns, want string, names []string) (string, map[
 		for _, n := range names {
 			vo := &storagev1alpha1.VolumeOwnership{}
 			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: n}, vo)).To(Succeed())
-			g.Expect(vo.Status.Phase).To(Equal(storagev1alpha1.Bound), "%s: %s", n, vo.Status.Message)
-			g.Expect(vo.Status.Reason).To(Equal(storagev1alpha1.ReasonInUse), "%s: %s", n, vo.Status.Message)
+			g.Expect(vo.Status.Settled()).To(BeTrue(), "%s: %s/%s: %s", n, vo.Status.Phase, vo.Status.Reason, vo.Status.Message)
 			g.Expect(owner == "" || owner == vo.Status.Owner).To(BeTrue(), "claims on %s and %s", owner, vo.Status.Owner)
 			owner = vo.Status.Owner
 			pv := &corev1.PersistentVolume{}

@@ -157,10 +157,8 @@ func soleOwner(ctx context.Context, b *testing.B, r client.Reader, ns string, n 
 	return ""
 }
 
-// inUse accepts a volume Bound and in use on its owner, as one that has not just moved is.
-func inUse(st storagev1alpha1.VolumeOwnershipStatus) bool {
-	return st.Phase == storagev1alpha1.Bound && st.Reason == storagev1alpha1.ReasonInUse
-}
+// inUse accepts a volume Bound and held by its owner, in use there or moved there.
+func inUse(st storagev1alpha1.VolumeOwnershipStatus) bool { return st.Settled() }
 
 // boundPhase accepts a volume Bound on its owner, whether in use there or just moved there.
 func boundPhase(st storagev1alpha1.VolumeOwnershipStatus) bool {

@@ -223,12 +223,16 @@ func loseMember(ctx context.Context, name string, partition bool) {
 	GinkgoHelper()
 	Expect(env.StopMember(name, partition)).To(Succeed())
 	DeferCleanup(func(ctx SpecContext) {
-		if s := memberStatus(name); !s.Syncer {
-			Expect(env.StartMember(ctx, name)).To(Succeed())
+		// Every member a failed spec left stopped comes back, not only this one: the bed is
+		// Ready only with all of them.
+		for _, m := range env.Members {
+			if s := memberStatus(m.Name); !s.Syncer {
+				Expect(env.StartMember(ctx, m.Name)).To(Succeed())
+			}
 		}
 		Expect(env.WaitReady(ctx)).To(Succeed())
 		gone(ctx, &storagev1alpha1.Fence{ObjectMeta: metav1.ObjectMeta{Name: storagev1alpha1.FenceName(name, domain)}})
-	})
+	}, NodeTimeout(3*time.Minute))
 }
 
 // memberStatus says what of the member runs.

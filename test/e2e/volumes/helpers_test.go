@@ -74,8 +74,7 @@ func waitFor(ctx context.Context, ns, name string, check func(g Gomega, st stora
 func bound(ctx context.Context, ns, name string) *storagev1alpha1.VolumeOwnership {
 	GinkgoHelper()
 	return waitFor(ctx, ns, name, func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
-		g.Expect(st.Phase).To(Equal(storagev1alpha1.Bound))
-		g.Expect(st.Reason).To(Equal(storagev1alpha1.ReasonInUse))
+		g.Expect(st.Settled()).To(BeTrue(), "%s/%s: %s", st.Phase, st.Reason, st.Message)
 		g.Expect(st.VolumeName).NotTo(BeEmpty())
 	})
 }
