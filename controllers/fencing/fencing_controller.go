@@ -49,31 +49,27 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 // execute.
 func (r *Reconciler) fencesOfDomains(ctx context.Context, o client.Object) []reconcile.Request {
 	t := o.(*workloadv1alpha1.SyncTarget)
-	list := &storagev1alpha1.FenceList{}
-	if err := r.Client.List(ctx, list); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Listing Fences")
-		return nil
-	}
-	var out []reconcile.Request
-	for _, f := range list.Items {
-		if f.Spec.TargetName == t.Name || slices.Contains(t.Spec.StorageDomains, f.Spec.Domain) {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&f)})
-		}
-	}
-	return out
+	return r.fencesWhere(ctx, func(f *storagev1alpha1.Fence) bool {
+		return f.Spec.TargetName == t.Name || slices.Contains(t.Spec.StorageDomains, f.Spec.Domain)
+	})
 }
 
 // fencesHeldBy maps a LocationPair to the Fences it holds, which are lifted once it is gone.
 func (r *Reconciler) fencesHeldBy(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.fencesWhere(ctx, func(f *storagev1alpha1.Fence) bool { return f.HolderPair() == o.GetName() })
+}
+
+// fencesWhere are the requests of the Fences that match.
+func (r *Reconciler) fencesWhere(ctx context.Context, match func(*storagev1alpha1.Fence) bool) []reconcile.Request {
 	list := &storagev1alpha1.FenceList{}
 	if err := r.Client.List(ctx, list); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing Fences")
 		return nil
 	}
 	var out []reconcile.Request
-	for _, f := range list.Items {
-		if f.HolderPair() == o.GetName() {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&f)})
+	for i := range list.Items {
+		if match(&list.Items[i]) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 		}
 	}
 	return out

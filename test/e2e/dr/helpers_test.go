@@ -65,10 +65,7 @@ func bound(ctx context.Context, claim *corev1.PersistentVolumeClaim, owner strin
 // claims have replicas and the pair protects them all.
 func protect(ctx context.Context, ns string, spec schedulingv1alpha1.LocationPairSpec, claims ...*storagev1alpha1.VolumeOwnership) *schedulingv1alpha1.LocationPair {
 	GinkgoHelper()
-	spec.Primary, spec.Secondary = "east", "west"
-	pair := &schedulingv1alpha1.LocationPair{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: spec}
-	Expect(hub.Create(ctx, pair)).To(Succeed())
-	DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(hub.Delete(ctx, pair))).To(Succeed()) })
+	pair := pairOf(ctx, ns, spec)
 	Eventually(func(g Gomega) {
 		for _, vo := range claims {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vo)).To(Succeed())
@@ -78,6 +75,16 @@ func protect(ctx context.Context, ns string, spec schedulingv1alpha1.LocationPai
 		g.Expect(pair.Status.Phase).To(Equal(schedulingv1alpha1.PairProtecting))
 		g.Expect(pair.Status.ProtectedVolumes).To(Equal(int32(len(claims))))
 	}).WithContext(ctx).Should(Succeed())
+	return pair
+}
+
+// pairOf makes the pair ns of east and west, which goes after the spec.
+func pairOf(ctx context.Context, ns string, spec schedulingv1alpha1.LocationPairSpec) *schedulingv1alpha1.LocationPair {
+	GinkgoHelper()
+	spec.Primary, spec.Secondary = "east", "west"
+	pair := &schedulingv1alpha1.LocationPair{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: spec}
+	Expect(hub.Create(ctx, pair)).To(Succeed())
+	DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(hub.Delete(ctx, pair))).To(Succeed()) })
 	return pair
 }
 

@@ -123,12 +123,7 @@ var _ = Describe("A LocationPair", func() {
 		boundClaim(ctx, ns, "data", "m1")
 		env.VolSync().FailSyncs("connection reset by peer")
 		DeferCleanup(func() { env.VolSync().FailSyncs("") })
-		pair := &schedulingv1alpha1.LocationPair{
-			ObjectMeta: metav1.ObjectMeta{Name: ns},
-			Spec:       schedulingv1alpha1.LocationPairSpec{Primary: "east", Secondary: "west", ReplicationInterval: "5m"},
-		}
-		Expect(hub.Create(ctx, pair)).To(Succeed())
-		DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(hub.Delete(ctx, pair))).To(Succeed()) })
+		pair := pairOf(ctx, ns, schedulingv1alpha1.LocationPairSpec{ReplicationInterval: "5m"})
 		failed := fmt.Sprintf(`custody_volume_sync_failed{claim="data",namespace="%s",pair="%s"}`, ns, ns)
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
@@ -157,12 +152,7 @@ var _ = Describe("A LocationPair", func() {
 		// Class east is m1's own, by name: m2 has none of that name.
 		bound(ctx, environment.Claim(ns, "pinned", "east", corev1.ReadWriteOnce), "m1")
 		boundClaim(ctx, ns, "data", "m1")
-		pair := &schedulingv1alpha1.LocationPair{
-			ObjectMeta: metav1.ObjectMeta{Name: ns},
-			Spec:       schedulingv1alpha1.LocationPairSpec{Primary: "east", Secondary: "west", ReplicationInterval: "5m"},
-		}
-		Expect(hub.Create(ctx, pair)).To(Succeed())
-		DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(hub.Delete(ctx, pair))).To(Succeed()) })
+		pair := pairOf(ctx, ns, schedulingv1alpha1.LocationPairSpec{ReplicationInterval: "5m"})
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
 			c := meta.FindStatusCondition(pair.Status.Conditions, schedulingv1alpha1.ConditionDataProtected)

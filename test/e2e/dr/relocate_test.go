@@ -53,12 +53,7 @@ var _ = Describe("A LocationPair's relocate", func() {
 		Eventually(func() []string { return usersOf(ctx, m1, downNamespace(ctx, "m1", ns), "data") }).WithContext(ctx).ShouldNot(BeEmpty())
 		written := write(ctx, east, "m1", old, "before", 3)
 
-		pair := &schedulingv1alpha1.LocationPair{
-			ObjectMeta: metav1.ObjectMeta{Name: ns},
-			Spec:       schedulingv1alpha1.LocationPairSpec{Primary: "east", Secondary: "west", ReplicationInterval: "5m"},
-		}
-		Expect(hub.Create(ctx, pair)).To(Succeed())
-		DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(hub.Delete(ctx, pair))).To(Succeed()) })
+		pair := pairOf(ctx, ns, schedulingv1alpha1.LocationPairSpec{ReplicationInterval: "5m"})
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vo)).To(Succeed())
 			g.Expect(vo.Status.Replica).NotTo(BeNil())
