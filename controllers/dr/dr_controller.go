@@ -26,8 +26,8 @@ const (
 	conditionOwner = "custody-dr-replicated"
 )
 
-// recheck is the longest a pair goes unlooked at: its failover threshold and its
-// replicas' age pass without an event.
+// recheck is the longest a pair goes unlooked at: its replicas' age passes without an
+// event. A Location on its way to being lost is looked at again when its threshold passes.
 const recheck = 30 * time.Second
 
 // Reconciler reconciles LocationPairs.
@@ -112,5 +112,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.quiesce(ctx, s, d); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: recheck}, nil
+	next := recheck
+	if d.Recheck > 0 {
+		next = min(next, d.Recheck)
+	}
+	return ctrl.Result{RequeueAfter: next}, nil
 }

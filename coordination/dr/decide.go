@@ -39,6 +39,9 @@ func Decide(o Observation) Decision {
 		d.protect(o)
 	}
 	d.Fence = o.stillFenced(d.Action)
+	if o.Pair.Automatic {
+		d.Recheck = o.Locations[d.Active].untilLost(o.Now, o.Pair.Threshold)
+	}
 	d.phase(o)
 	d.conditions(o)
 	return d
@@ -619,6 +622,19 @@ func (l Location) lost(now time.Time, threshold time.Duration) bool {
 	return len(l.Targets) > 0 && !slices.ContainsFunc(l.Targets, func(t Target) bool {
 		return !fencing.Lost(t.UnreachableSince, now, threshold)
 	})
+}
+
+// untilLost is how long until the Location is lost, while every one of its targets is
+// Unreachable and it is not lost yet; zero otherwise.
+func (l Location) untilLost(now time.Time, threshold time.Duration) time.Duration {
+	var wait time.Duration
+	for _, t := range l.Targets {
+		if t.UnreachableSince.IsZero() {
+			return 0
+		}
+		wait = max(wait, t.UnreachableSince.Add(threshold).Sub(now))
+	}
+	return max(wait, 0)
 }
 
 // fencedOrGone: every target is fenced off its storage or does not answer.

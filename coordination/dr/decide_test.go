@@ -575,3 +575,25 @@ func expect[T any](t *testing.T, got, want T) {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
 }
+
+func TestDecideRechecksWhenTheActiveLocationWouldBeLost(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    Observation
+		want time.Duration
+	}{
+		{"every target Unreachable, the last for 20s of the 1m threshold", with(with(pair(), "east", lost(50*time.Second), "e1"), "east", lost(20*time.Second), "e2"), 40 * time.Second},
+		{"one target still answers", with(pair(), "east", lost(50*time.Second), "e1"), 0},
+		{"every target answers", pair(), 0},
+		{"lost already: the failover starts now", with(replicating(pair(), time.Minute), "east", lost(2*time.Minute)), 0},
+		{"automatic failover off", func() Observation {
+			o := with(pair(), "east", lost(20*time.Second))
+			o.Pair.Automatic = false
+			return o
+		}(), 0},
+	} {
+		if got := Decide(tc.o).Recheck; got != tc.want {
+			t.Errorf("%s: recheck in %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}

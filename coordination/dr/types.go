@@ -151,6 +151,10 @@ type Decision struct {
 	// being over.
 	Restores   map[string]string
 	Unrestores []string
+	// Recheck is when the pair must be looked at again, though nothing changes: the active
+	// Location's targets are all Unreachable, and it counts as lost once that much more time
+	// passed. Zero when no such time is coming.
+	Recheck time.Duration
 	// Waiting says why a declared switch has not started yet.
 	Waiting string
 	// Volumes counts the replicated volumes, Protected those with a recent replica, and
