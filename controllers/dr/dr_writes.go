@@ -183,18 +183,20 @@ func (r *Reconciler) askRestores(ctx context.Context, s *scope, d dr.Decision) e
 // each once its target is back and clean.
 func (r *Reconciler) ensureFences(ctx context.Context, s *scope, keys []string) error {
 	holder := storagev1alpha1.PairHolder(s.pair.Name)
-	held := map[string]bool{}
+	// held are the Fences the pair needs, by name.
+	held := map[string]storagev1alpha1.FenceSpec{}
 	for _, t := range s.targets {
 		if !slices.Contains(keys, workloadv1alpha1.ToSyncTargetKey(t.Name)) {
 			continue
 		}
 		for _, domain := range t.Spec.StorageDomains {
-			held[storagev1alpha1.FenceName(t.Name, domain)] = true
+			held[storagev1alpha1.FenceName(t.Name, domain)] = storagev1alpha1.FenceSpec{
+				TargetName: t.Name, Domain: domain, State: storagev1alpha1.Fenced, Mode: storagev1alpha1.Network, HeldBy: holder}
 		}
 	}
 	for i := range s.fences {
 		f := &s.fences[i]
-		switch want := held[f.Name]; {
+		switch _, want := held[f.Name]; {
 		case want && f.Spec.HeldBy == "" && f.DeletionTimestamp.IsZero():
 			if err := r.holdFence(ctx, f, holder); err != nil {
 				return err
@@ -206,19 +208,10 @@ func (r *Reconciler) ensureFences(ctx context.Context, s *scope, keys []string) 
 		}
 		delete(held, f.Name)
 	}
-	for _, t := range s.targets {
-		for _, domain := range t.Spec.StorageDomains {
-			name := storagev1alpha1.FenceName(t.Name, domain)
-			if !held[name] {
-				continue
-			}
-			f := &storagev1alpha1.Fence{
-				ObjectMeta: metav1.ObjectMeta{Name: name},
-				Spec:       storagev1alpha1.FenceSpec{TargetName: t.Name, Domain: domain, State: storagev1alpha1.Fenced, Mode: storagev1alpha1.Network, HeldBy: holder},
-			}
-			if err := r.Client.Create(ctx, f); client.IgnoreAlreadyExists(err) != nil {
-				return err
-			}
+	for name, spec := range held {
+		f := &storagev1alpha1.Fence{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}
+		if err := r.Client.Create(ctx, f); client.IgnoreAlreadyExists(err) != nil {
+			return err
 		}
 	}
 	return nil

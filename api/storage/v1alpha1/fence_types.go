@@ -192,12 +192,15 @@ func init() {
 // FenceName is the name of the Fence of a target in a domain.
 func FenceName(target, domain string) string { return target + "." + domain }
 
+// pairHolderPrefix starts the HeldBy of a Fence that a LocationPair holds.
+const pairHolderPrefix = "locationpair/"
+
 // PairHolder is the HeldBy of a Fence that the LocationPair named holds.
-func PairHolder(pair string) string { return "locationpair/" + pair }
+func PairHolder(pair string) string { return pairHolderPrefix + pair }
 
 // HolderPair is the LocationPair that holds the Fence, "" when none does.
 func (f *Fence) HolderPair() string {
-	pair, _ := strings.CutPrefix(f.Spec.HeldBy, "locationpair/")
+	pair, _ := strings.CutPrefix(f.Spec.HeldBy, pairHolderPrefix)
 	return pair
 }
 
