@@ -25,6 +25,11 @@ func recordDecision(st *storagev1alpha1.VolumeOwnershipStatus, d coordination.De
 	}
 	st.Class, st.Domain, st.Phase, st.Owner = d.Class, d.Domain, d.Phase, d.Owner
 	st.Sharers, st.Reclaim, st.Reason, st.Message = d.Sharers, d.Reclaim, d.Reason, d.Message
+	if a := st.SetAside; a != nil && (d.SetAside == nil || a.Driver != d.SetAside.Driver || a.VolumeHandle != d.SetAside.VolumeHandle) {
+		// Another restore set the restored volume aside in its turn: the one before stays
+		// listed, its storage kept.
+		st.EarlierSetAside = append(st.EarlierSetAside, *a)
+	}
 	st.FencedOff, st.RestoredFrom, st.SetAside = d.FencedOff, d.RestoredFrom, d.SetAside
 	st.VolumeName, st.StorageClassName = volume, class
 	for _, c := range conditions(d) {

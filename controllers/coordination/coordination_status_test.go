@@ -42,3 +42,19 @@ func TestConditions(t *testing.T) {
 		}
 	}
 }
+
+func TestRecordDecisionKeepsEarlierSetAside(t *testing.T) {
+	first := storagev1alpha1.SetAsideVolume{Driver: "east.csi", VolumeHandle: "vol-1", Domain: "east", Target: "m1"}
+	second := storagev1alpha1.SetAsideVolume{Driver: "west.csi", VolumeHandle: "vol-2", Domain: "west", Target: "m2"}
+	st := &storagev1alpha1.VolumeOwnershipStatus{}
+	now := metav1.Now()
+	for _, d := range []*storagev1alpha1.SetAsideVolume{nil, &first, &first, &second, &second} {
+		recordDecision(st, coordination.Decision{Phase: storagev1alpha1.Restoring, SetAside: d}, "pvc-1", "standard", now)
+	}
+	if st.SetAside == nil || st.SetAside.VolumeHandle != "vol-2" {
+		t.Fatalf("set aside %+v, want vol-2", st.SetAside)
+	}
+	if len(st.EarlierSetAside) != 1 || st.EarlierSetAside[0].VolumeHandle != "vol-1" {
+		t.Fatalf("earlier set aside %+v, want vol-1 alone", st.EarlierSetAside)
+	}
+}

@@ -206,8 +206,8 @@ func replication(vr *storagev1alpha1.VolumeReplication) *dr.Replication {
 		if dst.LastSyncTime != nil {
 			out.DestinationLastSync = dst.LastSyncTime.Time
 		}
-		if dst.LatestImage != "" && dst.LatestImageTime != nil {
-			out.Image = &storagev1alpha1.Replica{Target: vr.Spec.Destination, Snapshot: dst.LatestImage, Time: *dst.LatestImageTime}
+		if t := dr.ImageTime(vr); dst.LatestImage != "" && t != nil {
+			out.Image = &storagev1alpha1.Replica{Target: vr.Spec.Destination, Snapshot: dst.LatestImage, Time: *t}
 			out.ImageReady = dst.LatestImageReady
 		}
 		if dst.Result == "Failed" && !out.Failed {

@@ -11,6 +11,7 @@ import (
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/coordination/dr"
 )
 
 var (
@@ -69,8 +70,8 @@ func (c *drCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		if dst := vr.Status.Destination; dst != nil {
-			if dst.LatestImageReady && dst.LatestImageTime != nil {
-				ch <- prometheus.MustNewConstMetric(replicaTime, prometheus.GaugeValue, float64(dst.LatestImageTime.Unix()), labels...)
+			if t := dr.ImageTime(&vr); dst.LatestImageReady && t != nil {
+				ch <- prometheus.MustNewConstMetric(replicaTime, prometheus.GaugeValue, float64(t.Unix()), labels...)
 			}
 			if dst.Result == "Failed" {
 				failed = 1

@@ -212,7 +212,7 @@ func (d *Decision) phase(o Observation) {
 		d.Phase = schedulingv1alpha1.PairFailingOver
 	case a.Progression != Completed:
 		d.Phase = schedulingv1alpha1.PairRelocating
-	case !o.Locations[o.peer(d.Active)].fenced() && o.protectedSince(a.CompletionTime.Time, d.Active, d.Replicas):
+	case !o.Locations[o.peer(d.Active)].fenced() && o.protectedFrom(d.Active, d.Replicas):
 		d.Phase = schedulingv1alpha1.PairProtecting
 	case a.Mode == schedulingv1alpha1.Failover:
 		d.Phase = schedulingv1alpha1.PairFailedOver
@@ -551,8 +551,12 @@ func (o Observation) oldestRestored(a *schedulingv1alpha1.PairAction, taken map[
 	return oldest
 }
 
-// protectedSince tells whether every volume bound at active has a replica taken after t.
-func (o Observation) protectedSince(t time.Time, active string, recorded map[string]storagev1alpha1.Replica) bool {
+// protectedFrom tells whether every volume bound at active has a replica in the other
+// Location. A switch restores each volume from a replica in the Location it goes to, which the
+// record names, so one in the other Location was taken since: it is the reverse replication's.
+// Replica times, to the second, cannot tell a sync that began as the switch completed.
+func (o Observation) protectedFrom(active string, recorded map[string]storagev1alpha1.Replica) bool {
+	peer := o.Locations[o.peer(active)]
 	for _, v := range o.Volumes {
 		if !v.Bound || !o.Locations[active].has(v.Owner) {
 			continue
@@ -561,7 +565,7 @@ func (o Observation) protectedSince(t time.Time, active string, recorded map[str
 		if n, ok := recorded[v.Key()]; ok {
 			r = &n
 		}
-		if r == nil || r.Time.Time.Before(t) {
+		if r == nil || !peer.has(r.Target) {
 			return false
 		}
 	}

@@ -339,6 +339,18 @@ func TestDecide(t *testing.T) {
 			expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
 			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "True/Replicated")
 		}},
+		{"a relocate protects again with the first reverse replica, taken as it completed: the replica's time, to the second, may read a second before", func() Observation {
+			o := pair()
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Relocate, Completed, 10*time.Second)
+			done := metav1.NewTime(ago(5 * time.Second))
+			o.Action.CompletionTime = &done
+			back := Destination("ns", []string{"e1", "e2"})
+			o.Volumes[0].Owner, o.Volumes[0].Replica = dest, replica(dest, 8*time.Second)
+			o.Volumes[0].Replication = &Replication{Source: dest, Destination: back, Image: replica(back, 6*time.Second), ImageReady: true}
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
+		}},
 		{"a declared relocate stops the workloads first", func() Observation {
 			o := replicating(pair(), time.Minute)
 			o.Pair.Declared, o.Pair.Generation = "west", 2

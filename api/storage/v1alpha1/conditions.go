@@ -85,6 +85,10 @@ const (
 	// ReasonNoReplica: a failover found no replica of the volume. The claim is not restored
 	// empty; it waits, and its data stays where it was.
 	ReasonNoReplica = "NoReplica"
+	// ReasonReplicaMissing: the replica a claim is restored from is not in the member of its
+	// target (deleted there); the claim's copy is not made until it is, and is retried. An
+	// event on the claim.
+	ReasonReplicaMissing = "ReplicaMissing"
 )
 
 // Reasons of the events about the claims of a StatefulSet, on the StatefulSet or the claim.

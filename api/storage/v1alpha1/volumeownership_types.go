@@ -137,6 +137,10 @@ type VolumeOwnershipStatus struct {
 	// names it any more.
 	// +optional
 	SetAside *SetAsideVolume `json:"setAside,omitempty"`
+	// EarlierSetAside are the volumes that restores before the last one replaced, oldest
+	// first: their storage was kept too, and only this record tells where it is.
+	// +optional
+	EarlierSetAside []SetAsideVolume `json:"earlierSetAside,omitempty"`
 	// Reclaim records the original and the current reclaim policy.
 	// +optional
 	Reclaim ReclaimStatus `json:"reclaim,omitempty"`

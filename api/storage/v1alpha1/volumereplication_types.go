@@ -87,7 +87,9 @@ type ReplicationDestinationStatus struct {
 	LatestImageReady bool `json:"latestImageReady,omitempty"`
 	// LatestImageTime is when the destination's sync that made LatestImage started
 	// (VolSync's lastSyncTime - lastSyncDuration): the source's sync it received started
-	// later, so the image holds at least every write acknowledged before it.
+	// later, so the image holds at least every write acknowledged before it. The
+	// destination listens from the end of the sync before, so this is up to an interval
+	// early; the dr controller bounds it closer with the source's last sync start.
 	// +optional
 	LatestImageTime *metav1.Time `json:"latestImageTime,omitempty"`
 	// LastSyncTime is VolSync's, of the last completed sync.

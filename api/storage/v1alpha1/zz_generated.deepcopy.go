@@ -371,6 +371,13 @@ func (in *VolumeOwnershipStatus) DeepCopyInto(out *VolumeOwnershipStatus) {
 		*out = new(SetAsideVolume)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.EarlierSetAside != nil {
+		in, out := &in.EarlierSetAside, &out.EarlierSetAside
+		*out = make([]SetAsideVolume, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
+	}
 	out.Reclaim = in.Reclaim
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions

@@ -128,6 +128,7 @@ func describeVolume(w io.Writer, v *storagev1alpha1.VolumeOwnership, now time.Ti
 		{"Replica", replicaText(s.Replica, now)},
 		{"Restored From", replicaText(s.RestoredFrom, now)},
 		{"Set Aside", setAsideText(s.SetAside, now)},
+		{"Earlier Set Aside", earlierSetAsideText(s.EarlierSetAside, now)},
 		{"Phase", string(s.Phase)},
 		{"Since", cmp.Or(when(s.PhaseSince, now), "<unknown>")},
 		{"Reclaim", string(s.Reclaim.Current)},
@@ -158,6 +159,15 @@ func setAsideText(a *storagev1alpha1.SetAsideVolume, now time.Time) string {
 		return ""
 	}
 	return fmt.Sprintf("%s %s in storage domain %s, last on %s, since %s; kept, not released", a.Driver, a.VolumeHandle, a.Domain, a.Target, when(&a.Time, now))
+}
+
+// earlierSetAsideText lists the storage that restores before the last one set aside.
+func earlierSetAsideText(l []storagev1alpha1.SetAsideVolume, now time.Time) string {
+	var out []string
+	for i := range l {
+		out = append(out, setAsideText(&l[i], now))
+	}
+	return strings.Join(out, "; ")
 }
 
 // writeFields writes one "Name:<tab>value" line per field, <none> for an empty value.

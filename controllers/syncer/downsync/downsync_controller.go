@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -34,11 +35,16 @@ type Reconciler struct {
 	// Contents are the namespaced kinds the syncer syncs. When GVK is Namespace, a downstream
 	// namespace stays while a hub object of these kinds in it is synced to the target.
 	Contents []schema.GroupVersionKind
+	// Recorder records events on hub objects, about the replica a claim is restored from.
+	Recorder events.EventRecorder
 }
 
 // SetupWithManager registers the reconciler with the member's manager; hub is the hub
 // cluster, whose cache the syncer set up.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opts controller.Options) error {
+	if r.Recorder == nil {
+		r.Recorder = hub.GetEventRecorder("custody-syncer")
+	}
 	name := "downsync-" + strings.ToLower(r.GVK.Kind)
 	if r.GVK.Group != "" {
 		name += "." + r.GVK.Group

@@ -3,14 +3,19 @@ package downsync
 import (
 	"context"
 	"fmt"
+	"slices"
 
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v6/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/status"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
@@ -31,12 +36,55 @@ func (r *Reconciler) sync(ctx context.Context, up, down *unstructured.Unstructur
 			return err
 		}
 	}
+	if err := r.keepReplica(ctx, up, down); err != nil {
+		return err
+	}
 	down, err := r.ensureDownstream(ctx, up, down)
 	if err != nil || down == nil {
 		return err
 	}
 	return r.ensureStatus(ctx, up, down)
 }
+
+// keepReplica takes the VolumeSnapshot that a claim is restored from on this target away
+// from VolSync, which deletes a destination's older images once a newer one is ready: it is
+// labelled for VolSync to leave it alone, before the claim's copy is made from it, and owned
+// by that copy once it exists, so that it goes with it. A replica missing in the member is
+// an error, retried, rather than a claim that waits for it unsaid.
+func (r *Reconciler) keepReplica(ctx context.Context, up, down *unstructured.Unstructured) error {
+	name := r.Target.Replica(up)
+	if r.GVK.GroupKind() != transform.PVCKind || name == "" {
+		return nil
+	}
+	snap := &snapshotv1.VolumeSnapshot{}
+	if err := r.MemberReader.Get(ctx, client.ObjectKey{Namespace: r.Target.Namespace(up.GetNamespace()), Name: name}, snap); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Recorder.Eventf(up, nil, corev1.EventTypeWarning, storagev1alpha1.ReasonReplicaMissing, "Restore",
+				"replica %s, which the claim is restored from, is not in %s: it was deleted there; the claim's copy is made once it is back", name, r.Target.Key)
+			return fmt.Errorf("replica %s, which the claim is restored from, is not in the member", name)
+		}
+		return err
+	}
+	patch := client.MergeFromWithOptions(snap.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	_, kept := snap.Labels[KeepLabel]
+	metav1.SetMetaDataLabel(&snap.ObjectMeta, KeepLabel, "true")
+	owned := down == nil
+	if !owned {
+		owned = slices.ContainsFunc(snap.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == down.GetUID() })
+		if !owned {
+			snap.OwnerReferences = append(snap.OwnerReferences, metav1.OwnerReference{APIVersion: "v1", Kind: "PersistentVolumeClaim", Name: down.GetName(), UID: down.GetUID()})
+		}
+	}
+	if kept && owned {
+		return nil
+	}
+	DownstreamWrites.WithLabelValues(r.Target.Key, "VolumeSnapshot", "patch").Inc()
+	return r.Member.Patch(ctx, snap, patch)
+}
+
+// KeepLabel keeps VolSync from deleting a VolumeSnapshot it took: the snapshot is then
+// whoever labelled it's.
+const KeepLabel = "volsync.backube/do-not-delete"
 
 // claimGone tells whether up is a hub PV whose claim is being deleted: the member's PV,
 // missing, went with the claim, its storage perhaps released, and is not made again, whether

@@ -145,9 +145,13 @@ func (t Target) Downstream(up *unstructured.Unstructured, in Inputs) (*unstructu
 				return nil, err
 			}
 		}
-		// Only a copy that the member provisions is made from the replica; the field stays
-		// on a copy made so, as a claim's data source cannot change.
-		if in.VolumeName == "" || hasDataSource(in.Current) {
+		// Only a copy that the member provisions is made from the replica; a copy made so
+		// keeps the data source it was made with, as a claim's data source cannot change, also
+		// once the hub claim no longer asks for the restore.
+		switch {
+		case hasDataSource(in.Current):
+			keepDataSource(in.Current, down)
+		case in.VolumeName == "":
 			if err := t.restoreFrom(up, down); err != nil {
 				return nil, err
 			}
@@ -177,11 +181,11 @@ func (t Target) Downstream(up *unstructured.Unstructured, in Inputs) (*unstructu
 
 // Restores tells whether the hub claim asks this target to restore it from a replica.
 func (t Target) Restores(up metav1.Object) bool {
-	return t.replica(up) != ""
+	return t.Replica(up) != ""
 }
 
-// replica is the VolumeSnapshot the hub claim asks this target to restore it from, if any.
-func (t Target) replica(up metav1.Object) string {
+// Replica is the VolumeSnapshot the hub claim asks this target to restore it from, if any.
+func (t Target) Replica(up metav1.Object) string {
 	key, snapshot, _ := storagev1alpha1.RestoreFrom(up.GetAnnotations())
 	if key != t.Key {
 		return ""
@@ -193,7 +197,7 @@ func (t Target) replica(up metav1.Object) string {
 // the VolumeSnapshot the annotation names: both dataSource fields name it, as the API server
 // keeps them equal.
 func (t Target) restoreFrom(up, down *unstructured.Unstructured) error {
-	snapshot := t.replica(up)
+	snapshot := t.Replica(up)
 	if snapshot == "" {
 		return nil
 	}
@@ -202,6 +206,15 @@ func (t Target) restoreFrom(up, down *unstructured.Unstructured) error {
 		return err
 	}
 	return unstructured.SetNestedMap(down.Object, runtime.DeepCopyJSONValue(ref).(map[string]any), "spec", "dataSource")
+}
+
+// keepDataSource copies the data source fields of the claim copy current into down.
+func keepDataSource(current, down *unstructured.Unstructured) {
+	for _, f := range []string{"dataSource", "dataSourceRef"} {
+		if v, found, _ := unstructured.NestedFieldCopy(current.Object, "spec", f); found {
+			_ = unstructured.SetNestedField(down.Object, v, "spec", f)
+		}
+	}
 }
 
 // hasDataSource tells whether the claim copy exists and names a data source.

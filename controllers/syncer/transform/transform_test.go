@@ -369,6 +369,24 @@ func TestDownstreamPVCRestore(t *testing.T) {
 	}
 }
 
+// A copy made from a replica keeps its data source, which cannot change, once the hub claim no
+// longer asks for the restore and the copy is bound.
+func TestDownstreamPVCKeepsDataSource(t *testing.T) {
+	ref := map[string]any{"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "snap-1"}
+	current := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"dataSource": ref, "dataSourceRef": ref, "volumeName": "custody-abc"}}}
+	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "data"},
+		Spec: corev1.PersistentVolumeClaimSpec{VolumeName: "pvc-hub"}}
+	down, err := target.Downstream(toUnstructured(t, claim, "v1", "PersistentVolumeClaim"), Inputs{VolumeName: "custody-abc", Current: current})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{"dataSourceRef", "dataSource"} {
+		if got, _, _ := unstructured.NestedMap(down.Object, "spec", field); !equality.Semantic.DeepEqual(got, ref) {
+			t.Errorf("%s is %v, want %v", field, got, ref)
+		}
+	}
+}
+
 func TestDownstreamServiceDropsAllocations(t *testing.T) {
 	svc := func(clusterIP string) *corev1.Service {
 		return &corev1.Service{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v6/apis/volumesnapshot/v1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,7 @@ import (
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/syncer/downsync"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 	"github.com/custody-dev/custody/coordination/dr"
 )
@@ -101,6 +103,12 @@ var _ = Describe("A LocationPair's failover", func() {
 			h := pv.Spec.CSI.VolumeHandle
 			Expect(h).NotTo(Equal(c.old))
 			Expect(west.Records(h)).To(Equal(c.records), "%s: the restored volume holds exactly its replica's writes", c.vo.Name)
+			down := downNamespace(ctx, "m2", ns)
+			claimCopy, snap := &corev1.PersistentVolumeClaim{}, &snapshotv1.VolumeSnapshot{}
+			Expect(env.Member("m2").Client.Get(ctx, client.ObjectKey{Namespace: down, Name: c.vo.Name}, claimCopy)).To(Succeed())
+			Expect(env.Member("m2").Client.Get(ctx, client.ObjectKey{Namespace: down, Name: c.replica.Snapshot}, snap)).To(Succeed())
+			Expect(snap.Labels).To(HaveKey(downsync.KeepLabel), "%s: the replica restored from is kept from VolSync's rotation", c.vo.Name)
+			Expect(snap.OwnerReferences).To(ContainElement(HaveField("UID", claimCopy.UID)), "%s: the replica goes with the claim's copy", c.vo.Name)
 			write(ctx, west, "m2", h, "restored", 1)
 			restored[c.vo.Name] = h
 		}

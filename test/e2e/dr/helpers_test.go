@@ -70,6 +70,15 @@ func protect(ctx context.Context, ns string, spec schedulingv1alpha1.LocationPai
 		for _, vo := range claims {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vo)).To(Succeed())
 			g.Expect(vo.Status.Replica).NotTo(BeNil(), "%s has no replica", vo.Name)
+			// Both sides reported the sync that made it, whose time is then settled.
+			vr := &storagev1alpha1.VolumeReplication{}
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vr)).To(Succeed())
+			g.Expect(vr.Status.Destination).NotTo(BeNil())
+			g.Expect(vr.Status.Destination.LatestImage).To(Equal(vo.Status.Replica.Snapshot))
+			g.Expect(vr.Status.Source).NotTo(BeNil())
+			g.Expect(vr.Status.Source.LastSyncTime).NotTo(BeNil())
+			g.Expect(vr.Status.Source.LastSyncTime.Before(vr.Status.Destination.LatestImageTime)).To(BeFalse())
+			g.Expect(vo.Status.Replica.Time.Time).To(BeTemporally("==", dr.ImageTime(vr).Time))
 		}
 		g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
 		g.Expect(pair.Status.Phase).To(Equal(schedulingv1alpha1.PairProtecting))

@@ -107,5 +107,25 @@ var _ = Describe("A LocationPair's relocate", func() {
 		Expect(v.Deleted.IsZero()).To(BeTrue(), "the set-aside volume was released")
 		Expect(east.LostWrites(old)).To(BeEmpty())
 		Expect(west.LostWrites(pv.Spec.CSI.VolumeHandle)).To(BeEmpty())
+
+		By("relocating back once the pair protects from the secondary: the volume comes back with every write, and its record keeps both volumes set aside")
+		moved := pv.Spec.CSI.VolumeHandle
+		written = append(written, write(ctx, west, "m2", moved, "west", 2)...)
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
+			g.Expect(pair.Status.Phase).To(Equal(schedulingv1alpha1.PairProtecting))
+		}).WithContext(ctx).Should(Succeed())
+		Expect(custody(ctx, "relocate", ns, "--yes")).To(ContainSubstring("locationpair/%s: relocate to east asked", ns))
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
+			g.Expect(pair.Status.ActiveLocation).To(Equal("east"))
+			g.Expect(pair.Status.LastAction.Progression).To(Equal(dr.Completed))
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vo)).To(Succeed())
+			g.Expect(vo.Status.Phase).To(Equal(storagev1alpha1.Bound))
+		}).WithContext(ctx).Should(Succeed())
+		Expect(vo.Status.SetAside.VolumeHandle).To(Equal(moved))
+		Expect(vo.Status.EarlierSetAside).To(ConsistOf(HaveField("VolumeHandle", old)))
+		Expect(hub.Get(ctx, client.ObjectKey{Name: vo.Status.VolumeName}, pv)).To(Succeed())
+		Expect(east.Records(pv.Spec.CSI.VolumeHandle)).To(Equal(written), "the relocate back lost writes")
 	})
 })

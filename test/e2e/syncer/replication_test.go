@@ -9,12 +9,14 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/syncer/downsync"
 	"github.com/custody-dev/custody/test/simstorage"
 )
 
@@ -151,6 +153,23 @@ var _ = Describe("Replication", Ordered, func() {
 		Expect(m2.Get(ctx, client.ObjectKey{Name: down.Spec.VolumeName}, pv)).To(Succeed())
 		Expect(storage.Records(pv.Spec.CSI.VolumeHandle)).To(Equal(replica), "the restored volume is not the replica")
 		Expect(replica).To(Equal(written))
+		snap := &snapshotv1.VolumeSnapshot{}
+		Expect(m2.Get(ctx, client.ObjectKey{Namespace: targetOf("m2").Namespace(ns), Name: image}, snap)).To(Succeed())
+		Expect(snap.Labels).To(HaveKey(downsync.KeepLabel), "the replica restored from is kept from VolSync's rotation")
+		Expect(snap.OwnerReferences).To(ContainElement(HaveField("UID", down.UID)), "the replica goes with the claim's copy")
+
+		By("asking for a replica the member does not have: the claim's copy waits, and an event says why")
+		missing := claimFor(ns, "missing", corev1.ReadWriteOnce, "m2")
+		missing.Annotations = map[string]string{storagev1alpha1.RestoreAnnotation: workloadv1alpha1.ToSyncTargetKey("m2") + "/gone"}
+		Expect(hub.Create(ctx, missing)).To(Succeed())
+		Eventually(func(g Gomega) {
+			list := &eventsv1.EventList{}
+			g.Expect(hub.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+			g.Expect(list.Items).To(ContainElement(And(HaveField("Reason", storagev1alpha1.ReasonReplicaMissing),
+				HaveField("Regarding.Name", "missing"), HaveField("Note", ContainSubstring("replica gone")))))
+		}).WithContext(ctx).Should(Succeed())
+		Expect(m2.Get(ctx, downKey("m2", missing), &corev1.PersistentVolumeClaim{})).To(MatchError(apierrors.IsNotFound, "IsNotFound"))
+		Expect(hub.Delete(ctx, missing)).To(Succeed())
 
 		// Deleted, it leaves m2, so that the destination's namespace may go with the replication.
 		Expect(hub.Delete(ctx, restored)).To(Succeed())
