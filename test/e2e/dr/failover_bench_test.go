@@ -151,7 +151,6 @@ func BenchmarkLocationFailover100Volumes(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		b.Logf("DEBUG synced %s stop %s stopped after %s", synced.UTC().Format(time.RFC3339Nano), stop.UTC().Format(time.RFC3339Nano), time.Since(stop))
 		started := waitFor(b, "the failovers' start", func() (time.Duration, bool) {
 			for _, p := range pairs {
 				if err := c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
