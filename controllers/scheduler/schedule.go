@@ -98,7 +98,10 @@ func ineligible(c Candidate, domains []string) string {
 		return "not Ready"
 	case c.Unschedulable:
 		return "cordoned"
-	case c.Leaving:
+	case c.Leaving && !c.Replicas:
+		// Only the target holding the replicas a claim is restored from takes the namespace
+		// back while it leaves: a member that keeps it for a replication's destination may
+		// never finish leaving.
 		return "the namespace is still leaving it"
 	case !reaches(c, domains):
 		return fmt.Sprintf("does not reach storage domains %v", domains)
@@ -134,22 +137,28 @@ type Writes struct {
 	Add []string
 	// Remove are the keys whose removal is requested with the deletion annotation.
 	Remove []string
-	// Clear are the keys whose deletion annotation outlived the state label: the removal is
-	// done, and the annotation goes so that the target can take the namespace again.
+	// Clear are the keys whose deletion annotation goes: it outlived the state label (the
+	// removal is done, and the target can take the namespace again), or the target takes the
+	// namespace back while it leaves.
 	Clear []string
 }
 
 // Empty tells whether there is nothing to write.
 func (w Writes) Empty() bool { return len(w.Add)+len(w.Remove)+len(w.Clear) == 0 }
 
-// Plan turns the chosen target keys of a namespace into writes. A key whose removal is under
-// way is not given back before the removal is done.
+// Plan turns the chosen target keys of a namespace into writes. A key chosen while the
+// namespace leaves it (Schedule chooses one only for the replicas it holds) takes it back:
+// its removal is cancelled.
 func Plan(ns metav1.Object, desired []string) Writes {
 	var w Writes
 	current := workloadv1alpha1.ActiveTargets(ns)
+	w.Clear = workloadv1alpha1.StaleRemovals(ns)
 	for _, k := range desired {
-		if _, on := workloadv1alpha1.PresenceOn(ns, k); !on {
+		switch p, on := workloadv1alpha1.PresenceOn(ns, k); {
+		case !on:
 			w.Add = append(w.Add, k)
+		case p.Leaving && !slices.Contains(w.Clear, k):
+			w.Clear = append(w.Clear, k)
 		}
 	}
 	for _, k := range current {
@@ -157,7 +166,7 @@ func Plan(ns metav1.Object, desired []string) Writes {
 			w.Remove = append(w.Remove, k)
 		}
 	}
-	w.Clear = workloadv1alpha1.StaleRemovals(ns)
 	sort.Strings(w.Add)
+	sort.Strings(w.Clear)
 	return w
 }

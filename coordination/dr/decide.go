@@ -164,10 +164,7 @@ func (d *Decision) protect(o Observation) {
 	if len(to.Targets) == 0 || to.fenced() {
 		return
 	}
-	var keys []string
-	for _, t := range to.Targets {
-		keys = append(keys, t.Key)
-	}
+	keys := to.destinations()
 	byKey := map[string]Target{}
 	for _, t := range to.Targets {
 		byKey[t.Key] = t
@@ -639,6 +636,23 @@ func (l Location) untilLost(now time.Time, threshold time.Duration) time.Duratio
 		wait = max(wait, t.UnreachableSince.Add(threshold).Sub(now))
 	}
 	return max(wait, 0)
+}
+
+// destinations are the keys of the targets a volume may replicate to: those not cordoned, as
+// a switch restores a volume where its replica is, or every target when all are cordoned.
+func (l Location) destinations() []string {
+	var keys, cordoned []string
+	for _, t := range l.Targets {
+		if t.Cordoned {
+			cordoned = append(cordoned, t.Key)
+		} else {
+			keys = append(keys, t.Key)
+		}
+	}
+	if len(keys) == 0 {
+		return cordoned
+	}
+	return keys
 }
 
 // fencedOrGone: every target is fenced off its storage or does not answer.

@@ -351,6 +351,15 @@ func TestDecide(t *testing.T) {
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
 		}},
+		{"a volume replicates to a target of the other Location that is not cordoned: a switch restores it where its replica is", func() Observation {
+			return with(pair(), "west", func(t *Target) { t.Cordoned = true }, dest)
+		}, func(t *testing.T, d Decision) {
+			other := "w1"
+			if dest == "w1" {
+				other = "w2"
+			}
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: other}})
+		}},
 		{"a declared relocate stops the workloads first", func() Observation {
 			o := replicating(pair(), time.Minute)
 			o.Pair.Declared, o.Pair.Generation = "west", 2

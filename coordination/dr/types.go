@@ -45,6 +45,9 @@ type Target struct {
 	// one marked default, if any.
 	Classes      []string
 	DefaultClass string
+	// Cordoned: the target takes no namespace it does not hold, so a switch could not
+	// restore a volume there.
+	Cordoned bool
 }
 
 // Location is one Location of the pair, with its targets.

@@ -87,10 +87,29 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.ensureKey(ctx, vr, ns); err != nil {
 		return ctrl.Result{}, r.reportError(ctx, vr, role, err)
 	}
+	if err := r.retire(ctx, role, ns, vr.Name); err != nil {
+		return ctrl.Result{}, err
+	}
 	if role == sends {
 		return r.send(ctx, vr, ns)
 	}
 	return r.receive(ctx, vr, ns)
+}
+
+// retire deletes the member's side of the role the target no longer has, once the
+// replication reversed: a ReplicationDestination left listening holds its volume, and a
+// ReplicationSource left syncs from a claim that went.
+func (r *Reconciler) retire(ctx context.Context, now role, ns, name string) error {
+	var old client.Object = &volsyncv1alpha1.ReplicationDestination{}
+	if now == receives {
+		old = &volsyncv1alpha1.ReplicationSource{}
+	}
+	err := r.Member.Get(ctx, client.ObjectKey{Namespace: ns, Name: objectName(name)}, old)
+	if err != nil || !r.Target.Owns(old) || !old.GetDeletionTimestamp().IsZero() {
+		return client.IgnoreNotFound(err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Deleting the side of a replication that reversed", "object", client.ObjectKeyFromObject(old))
+	return client.IgnoreNotFound(r.Member.Delete(ctx, old))
 }
 
 // cleanUp deletes what the syncer made in the member for a VolumeReplication that is not

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/status"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
@@ -116,8 +117,10 @@ func (r *Reconciler) receive(ctx context.Context, vr *storagev1alpha1.VolumeRepl
 // send keeps the ReplicationSource of the member's copy of the claim, which syncs to the
 // destination's address on the schedule or the manual trigger, and reports its syncs.
 func (r *Reconciler) send(ctx context.Context, vr *storagev1alpha1.VolumeReplication, ns string) (ctrl.Result, error) {
+	// Only the destination's own report counts: one from before the replication reversed
+	// names the address this member listened on.
 	dst := vr.Status.Destination
-	if dst == nil || dst.Address == "" {
+	if dst == nil || dst.Address == "" || workloadv1alpha1.ToSyncTargetKey(dst.ReportedBy) != vr.Spec.Destination {
 		return ctrl.Result{}, r.report(ctx, vr, storagev1alpha1.VolumeReplicationStatus{Source: &storagev1alpha1.ReplicationSourceStatus{
 			ReportedBy: r.SyncTargetName, Message: "waiting for the destination " + vr.Spec.Destination + " to report its address",
 		}})

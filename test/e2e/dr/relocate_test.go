@@ -113,14 +113,21 @@ var _ = Describe("A LocationPair's relocate", func() {
 		written = append(written, write(ctx, west, "m2", moved, "west", 2)...)
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
-			g.Expect(pair.Status.Phase).To(Equal(schedulingv1alpha1.PairProtecting))
+			vr := &storagev1alpha1.VolumeReplication{}
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vr)).To(Succeed())
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vo)).To(Succeed())
+			g.Expect(pair.Status.Phase).To(Equal(schedulingv1alpha1.PairProtecting), "replica %+v; replication %+v, source %+v, destination %+v", vo.Status.Replica, vr.Spec, ptr.Deref(vr.Status.Source, storagev1alpha1.ReplicationSourceStatus{}), ptr.Deref(vr.Status.Destination, storagev1alpha1.ReplicationDestinationStatus{}))
 		}).WithContext(ctx).Should(Succeed())
 		Expect(custody(ctx, "relocate", ns, "--yes")).To(ContainSubstring("locationpair/%s: relocate to east asked", ns))
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
-			g.Expect(pair.Status.ActiveLocation).To(Equal("east"))
-			g.Expect(pair.Status.LastAction.Progression).To(Equal(dr.Completed))
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vo)).To(Succeed())
+			g.Expect(pair.Status.ActiveLocation).To(Equal("east"))
+			nsObj := &corev1.Namespace{}
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: ns}, nsObj)).To(Succeed())
+			claimObj := &corev1.PersistentVolumeClaim{}
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), claimObj)).To(Succeed())
+			g.Expect(pair.Status.LastAction.Progression).To(Equal(dr.Completed), "the volume: %s/%s: %s; ns %v %v; claim %v %v", vo.Status.Phase, vo.Status.Reason, vo.Status.Message, nsObj.Labels, nsObj.Annotations, claimObj.Labels, claimObj.Annotations)
 			g.Expect(vo.Status.Phase).To(Equal(storagev1alpha1.Bound))
 		}).WithContext(ctx).Should(Succeed())
 		Expect(vo.Status.SetAside.VolumeHandle).To(Equal(moved))
