@@ -54,6 +54,20 @@ func replicating(o Observation, age time.Duration) Observation {
 	return o
 }
 
+// replicatingBack is a pair after a switch of mode to west, begun started ago and completed
+// done ago: the volume, restored on dest from the replica recorded recorded ago, replicates back
+// to east, whose last sync made a ready image image ago.
+func replicatingBack(mode schedulingv1alpha1.SwitchMode, started, done, recorded, image time.Duration) Observation {
+	o := pair()
+	o.Active, o.Action = "west", action(mode, Completed, started)
+	completed := metav1.NewTime(ago(done))
+	o.Action.CompletionTime = &completed
+	back := Destination("ns", []string{"e1", "e2"})
+	o.Volumes[0].Owner, o.Volumes[0].Replica = dest, replica(dest, recorded)
+	o.Volumes[0].Replication = &Replication{Source: dest, Destination: back, Image: replica(back, image), ImageReady: true}
+	return o
+}
+
 // with changes the targets of loc that keys name.
 func with(o Observation, loc string, change func(*Target), keys ...string) Observation {
 	l := o.Locations[loc]
@@ -325,29 +339,14 @@ func TestDecide(t *testing.T) {
 			expect(t, len(d.Replications), 0)
 		}},
 		{"with the old Location unfenced, volumes replicate back, and the pair protects again once they have replicas", func() Observation {
-			o := pair()
-			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Completed, 10*time.Minute)
-			done := metav1.NewTime(ago(5 * time.Minute))
-			o.Action.CompletionTime = &done
-			back := Destination("ns", []string{"e1", "e2"})
-			img := replica(back, time.Minute)
-			o.Volumes[0].Owner, o.Volumes[0].Replica = dest, replica(dest, 6*time.Minute)
-			o.Volumes[0].Replication = &Replication{Source: dest, Destination: back, Image: img, ImageReady: true}
-			return o
+			return replicatingBack(schedulingv1alpha1.Failover, 10*time.Minute, 5*time.Minute, 6*time.Minute, time.Minute)
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: dest, Destination: Destination("ns", []string{"e1", "e2"})}})
 			expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
 			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "True/Replicated")
 		}},
 		{"a relocate protects again with the first reverse replica, taken as it completed: the replica's time, to the second, may read a second before", func() Observation {
-			o := pair()
-			o.Active, o.Action = "west", action(schedulingv1alpha1.Relocate, Completed, 10*time.Second)
-			done := metav1.NewTime(ago(5 * time.Second))
-			o.Action.CompletionTime = &done
-			back := Destination("ns", []string{"e1", "e2"})
-			o.Volumes[0].Owner, o.Volumes[0].Replica = dest, replica(dest, 8*time.Second)
-			o.Volumes[0].Replication = &Replication{Source: dest, Destination: back, Image: replica(back, 6*time.Second), ImageReady: true}
-			return o
+			return replicatingBack(schedulingv1alpha1.Relocate, 10*time.Second, 5*time.Second, 8*time.Second, 6*time.Second)
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
 		}},
