@@ -33,25 +33,26 @@ func TestDescribeVolume(t *testing.T) {
 		want string
 	}{
 		{"moving", moving, "" +
-			"Name:              data\n" +
-			"Namespace:         shop\n" +
-			"Class:             Owned\n" +
-			"StorageClass:      fast\n" +
-			"Domain:            east\n" +
-			"Volume:            pv-data\n" +
-			"Owner:             t1\n" +
-			"Sharers:           <none>\n" +
-			"Fenced Off:        <none>\n" +
-			"Replica:           <none>\n" +
-			"Restored From:     <none>\n" +
-			"Set Aside:         <none>\n" +
-			"Phase:             Moving\n" +
-			"Since:             2026-07-01T11:54:30Z (5m30s ago)\n" +
-			"Reclaim:           Retain\n" +
-			"Original Reclaim:  Delete\n" +
-			"Reason:            WaitingForDetach\n" +
-			"Message:           waiting for t1 to let go of the volume\n" +
-			"Conditions:        <none>\n" +
+			"Name:               data\n" +
+			"Namespace:          shop\n" +
+			"Class:              Owned\n" +
+			"StorageClass:       fast\n" +
+			"Domain:             east\n" +
+			"Volume:             pv-data\n" +
+			"Owner:              t1\n" +
+			"Sharers:            <none>\n" +
+			"Fenced Off:         <none>\n" +
+			"Replica:            <none>\n" +
+			"Restored From:      <none>\n" +
+			"Set Aside:          <none>\n" +
+			"Earlier Set Aside:  <none>\n" +
+			"Phase:              Moving\n" +
+			"Since:              2026-07-01T11:54:30Z (5m30s ago)\n" +
+			"Reclaim:            Retain\n" +
+			"Original Reclaim:   Delete\n" +
+			"Reason:             WaitingForDetach\n" +
+			"Message:            waiting for t1 to let go of the volume\n" +
+			"Conditions:         <none>\n" +
 			"Transitions:\n" +
 			"  Time                  Phase         Owner  Reason            Message\n" +
 			"  ----                  -----         -----  ------            -------\n" +
@@ -65,26 +66,31 @@ func TestDescribeVolume(t *testing.T) {
 				RestoredFrom: &storagev1alpha1.Replica{Target: "w1", Snapshot: "snap-1", Time: *ago(time.Hour)},
 				SetAside: &storagev1alpha1.SetAsideVolume{Driver: "sim.csi", VolumeHandle: "vol-1", Domain: "east", Target: "e1",
 					For: storagev1alpha1.Replica{Target: "w1", Snapshot: "snap-1", Time: *ago(time.Hour)}, Time: *ago(30 * time.Minute)},
+				EarlierSetAside: []storagev1alpha1.SetAsideVolume{
+					{Driver: "sim.csi", VolumeHandle: "vol-0", Domain: "west", Target: "w1", Time: *ago(50 * time.Minute)},
+					{Driver: "sim.csi", VolumeHandle: "vol-00", Domain: "east", Target: "e2", Time: *ago(40 * time.Minute)}},
 				Conditions: []metav1.Condition{{Type: storagev1alpha1.ConditionReplicated, Status: metav1.ConditionTrue, Reason: "Replicated", Message: "latest replica snap-2 on w1"}}},
 		}, "" +
-			"Name:              new\n" +
-			"Namespace:         shop\n" +
-			"Class:             <none>\n" +
-			"StorageClass:      <none>\n" +
-			"Domain:            <none>\n" +
-			"Volume:            <none>\n" +
-			"Owner:             <none>\n" +
-			"Sharers:           t2,t3\n" +
-			"Fenced Off:        t4\n" +
-			"Replica:           snapshot snap-2 on w1, taken 2026-07-01T11:59:00Z (60s ago)\n" +
-			"Restored From:     snapshot snap-1 on w1, taken 2026-07-01T11:00:00Z (60m ago)\n" +
-			"Set Aside:         sim.csi vol-1 in storage domain east, last on e1, since 2026-07-01T11:30:00Z (30m ago); kept, not released\n" +
-			"Phase:             <none>\n" +
-			"Since:             <unknown>\n" +
-			"Reclaim:           <none>\n" +
-			"Original Reclaim:  <none>\n" +
-			"Reason:            <none>\n" +
-			"Message:           <none>\n" +
+			"Name:               new\n" +
+			"Namespace:          shop\n" +
+			"Class:              <none>\n" +
+			"StorageClass:       <none>\n" +
+			"Domain:             <none>\n" +
+			"Volume:             <none>\n" +
+			"Owner:              <none>\n" +
+			"Sharers:            t2,t3\n" +
+			"Fenced Off:         t4\n" +
+			"Replica:            snapshot snap-2 on w1, taken 2026-07-01T11:59:00Z (60s ago)\n" +
+			"Restored From:      snapshot snap-1 on w1, taken 2026-07-01T11:00:00Z (60m ago)\n" +
+			"Set Aside:          sim.csi vol-1 in storage domain east, last on e1, since 2026-07-01T11:30:00Z (30m ago); kept, not released\n" +
+			"Earlier Set Aside:  sim.csi vol-0 in storage domain west, last on w1, since 2026-07-01T11:10:00Z (50m ago); kept, not released; " +
+			"sim.csi vol-00 in storage domain east, last on e2, since 2026-07-01T11:20:00Z (40m ago); kept, not released\n" +
+			"Phase:              <none>\n" +
+			"Since:              <unknown>\n" +
+			"Reclaim:            <none>\n" +
+			"Original Reclaim:   <none>\n" +
+			"Reason:             <none>\n" +
+			"Message:            <none>\n" +
 			"Conditions:\n" +
 			"  Type        Status  Reason      Message\n" +
 			"  ----        ------  ------      -------\n" +
