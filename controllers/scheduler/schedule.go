@@ -157,7 +157,7 @@ func Plan(ns metav1.Object, desired []string) Writes {
 		switch p, on := workloadv1alpha1.PresenceOn(ns, k); {
 		case !on:
 			w.Add = append(w.Add, k)
-		case p.Leaving && !slices.Contains(w.Clear, k):
+		case p.Leaving: // never a stale removal, which has no state label
 			w.Clear = append(w.Clear, k)
 		}
 	}
