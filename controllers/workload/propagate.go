@@ -25,15 +25,24 @@ func (c Change) Empty() bool {
 }
 
 // Propagate computes the change that makes an object follow its namespace: a state for
-// every target the namespace is on (Sync, or Pending when coordination decides), and the
-// namespace's removal request for every target the namespace leaves.
-func Propagate(ns, obj metav1.Object, coordinated bool) Change {
+// every target the namespace is on (Sync, or Pending when coordination decides), the
+// namespace's removal request for every target the namespace leaves, and a removal request
+// from now for every target the namespace already left (its removal finished before the
+// object was marked, as when the namespace moved on twice while the object's updates
+// conflicted): the object would stay there for ever.
+func Propagate(ns, obj metav1.Object, coordinated bool, now time.Time) Change {
 	c := Change{Place: map[string]workloadv1alpha1.ResourceState{}, Leave: map[string]time.Time{}}
 	initial := workloadv1alpha1.ResourceStateSync
 	if coordinated {
 		initial = workloadv1alpha1.ResourceStatePending
 	}
-	for key, nsOn := range workloadv1alpha1.Presences(ns) {
+	nsPresences := workloadv1alpha1.Presences(ns)
+	for key, objOn := range workloadv1alpha1.Presences(obj) {
+		if _, nsOn := nsPresences[key]; !nsOn && !objOn.Leaving {
+			c.Leave[key] = now
+		}
+	}
+	for key, nsOn := range nsPresences {
 		_, placed := workloadv1alpha1.PresenceOn(obj, key)
 		objLeaving, _ := workloadv1alpha1.RemovalRequested(obj, key)
 		switch {

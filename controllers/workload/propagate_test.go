@@ -22,6 +22,7 @@ func TestPropagate(t *testing.T) {
 	}
 	const at, earlier = "2026-01-02T03:04:05Z", "2026-01-01T00:00:00Z"
 	when, _ := time.Parse(time.RFC3339, at)
+	now := when.Add(time.Hour)
 	sync, pending := workloadv1alpha1.ResourceStateSync, workloadv1alpha1.ResourceStatePending
 	type places = map[string]workloadv1alpha1.ResourceState
 	type leaves = map[string]time.Time
@@ -39,6 +40,8 @@ func TestPropagate(t *testing.T) {
 		{name: "object already leaving", nsL: m(state("a"), "Sync"), nsA: m(del("a"), at), objL: m(state("a"), "Sync"), objA: m(del("a"), earlier)},
 		{name: "namespace leaving, object never there", nsL: m(state("a"), "Sync"), nsA: m(del("a"), at)},
 		{name: "returning object loses the stale annotation", nsL: m(state("a"), "Sync"), objA: m(del("a"), earlier), want: Change{Place: places{"a": sync}, Return: []string{"a"}}},
+		{name: "namespace gone from the target before the object left it", nsL: m(state("b"), "Sync"), objL: m(state("a"), "Sync", state("b"), "Sync"), want: Change{Leave: leaves{"a": now}}},
+		{name: "namespace gone, object already leaving", objL: m(state("a"), "Sync"), objA: m(del("a"), earlier)},
 		{name: "other labels ignored", nsL: m("app", "x")},
 		{name: "two targets", nsL: m(state("a"), "Sync", state("b"), "Sync"), objL: m(state("a"), "Sync"), want: Change{Place: places{"b": sync}}},
 	}
@@ -46,7 +49,7 @@ func TestPropagate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ns := &metav1.ObjectMeta{Labels: tt.nsL, Annotations: tt.nsA}
 			obj := &metav1.ObjectMeta{Labels: tt.objL, Annotations: tt.objA}
-			got := Propagate(ns, obj, tt.coordinated)
+			got := Propagate(ns, obj, tt.coordinated, now)
 			if tt.want.Place == nil {
 				tt.want.Place = places{}
 			}
@@ -57,7 +60,7 @@ func TestPropagate(t *testing.T) {
 				t.Fatalf("Propagate = %+v, want %+v", got, tt.want)
 			}
 			got.Apply(obj)
-			if again := Propagate(ns, obj, tt.coordinated); !again.Empty() {
+			if again := Propagate(ns, obj, tt.coordinated, now); !again.Empty() {
 				t.Fatalf("not idempotent: after applying, still %+v", again)
 			}
 			for key := range got.Leave {
