@@ -40,7 +40,7 @@ func Decide(o Observation) Decision {
 	}
 	d.Fence = o.stillFenced(d.Action)
 	if o.Pair.Automatic {
-		d.Recheck = o.Locations[d.Active].untilLost(o.Now, o.Pair.Threshold)
+		d.recheckIn(o.Locations[d.Active].untilLost(o.Now, o.Pair.Threshold))
 	}
 	d.phase(o)
 	d.conditions(o)
@@ -356,6 +356,7 @@ func (d *Decision) protection(o Observation) (bool, string, string) {
 				r.Snapshot, r.Target, r.Time.UTC().Format(time.RFC3339), 2*o.Pair.Interval))
 		default:
 			d.Protected++
+			d.recheckIn(r.Time.Add(2 * o.Pair.Interval).Sub(o.Now))
 			volume(k, true, schedulingv1alpha1.ReasonReplicated, fmt.Sprintf("latest replica %s on %s, from %s", r.Snapshot, r.Target, r.Time.UTC().Format(time.RFC3339)))
 		}
 		if r != nil && (d.OldestLastSync.IsZero() || r.Time.Time.Before(d.OldestLastSync)) {
@@ -627,6 +628,13 @@ func (l Location) lost(now time.Time, threshold time.Duration) bool {
 
 // untilLost is how long until the Location is lost, while every one of its targets is
 // Unreachable and it is not lost yet; zero otherwise.
+// recheckIn asks for a look at the pair again after wait, unless one is asked for sooner.
+func (d *Decision) recheckIn(wait time.Duration) {
+	if wait > 0 && (d.Recheck == 0 || wait < d.Recheck) {
+		d.Recheck = wait
+	}
+}
+
 func (l Location) untilLost(now time.Time, threshold time.Duration) time.Duration {
 	var wait time.Duration
 	for _, t := range l.Targets {

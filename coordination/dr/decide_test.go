@@ -596,7 +596,7 @@ func expect[T any](t *testing.T, got, want T) {
 	}
 }
 
-func TestDecideRechecksWhenTheActiveLocationWouldBeLost(t *testing.T) {
+func TestDecideRechecksWhenTheActiveLocationWouldBeLostOrAReplicaLag(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		o    Observation
@@ -605,7 +605,10 @@ func TestDecideRechecksWhenTheActiveLocationWouldBeLost(t *testing.T) {
 		{"every target Unreachable, the last for 20s of the 1m threshold", with(with(pair(), "east", lost(50*time.Second), "e1"), "east", lost(20*time.Second), "e2"), 40 * time.Second},
 		{"one target still answers", with(pair(), "east", lost(50*time.Second), "e1"), 0},
 		{"every target answers", pair(), 0},
-		{"lost already: the failover starts now", with(replicating(pair(), time.Minute), "east", lost(2*time.Minute)), 0},
+		{"lost already: the failover starts now; the replica turns two 5m intervals old in 9m", with(replicating(pair(), time.Minute), "east", lost(2*time.Minute)), 9 * time.Minute},
+		{"a replica 1m old turns two 5m intervals old first", replicating(pair(), time.Minute), 9 * time.Minute},
+		{"the Location is lost before the replica lags", with(replicating(pair(), time.Minute), "east", lost(50*time.Second)), 10 * time.Second},
+		{"a lagging replica already shows", replicating(pair(), 11*time.Minute), 0},
 		{"automatic failover off", func() Observation {
 			o := with(pair(), "east", lost(20*time.Second))
 			o.Pair.Automatic = false

@@ -156,7 +156,8 @@ type Decision struct {
 	Unrestores []string
 	// Recheck is when the pair must be looked at again, though nothing changes: the active
 	// Location's targets are all Unreachable, and it counts as lost once that much more time
-	// passed. Zero when no such time is coming.
+	// passed; or a protected volume's replica turns two intervals old. Zero when no such time
+	// is coming.
 	Recheck time.Duration
 	// Waiting says why a declared switch has not started yet.
 	Waiting string

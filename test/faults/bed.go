@@ -57,7 +57,7 @@ func StartBed(ctx context.Context, dir string) (_ *Bed, err error) {
 		}
 	}()
 	for _, t := range targets {
-		if err := patchTarget(ctx, b.hub, t, func(s *workloadv1alpha1.SyncTargetSpec) {
+		if err := environment.PatchTarget(ctx, b.hub, t, func(s *workloadv1alpha1.SyncTargetSpec) {
 			s.FenceDelay = &metav1.Duration{Duration: fenceDelay}
 		}); err != nil {
 			return b, err
@@ -102,15 +102,4 @@ func (b *Bed) Leftovers() []string {
 		out = append(out, p.Name)
 	}
 	return out
-}
-
-// patchTarget changes the SyncTarget's spec with change, in one merge patch.
-func patchTarget(ctx context.Context, c client.Client, name string, change func(*workloadv1alpha1.SyncTargetSpec)) error {
-	t := &workloadv1alpha1.SyncTarget{}
-	if err := c.Get(ctx, client.ObjectKey{Name: name}, t); err != nil {
-		return err
-	}
-	patch := client.MergeFrom(t.DeepCopy())
-	change(&t.Spec)
-	return c.Patch(ctx, t, patch)
 }

@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
-	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/test/environment"
 )
 
@@ -407,7 +406,7 @@ func (r *run) deleteClaim(ctx context.Context, name string) error {
 }
 
 func (r *run) cordon(ctx context.Context, target string, cordoned bool) error {
-	return patchTarget(ctx, r.hub, target, func(s *workloadv1alpha1.SyncTargetSpec) { s.Unschedulable = cordoned })
+	return environment.Cordon(ctx, r.hub, target, cordoned)
 }
 
 // write writes to every volume of the namespace through every member that has it attached,

@@ -13,12 +13,19 @@ type degradation struct {
 	mu      sync.Mutex
 	delay   time.Duration
 	failure string
+	// changed is closed when the delay changes: an operation under way waits out the new one,
+	// counted from its start, so that a test ends a stall by lifting it.
+	changed chan struct{}
 }
 
 func (d *degradation) slow(delay time.Duration) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.delay = delay
+	if d.changed != nil {
+		close(d.changed)
+		d.changed = nil
+	}
 }
 
 func (d *degradation) fail(msg string) {
@@ -29,18 +36,27 @@ func (d *degradation) fail(msg string) {
 
 // answer waits out the delay and returns the failure, if any, as the array's answer.
 func (d *degradation) answer(ctx context.Context) error {
-	d.mu.Lock()
-	delay, failure := d.delay, d.failure
-	d.mu.Unlock()
-	if delay > 0 {
+	start := time.Now()
+	for {
+		d.mu.Lock()
+		delay, failure := d.delay, d.failure
+		if d.changed == nil {
+			d.changed = make(chan struct{})
+		}
+		changed := d.changed
+		d.mu.Unlock()
+		left := time.Until(start.Add(delay))
+		if left <= 0 {
+			if failure != "" {
+				return errors.New(failure)
+			}
+			return nil
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(delay):
+		case <-changed:
+		case <-time.After(left):
 		}
 	}
-	if failure != "" {
-		return errors.New(failure)
-	}
-	return nil
 }

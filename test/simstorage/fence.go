@@ -89,8 +89,8 @@ func (s *Storage) executeFence(ctx context.Context, spec csiaddonsv1alpha1.Netwo
 // NetworkFence's status.message; "" makes them succeed again.
 func (s *Storage) FailFencing(msg string) { s.fencing.fail(msg) }
 
-// SlowFencing makes every fencing operation from now on take d before it takes effect and
-// is reported; 0 makes them immediate again.
+// SlowFencing makes every fencing operation, those under way too, take d from its start
+// before it takes effect and is reported; 0 makes them immediate again.
 func (s *Storage) SlowFencing(d time.Duration) { s.fencing.slow(d) }
 
 // Fenced tells whether member is fenced: one of its node CIDRs lies within a fenced CIDR.

@@ -244,8 +244,8 @@ func (s *Storage) LostWrites(handle string) []string { return s.ledger.lostWrite
 // makes them succeed again.
 func (s *Storage) FailVolumes(msg string) { s.volumes.fail(msg) }
 
-// SlowVolumes makes every volume operation from now on take d before it answers; 0 makes
-// them immediate again.
+// SlowVolumes makes every volume operation, those under way too, take d from its start
+// before it answers; 0 makes them immediate again.
 func (s *Storage) SlowVolumes(d time.Duration) { s.volumes.slow(d) }
 
 // Refusals returns the requests the storage refused without an invariant being broken (see

@@ -70,7 +70,8 @@ func NewVolSync() *VolSync {
 // FailSyncs makes every sync from now on fail with msg; "" lets them succeed again.
 func (v *VolSync) FailSyncs(msg string) { v.syncs.fail(msg) }
 
-// SlowSyncs makes every sync from now on take d; 0 makes them immediate again.
+// SlowSyncs makes every sync take d from its start, those under way too: a long d stalls
+// them, and 0 ends the stall.
 func (v *VolSync) SlowSyncs(d time.Duration) { v.syncs.slow(d) }
 
 // Attach plays VolSync and the snapshotter in member, which reaches the storage domains
@@ -194,12 +195,20 @@ func (v *VolSync) source(ctx context.Context, m *volsyncMember, key client.Objec
 	if rs.Status == nil {
 		rs.Status = &volsyncv1alpha1.ReplicationSourceStatus{}
 	}
+	// The mover starts: VolSync reports the sync under way.
 	start := time.Now()
+	patch := client.MergeFrom(rs.DeepCopy())
+	rs.Status.LastSyncStartTime = &metav1.Time{Time: start}
+	meta.SetStatusCondition(&rs.Status.Conditions, metav1.Condition{Type: volsyncv1alpha1.ConditionSynchronizing,
+		Status: metav1.ConditionTrue, Reason: volsyncv1alpha1.SynchronizingReasonSync, Message: "Synchronization in-progress"})
+	if err := m.client.Status().Patch(ctx, rs, patch); err != nil {
+		return reconcile.Result{}, err
+	}
 	syncErr := v.syncs.answer(ctx)
 	if syncErr == nil {
 		syncErr = v.sync(ctx, m, rs, start)
 	}
-	patch := client.MergeFrom(rs.DeepCopy())
+	patch = client.MergeFrom(rs.DeepCopy())
 	now := metav1.Now()
 	if syncErr != nil {
 		rs.Status.LatestMoverStatus = &volsyncv1alpha1.MoverStatus{Result: volsyncv1alpha1.MoverResultFailed, Logs: syncErr.Error()}

@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
+	volsyncv1alpha1 "github.com/backube/volsync/api/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -18,7 +20,6 @@ import (
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
-	"github.com/custody-dev/custody/controllers/syncer/transform"
 	"github.com/custody-dev/custody/test/environment"
 )
 
@@ -81,10 +82,7 @@ var _ = Describe("A LocationPair", func() {
 		Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vo)).To(Succeed())
 		Expect(vo.Status.Replica).NotTo(BeNil())
 		Expect(vo.Status.Replica.Target).To(Equal("m2"))
-		kubeSystem := &corev1.Namespace{}
-		Expect(hub.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, kubeSystem)).To(Succeed())
-		down := transform.Target{Key: "m2", Hub: string(kubeSystem.UID)}.Namespace(ns)
-		log, ok := env.Storage("west").Snapshot("m2", down, vo.Status.Replica.Snapshot)
+		log, ok := env.Storage("west").Snapshot("m2", downNamespace(ctx, "m2", ns), vo.Status.Replica.Snapshot)
 		Expect(ok).To(BeTrue(), "the replica %s is not a snapshot west's storage cut in m2", vo.Status.Replica.Snapshot)
 		Expect(log).To(Equal(written))
 
@@ -145,6 +143,83 @@ var _ = Describe("A LocationPair", func() {
 			g.Expect(replicated(ctx, g, ns, "data")).To(HavePrefix("True/Replicated: latest replica "))
 			g.Expect(metrics(g)).To(ContainSubstring(failed + " 0"))
 		}).WithContext(ctx).Should(Succeed())
+	})
+
+	It("shows a sync that stalls as a lagging replica on the pair and on the volume's record, until a sync completes", func(ctx SpecContext) {
+		ns := app(ctx, "east")
+		vo, _ := boundClaim(ctx, ns, "data", "m1")
+		pair := protect(ctx, ns, schedulingv1alpha1.LocationPairSpec{ReplicationInterval: "1m"}, vo)
+		last := *vo.Status.Replica
+		env.VolSync().SlowSyncs(time.Hour)
+		DeferCleanup(func() { env.VolSync().SlowSyncs(0) })
+
+		By("stalling the next sync: two intervals after the latest replica, it lags")
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
+			c := meta.FindStatusCondition(pair.Status.Conditions, schedulingv1alpha1.ConditionDataProtected)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(schedulingv1alpha1.ReasonReplicationLagging), c.Message)
+			g.Expect(c.Message).To(Equal(fmt.Sprintf("1 of 1 volumes have no replica from the last two intervals, the first %s/data", ns)))
+			g.Expect(pair.Status.ProtectedVolumes).To(BeZero())
+			g.Expect(pair.Status.OldestLastSyncTime.Time).To(BeTemporally("==", last.Time.Time))
+			g.Expect(replicated(ctx, g, ns, "data")).To(Equal(fmt.Sprintf("False/ReplicationLagging: the latest replica, %s on m2, is from %s: older than two intervals (2m0s)",
+				last.Snapshot, last.Time.UTC().Format(time.RFC3339))))
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+		Expect(time.Since(last.Time.Time)).To(BeNumerically(">=", 2*time.Minute), "lagging before two intervals passed")
+		sources := &volsyncv1alpha1.ReplicationSourceList{}
+		Expect(env.Member("m1").Client.List(ctx, sources, client.InNamespace(downNamespace(ctx, "m1", ns)))).To(Succeed())
+		Expect(sources.Items).To(HaveLen(1))
+		Expect(meta.IsStatusConditionTrue(sources.Items[0].Status.Conditions, volsyncv1alpha1.ConditionSynchronizing)).To(BeTrue(),
+			"the sync under way: %v", sources.Items[0].Status.Conditions)
+
+		By("ending the stall: the sync under way completes, and the volume is protected again")
+		env.VolSync().SlowSyncs(0)
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(pair.Status.Conditions, schedulingv1alpha1.ConditionDataProtected)).To(BeTrue(), "%v", pair.Status.Conditions)
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vo)).To(Succeed())
+			g.Expect(vo.Status.Replica.Time.After(last.Time.Time)).To(BeTrue())
+			g.Expect(replicated(ctx, g, ns, "data")).To(HavePrefix("True/Replicated: latest replica "))
+		}).WithContext(ctx).Should(Succeed())
+	})
+
+	It("moves a volume's replication with the volume when it moves inside the primary Location", func(ctx SpecContext) {
+		// Registered first, so that it runs after the namespace went.
+		DeferCleanup(func(ctx context.Context) {
+			Expect(environment.Cordon(ctx, hub, "m1", false)).To(Succeed())
+			Expect(environment.Cordon(ctx, hub, "m3", true)).To(Succeed())
+		})
+		ns := app(ctx, "east")
+		vo, pv := boundClaim(ctx, ns, "data", "m1")
+		east, handle := env.Storage("east"), pv.Spec.CSI.VolumeHandle
+		written := write(ctx, east, "m1", handle, "before the move", 3)
+		protect(ctx, ns, schedulingv1alpha1.LocationPairSpec{ReplicationInterval: "1m"}, vo)
+
+		By("cordoning m1 while m3 takes namespaces: the namespace and its volume move to m3")
+		Expect(environment.Cordon(ctx, hub, "m3", false)).To(Succeed())
+		Expect(environment.Cordon(ctx, hub, "m1", true)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vo)).To(Succeed())
+			g.Expect(vo.Status.Owner).To(Equal("m3"))
+			g.Expect(vo.Status.Phase).To(Equal(storagev1alpha1.Bound))
+		}).WithContext(ctx).Should(Succeed())
+		written = append(written, write(ctx, east, "m3", handle, "after the move", 3)...)
+
+		By("replicating from m3: a replica holds the writes made on m3, and m1 runs no source any more")
+		Eventually(func(g Gomega) {
+			vr := &storagev1alpha1.VolumeReplication{}
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vr)).To(Succeed())
+			g.Expect(vr.Spec.Source).To(Equal("m3"))
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vo)).To(Succeed())
+			g.Expect(vo.Status.Replica).NotTo(BeNil())
+			log, ok := env.Storage("west").Snapshot("m2", downNamespace(ctx, "m2", ns), vo.Status.Replica.Snapshot)
+			g.Expect(ok).To(BeTrue())
+			g.Expect(log).To(Equal(written))
+			g.Expect(replicated(ctx, g, ns, "data")).To(HavePrefix("True/Replicated: latest replica "))
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+		sources := &volsyncv1alpha1.ReplicationSourceList{}
+		Expect(env.Member("m1").Client.List(ctx, sources, client.InNamespace(downNamespace(ctx, "m1", ns)))).To(Succeed())
+		Expect(sources.Items).To(BeEmpty())
 	})
 
 	It("does not replicate a volume whose storage class the other Location lacks, and names the class", func(ctx SpecContext) {

@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/testbed"
 )
@@ -50,9 +49,5 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	DeferCleanup(env.Stop)
 	Expect(env.WaitReady(ctx)).To(Succeed())
 	hub = env.Hub.Client
-	m3 := &workloadv1alpha1.SyncTarget{}
-	Expect(hub.Get(ctx, client.ObjectKey{Name: "m3"}, m3)).To(Succeed())
-	patch := client.MergeFrom(m3.DeepCopy())
-	m3.Spec.Unschedulable = true
-	Expect(hub.Patch(ctx, m3, patch)).To(Succeed())
+	Expect(environment.Cordon(ctx, hub, "m3", true)).To(Succeed())
 }, NodeTimeout(testbed.StartTimeout))

@@ -20,6 +20,7 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
+	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/testbed"
 )
 
@@ -243,11 +244,7 @@ func other(key string) string {
 
 func setCordon(ctx context.Context, target string, cordoned bool) {
 	GinkgoHelper()
-	t := &workloadv1alpha1.SyncTarget{}
-	Expect(hub.Get(ctx, client.ObjectKey{Name: target}, t)).To(Succeed())
-	patch := client.MergeFrom(t.DeepCopy())
-	t.Spec.Unschedulable = cordoned
-	Expect(hub.Patch(ctx, t, patch)).To(Succeed())
+	Expect(environment.Cordon(ctx, hub, target, cordoned)).To(Succeed())
 }
 
 func values[K comparable, V any](m map[K]V) []V {

@@ -134,11 +134,7 @@ func targetObject(name string) *workloadv1alpha1.SyncTarget {
 // patchTarget changes the SyncTarget's spec with change, in one merge patch.
 func patchTarget(ctx context.Context, target string, change func(*workloadv1alpha1.SyncTargetSpec)) {
 	GinkgoHelper()
-	t := &workloadv1alpha1.SyncTarget{}
-	Expect(hub.Get(ctx, client.ObjectKey{Name: target}, t)).To(Succeed())
-	patch := client.MergeFrom(t.DeepCopy())
-	change(&t.Spec)
-	Expect(hub.Patch(ctx, t, patch)).To(Succeed())
+	Expect(environment.PatchTarget(ctx, hub, target, change)).To(Succeed())
 }
 
 func setCordon(ctx context.Context, target string, cordoned bool) {
