@@ -193,11 +193,7 @@ func replication(vr *storagev1alpha1.VolumeReplication) *dr.Replication {
 	if src := vr.Status.Source; src != nil && src.ReportedBy != "" && workloadv1alpha1.ToSyncTargetKey(src.ReportedBy) == vr.Spec.Source {
 		out.LastManualSync, out.Quiesced = src.LastManualSync, src.Quiesced
 		if src.LastSyncTime != nil {
-			out.SourceLastSync = src.LastSyncTime.Time
-			out.SourceLastSyncStart = src.LastSyncTime.Time
-			if src.LastSyncDuration != nil {
-				out.SourceLastSyncStart = src.LastSyncTime.Add(-src.LastSyncDuration.Duration)
-			}
+			out.SourceLastSync, out.SourceLastSyncStart = src.LastSyncTime.Time, src.LastSyncStart()
 		}
 		if src.Message != "" && src.Result == "Failed" {
 			out.Failed, out.Message = true, src.Message

@@ -23,11 +23,8 @@ func ImageTime(vr *storagev1alpha1.VolumeReplication) *metav1.Time {
 	if src == nil || src.LastSyncTime == nil || dst.LastSyncTime == nil || workloadv1alpha1.ToSyncTargetKey(src.ReportedBy) != vr.Spec.Source {
 		return &t
 	}
-	start := src.LastSyncTime.Time
-	if src.LastSyncDuration != nil {
-		// To the second below, as the API keeps times: the time is recorded and compared.
-		start = start.Add(-src.LastSyncDuration.Duration).Truncate(time.Second)
-	}
+	// To the second below, as the API keeps times: the time is recorded and compared.
+	start := src.LastSyncStart().Truncate(time.Second)
 	if start.After(t.Time) && !start.After(dst.LastSyncTime.Time) {
 		t = metav1.NewTime(start)
 	}

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -65,6 +67,19 @@ type ReplicationSourceStatus struct {
 	Result string `json:"result,omitempty"`
 	// +optional
 	Message string `json:"message,omitempty"`
+}
+
+// LastSyncStart is when the last completed sync started, when the copy of the volume was
+// taken: LastSyncTime - LastSyncDuration, or LastSyncTime without a duration; zero before a
+// sync completed.
+func (s *ReplicationSourceStatus) LastSyncStart() time.Time {
+	if s.LastSyncTime == nil {
+		return time.Time{}
+	}
+	if s.LastSyncDuration == nil {
+		return s.LastSyncTime.Time
+	}
+	return s.LastSyncTime.Add(-s.LastSyncDuration.Duration)
 }
 
 // ReplicationDestinationStatus is what the destination's ReplicationDestination reported.
