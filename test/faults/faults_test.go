@@ -82,8 +82,8 @@ func TestFaults(t *testing.T) {
 			fmt.Printf("%s\n  %s\n", s, strings.Join(res.Notes, "\n  "))
 		}
 		if testing.Verbose() {
-			fmt.Printf("schedule %d: %d steps, %d writes acknowledged, settled %s after the last heal, cleaned up in %s, took %s\n",
-				s.Seed, len(s.Steps), res.Writes, res.Converged.Round(time.Millisecond), res.CleanedUp.Round(time.Millisecond), res.Took.Round(time.Millisecond))
+			fmt.Printf("schedule %d: %d steps, %d writes acknowledged (tries that wrote nothing: %v), settled %s after the last heal, cleaned up in %s, took %s\n",
+				s.Seed, len(s.Steps), res.Writes, res.Unwritten, res.Converged.Round(time.Millisecond), res.CleanedUp.Round(time.Millisecond), res.Took.Round(time.Millisecond))
 		}
 	}
 	next := make(chan Schedule)

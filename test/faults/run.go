@@ -45,8 +45,10 @@ type Result struct {
 	CleanedUp time.Duration
 	// Took is the whole run, cleanup included.
 	Took time.Duration
-	// Writes counts the acknowledged writes.
-	Writes int
+	// Writes counts the acknowledged writes; Unwritten, by reason, the workload's tries that
+	// found nothing to write to or were refused.
+	Writes    int
+	Unwritten map[string]int
 	// Notes say what the steps did: where an Owner step fell, and which steps were skipped.
 	Notes []string
 }
@@ -64,10 +66,11 @@ type run struct {
 	kept map[string]string
 	// orphaned are the hub PVs kept because their claim went while no target held them,
 	// by handle.
-	orphaned map[string]string
-	errs     []string
-	notes    []string
-	writes   int
+	orphaned  map[string]string
+	errs      []string
+	notes     []string
+	writes    int
+	unwritten map[string]int
 }
 
 // Run plays the schedule in a namespace of its own, waits until the system settles, deletes
@@ -109,7 +112,7 @@ func (b *Bed) Run(ctx context.Context, s Schedule) Result {
 	}
 	res.CleanedUp = time.Since(cleaning)
 	r.checkInvariants()
-	res.Violations, res.Writes, res.Notes, res.Took = r.errs, r.writes, r.notes, time.Since(start)
+	res.Violations, res.Writes, res.Unwritten, res.Notes, res.Took = r.errs, r.writes, r.unwritten, r.notes, time.Since(start)
 	return res
 }
 
@@ -419,21 +422,38 @@ func (r *run) write(ctx context.Context) {
 			return
 		case <-time.After(writePeriod):
 		}
-		for h, claim := range r.obs.handles(r.ns) {
+		handles := r.obs.handles(r.ns)
+		if len(handles) == 0 {
+			r.unwrite("no volume known")
+		}
+		for h, claim := range handles {
 			v, ok := r.storage.Volume(h)
-			if !ok {
-				continue
+			if !ok || len(v.Holders) == 0 {
+				r.unwrite("a volume attached nowhere")
 			}
 			for _, m := range v.Holders {
 				n++
-				if r.storage.Write(m, h, fmt.Sprintf("%s#%d@%s", claim, n, m)) == nil {
-					r.mu.Lock()
-					r.writes++
-					r.mu.Unlock()
+				err := r.storage.Write(m, h, fmt.Sprintf("%s#%d@%s", claim, n, m))
+				if err != nil {
+					r.unwrite("refused")
+					continue
 				}
+				r.mu.Lock()
+				r.writes++
+				r.mu.Unlock()
 			}
 		}
 	}
+}
+
+// unwrite counts a try of the workload that wrote nothing, by reason.
+func (r *run) unwrite(reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.unwritten == nil {
+		r.unwritten = map[string]int{}
+	}
+	r.unwritten[reason]++
 }
 
 // statefulSet is a set whose pods each claim one ReadWriteOnce volume, "data".
