@@ -79,6 +79,9 @@ type Cluster struct {
 	log        *os.File
 	kcm        *exec.Cmd
 	kcmDone    chan struct{}
+	kcmStarted time.Time // when the controller manager last started
+	// kcmStarting: the API server stopped while the controller manager was still starting.
+	kcmStarting bool
 }
 
 // startCluster starts a control plane whose state lives in dir, installs the CRDs found in
@@ -197,7 +200,7 @@ func (c *Cluster) startControllerManager() error {
 	if err := c.kcm.Start(); err != nil {
 		return fmt.Errorf("starting kube-controller-manager: %w", err)
 	}
-	c.kcmDone = make(chan struct{})
+	c.kcmDone, c.kcmStarted = make(chan struct{}), time.Now()
 	go func() {
 		_ = c.kcm.Wait()
 		close(c.kcmDone)
@@ -209,6 +212,7 @@ func (c *Cluster) startControllerManager() error {
 // running, as an outage of the API server alone would.
 func (c *Cluster) StopAPIServer() error {
 	c.stopped, c.down = time.Now(), true
+	c.kcmStarting = c.stopped.Sub(c.kcmStarted) < kcmStartup
 	return c.env.ControlPlane.APIServer.Stop()
 }
 
@@ -220,10 +224,16 @@ func (c *Cluster) APIServerRunning() bool { return !c.down }
 // without reaching the API server; then it exits and the kubelet starts it again.
 const kcmRenewDeadline = 10 * time.Second
 
+// kcmStartup is how long a controller manager takes to reach its API server and start its
+// controllers. One whose API server went away sooner may never start them (it was seen with
+// its namespace controller idle for good): its liveness probe would have it restarted.
+const kcmStartup = 10 * time.Second
+
 // StartAPIServer starts the API server again, on the same address, with the same data and
 // certificates, so that every client made before the stop works again. After an outage
 // longer than kcmRenewDeadline the controller manager starts afresh too, as in a production
-// control plane, where it would have lost its lease and been restarted.
+// control plane, where it would have lost its lease and been restarted; and so does one that
+// was still starting when the API server stopped.
 func (c *Cluster) StartAPIServer(ctx context.Context) error {
 	if err := c.env.ControlPlane.APIServer.Start(); err != nil {
 		return err
@@ -232,7 +242,7 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 	if err := waitReady(ctx, c.Config); err != nil {
 		return err
 	}
-	if time.Since(c.stopped) < kcmRenewDeadline {
+	if time.Since(c.stopped) < kcmRenewDeadline && !c.kcmStarting {
 		return nil
 	}
 	c.stopControllerManager()
