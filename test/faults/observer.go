@@ -9,15 +9,18 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/reconnect"
 	"github.com/custody-dev/custody/test/simstorage"
-	"github.com/custody-dev/custody/test/testbed"
 )
 
 // observer watches every version of the hub's claims and PVs and of the members' PVs, as
@@ -46,19 +49,19 @@ type deletePolicy struct {
 }
 
 // watch starts watching the hub and each member until ctx ends, and returns once the
-// watches have synced.
+// watches have listed.
 func watch(ctx context.Context, hub *rest.Config, members map[string]*rest.Config) (*observer, error) {
 	o := &observer{breaches: map[string][]string{}, claims: map[string]string{}, hubPVs: map[string]string{}, deletes: map[string][]deletePolicy{}, retained: map[string]bool{}, placed: map[string][]string{}}
-	if err := o.inform(ctx, hub, map[client.Object]func(any){
-		&corev1.PersistentVolumeClaim{}: o.hubObject,
-		&corev1.PersistentVolume{}:      o.hubObject,
-		&corev1.Namespace{}:             o.namespace,
+	if err := inform(ctx, hub, []kind{
+		{"persistentvolumeclaims", &corev1.PersistentVolumeClaim{}, o.hubObject},
+		{"persistentvolumes", &corev1.PersistentVolume{}, o.hubObject},
+		{"namespaces", &corev1.Namespace{}, o.namespace},
 	}); err != nil {
 		return nil, fmt.Errorf("watching the hub: %w", err)
 	}
 	for name, cfg := range members {
-		if err := o.inform(ctx, cfg, map[client.Object]func(any){
-			&corev1.PersistentVolume{}: func(obj any) { o.memberPV(name, obj) },
+		if err := inform(ctx, cfg, []kind{
+			{"persistentvolumes", &corev1.PersistentVolume{}, func(obj any) { o.memberPV(name, obj) }},
 		}); err != nil {
 			return nil, fmt.Errorf("watching %s: %w", name, err)
 		}
@@ -66,28 +69,49 @@ func watch(ctx context.Context, hub *rest.Config, members map[string]*rest.Confi
 	return o, nil
 }
 
-// inform runs a cache on the cluster that hands every added or updated object of each kind
-// to its function.
-func (o *observer) inform(ctx context.Context, cfg *rest.Config, handlers map[client.Object]func(any)) error {
-	c, err := cache.New(reconnect.Config(cfg), cache.Options{Scheme: testbed.Scheme(), NewInformer: reconnect.New().NewInformer})
+// kind is a core resource the observer watches, and what it does with each version.
+type kind struct {
+	resource string
+	obj      runtime.Object
+	handle   func(any)
+}
+
+// watchBackoff paces a reflector's list and watch after a watch broke: an informer's
+// backoff grows to a minute while the hub restarts every few seconds, and the observer would
+// not see what happens meanwhile.
+var watchBackoff = wait.Backoff{Duration: 100 * time.Millisecond, Cap: time.Second, Steps: 100, Factor: 2, Jitter: 0.1}
+
+// inform lists and watches each kind on the cluster until ctx ends, handing every version
+// its API server delivers to the kind's function, and returns once each has listed.
+func inform(ctx context.Context, cfg *rest.Config, kinds []kind) error {
+	cs, err := kubernetes.NewForConfig(reconnect.Config(cfg))
 	if err != nil {
 		return err
 	}
-	for obj, handle := range handlers {
-		inf, err := c.GetInformer(ctx, obj)
-		if err != nil {
-			return err
-		}
-		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    handle,
-			UpdateFunc: func(_, obj any) { handle(obj) },
-		}); err != nil {
-			return err
-		}
+	recovery := reconnect.New()
+	var reflectors []*toolscache.Reflector
+	for _, k := range kinds {
+		lw := recovery.ListerWatcher(toolscache.NewListWatchFromClient(cs.CoreV1().RESTClient(), k.resource, metav1.NamespaceAll, fields.Everything()))
+		r := toolscache.NewReflectorWithOptions(lw, k.obj, handing(k.handle), toolscache.ReflectorOptions{Name: "observer " + k.resource, Backoff: &watchBackoff})
+		go r.RunWithContext(ctx)
+		reflectors = append(reflectors, r)
 	}
-	go func() { _ = c.Start(ctx) }()
-	if !c.WaitForCacheSync(ctx) {
-		return fmt.Errorf("cache did not sync: %w", ctx.Err())
+	return wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
+		return !slices.ContainsFunc(reflectors, func(r *toolscache.Reflector) bool { return r.LastSyncResourceVersion() == "" }), nil
+	})
+}
+
+// handing is a reflector's store that keeps nothing: it hands every object the reflector
+// adds or updates to the function.
+type handing func(any)
+
+func (h handing) Add(obj any) error    { h(obj); return nil }
+func (h handing) Update(obj any) error { h(obj); return nil }
+func (h handing) Delete(any) error     { return nil }
+func (h handing) Resync() error        { return nil }
+func (h handing) Replace(objs []any, _ string) error {
+	for _, obj := range objs {
+		h(obj)
 	}
 	return nil
 }
