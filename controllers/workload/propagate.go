@@ -36,14 +36,15 @@ func Propagate(ns, obj metav1.Object, coordinated bool, now time.Time) Change {
 	if coordinated {
 		initial = workloadv1alpha1.ResourceStatePending
 	}
-	nsPresences := workloadv1alpha1.Presences(ns)
-	for key, objOn := range workloadv1alpha1.Presences(obj) {
+	nsPresences, objPresences := workloadv1alpha1.Presences(ns), workloadv1alpha1.Presences(obj)
+	for key, objOn := range objPresences {
 		if _, nsOn := nsPresences[key]; !nsOn && !objOn.Leaving {
 			c.Leave[key] = now
 		}
 	}
 	for key, nsOn := range nsPresences {
-		_, placed := workloadv1alpha1.PresenceOn(obj, key)
+		_, placed := objPresences[key]
+		// A removal request outlives the state label: a returning object loses it.
 		objLeaving, _ := workloadv1alpha1.RemovalRequested(obj, key)
 		switch {
 		case nsOn.Leaving && placed && !objLeaving:

@@ -138,7 +138,8 @@ func patchTarget(ctx context.Context, target string, change func(*workloadv1alph
 }
 
 func setCordon(ctx context.Context, target string, cordoned bool) {
-	patchTarget(ctx, target, func(s *workloadv1alpha1.SyncTargetSpec) { s.Unschedulable = cordoned })
+	GinkgoHelper()
+	Expect(environment.Cordon(ctx, hub, target, cordoned)).To(Succeed())
 }
 
 // setFenceDelay sets the target's own fence delay; nil takes it away.
