@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
@@ -74,10 +75,29 @@ func (o *options) switchPair(ctx context.Context, name string, mode schedulingv1
 			return fmt.Errorf("not confirmed: locationpair/%s is unchanged", name)
 		}
 	}
-	// The question was asked of the pair as read.
-	patch := client.MergeFromWithOptions(p.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	p.Spec.ActiveLocation, p.Spec.SwitchMode = to, mode
-	if err := h.Patch(ctx, p, patch); err != nil {
+	// The question was asked of the pair as read: a pair that changed meanwhile (its status
+	// is written often) is read again, and switched only if the switch still goes to the same
+	// Location.
+	reread := false
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if reread {
+			if err := h.Get(ctx, client.ObjectKey{Name: name}, p); err != nil {
+				return err
+			}
+			now, _, err := switchPlan(p, mode, time.Now())
+			if err != nil {
+				return err
+			}
+			if now != to {
+				return fmt.Errorf("the pair changed since the question: a %s now goes to %s, not %s", strings.ToLower(string(mode)), now, to)
+			}
+		}
+		reread = true
+		patch := client.MergeFromWithOptions(p.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		p.Spec.ActiveLocation, p.Spec.SwitchMode = to, mode
+		return h.Patch(ctx, p, patch)
+	})
+	if err != nil {
 		return fmt.Errorf("locationpair/%s: %s", name, o.explain(err))
 	}
 	fmt.Fprintf(o.streams.Out, "locationpair/%s: %s to %s asked; kubectl custody describe pair %s follows it\n", name, strings.ToLower(string(mode)), to, name)

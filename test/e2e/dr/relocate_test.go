@@ -2,6 +2,7 @@ package dr
 
 import (
 	"context"
+	"strconv"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -134,5 +135,15 @@ var _ = Describe("A LocationPair's relocate", func() {
 		Expect(vo.Status.EarlierSetAside).To(ConsistOf(HaveField("VolumeHandle", old)))
 		Expect(hub.Get(ctx, client.ObjectKey{Name: vo.Status.VolumeName}, pv)).To(Succeed())
 		Expect(east.Records(pv.Spec.CSI.VolumeHandle)).To(Equal(written), "the relocate back lost writes")
+
+		By("counting the relocate back, and exposing its duration, as metrics")
+		Expect(pair.Status.LastAction.Duration).NotTo(BeNil())
+		Eventually(func(g Gomega) {
+			body := metrics(g)
+			// The controller that started the relocate back runs on: it counted it.
+			g.Expect(body).To(MatchRegexp(`(?m)^custody_pair_switches_total\{automatic="false",mode="Relocate",pair="%s"\} [1-9]`, ns))
+			g.Expect(body).To(ContainSubstring(`custody_pair_last_switch_duration_seconds{mode="Relocate",pair="%s"} %s`, ns,
+				strconv.FormatFloat(pair.Status.LastAction.Duration.Seconds(), 'g', -1, 64)))
+		}).WithContext(ctx).Should(Succeed())
 	})
 })
