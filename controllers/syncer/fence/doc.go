@@ -7,5 +7,7 @@
 // is gone, also when another target took over the Fence's execution. The storage fences
 // CIDRs, not NetworkFences, so a NetworkFence must not outlive its Fence: unfenced late, it
 // would lift a later Fence of the same target; left Fenced, its old answer would pass for a
-// later Fence's.
+// later Fence's. At start the syncer looks at every Fence its finalizer holds: one it held
+// before it made the NetworkFence, stopped in between, is in neither of its caches once
+// another target executes it.
 package fence

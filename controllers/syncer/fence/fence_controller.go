@@ -2,17 +2,21 @@ package fence
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
@@ -28,16 +32,31 @@ type Reconciler struct {
 	SyncTargetName string
 }
 
-// SetupWithManager watches the target's Fences on the hub and its NetworkFences in the member.
+// SetupWithManager watches the target's Fences on the hub and its NetworkFences in the member,
+// and looks once at start at the Fences the syncer's finalizer holds.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("fence").WithOptions(opts).
 		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(&storagev1alpha1.Fence{}), &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&csiaddonsv1alpha1.NetworkFence{}), handler.EnqueueRequestsFromMapFunc(r.Target.Requests(true)))).
+		WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+			q.Add(held)
+			return nil
+		})).
 		Complete(r)
 }
 
+// held is the request to look at every Fence the syncer's finalizer holds. A syncer stopped
+// after it put its finalizer on a Fence and before it made the NetworkFence, which another
+// target executes when it starts again, has the Fence in neither cache: no event would
+// bring the Fence back to it, and its finalizer would hold the Fence for ever. No Fence has
+// an empty name.
+var held = reconcile.Request{}
+
 // Reconcile keeps the NetworkFence of one Fence as the Fence asks, and reports it.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if req == held {
+		return ctrl.Result{}, r.reconcileHeld(ctx)
+	}
 	nf := &csiaddonsv1alpha1.NetworkFence{}
 	if err := r.Member.Get(ctx, client.ObjectKey{Name: networkFenceName(req.Name)}, nf); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -85,6 +104,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.remove(ctx, nf)
 	}
 	return ctrl.Result{}, nil
+}
+
+// reconcileHeld reconciles each Fence the syncer's finalizer holds, read from the hub.
+func (r *Reconciler) reconcileHeld(ctx context.Context) error {
+	fences := &storagev1alpha1.FenceList{}
+	if err := r.HubReader.List(ctx, fences); err != nil {
+		return fmt.Errorf("listing the Fences: %w", err)
+	}
+	var errs []error
+	for i := range fences.Items {
+		if !controllerutil.ContainsFinalizer(&fences.Items[i], r.Target.Finalizer()) {
+			continue
+		}
+		// A NetworkFence kept is looked at again on its own events; the rest need no recheck.
+		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&fences.Items[i])}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // unfencedBy tells whether the NetworkFence asks for the unfence and the storage confirmed it:

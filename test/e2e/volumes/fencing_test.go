@@ -72,6 +72,10 @@ var _ = Describe("A lost owner", func() {
 			g.Expect(f.Status.Executor).NotTo(BeEmpty())
 		})
 		first := f.Status.Executor
+		// Mid-fence: the first executor's NetworkFence exists, the storage has not answered.
+		Eventually(func() error {
+			return member(first).Client.Get(ctx, client.ObjectKey{Name: "custody-" + f.Name}, &csiaddonsv1alpha1.NetworkFence{})
+		}).WithContext(ctx).Should(Succeed())
 		loseMember(ctx, first, true)
 		waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
 			g.Expect(f.Status.Phase).To(Equal(storagev1alpha1.FenceFenced))
