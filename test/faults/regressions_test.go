@@ -273,5 +273,20 @@ var regressions = []Schedule{
 		{At: 1220 * time.Millisecond, Kind: KillController, For: 1320 * time.Millisecond},
 		{At: 2170 * time.Millisecond, Kind: RestartHub, For: 810 * time.Millisecond},
 		{At: 2700 * time.Millisecond, Kind: Partition, Target: Owner, For: 2420 * time.Millisecond},
+	}},	// A shared claim deleted a second after it moved (its owner cordoned): the next owner's
+	// syncer had made the claim's copy, not yet the PV's, and made none once the claim was
+	// being deleted. Its copy of the claim went without releasing anything, coordination
+	// counted the storage released under Delete and deleted the hub PV: the storage stayed
+	// with no record. A claim's copy that is to release its storage now waits for its PV,
+	// which is made for it.
+	{Seed: 1795748324162900634, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c3", Mode: corev1.ReadWriteMany},
+		{At: 330 * time.Millisecond, Kind: FailFencing, For: 1480 * time.Millisecond},
+		{At: 770 * time.Millisecond, Kind: RestartHub, For: 590 * time.Millisecond},
+		{At: 980 * time.Millisecond, Kind: Cordon, Target: Owner, For: 980 * time.Millisecond},
+		{At: 1980 * time.Millisecond, Kind: DeleteClaim, Name: "c3"},
+		{At: 2520 * time.Millisecond, Kind: FailFencing, For: 810 * time.Millisecond},
 	}},
 }

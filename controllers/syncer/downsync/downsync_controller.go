@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -61,6 +62,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 	if gk == transform.PVCKind {
 		b = b.WatchesRawSource(source.Kind(hub.GetCache(), client.Object(transform.Empty(transform.PVGVK)), handler.EnqueueRequestsFromMapFunc(transform.ClaimOfVolume)))
 	}
+	if gk == transform.PVKind {
+		// A claim's copy made as the claim is deleted waits for its PV (see claimGone).
+		made := predicate.Funcs{
+			UpdateFunc:  func(event.UpdateEvent) bool { return false },
+			DeleteFunc:  func(event.DeleteEvent) bool { return false },
+			GenericFunc: func(event.GenericEvent) bool { return false },
+		}
+		b = b.WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(transform.Empty(transform.PVCGVK)), handler.EnqueueRequestsFromMapFunc(r.volumeOfCopy), made))
+	}
 	if transform.HasPodTemplate(gk) {
 		// The SyncTarget's placement goes into the pod templates of every object of the kind.
 		everyObject := enqueue.All(r.Hub, func() client.ObjectList { return transform.EmptyList(r.GVK) }, nil)
@@ -94,6 +104,22 @@ func (r *Reconciler) fromDownstream(ctx context.Context, obj client.Object) []re
 		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: pv.GetName()}})
 	}
 	return out
+}
+
+// volumeOfCopy maps the member's copy of a claim to the hub PV its hub claim names.
+func (r *Reconciler) volumeOfCopy(ctx context.Context, obj client.Object) []reconcile.Request {
+	key, ok := r.Target.Upstream(obj, false)
+	if !ok {
+		return nil
+	}
+	claim, err := transform.Read(ctx, r.Hub, nil, transform.PVCGVK, key)
+	if err != nil || claim == nil {
+		return nil // a claim the cache does not hold is not the target's any more
+	}
+	if name, _, _ := unstructured.NestedString(claim.Object, "spec", "volumeName"); name != "" {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}
+	}
+	return nil
 }
 
 // namespaceOf maps a hub object to its namespace.

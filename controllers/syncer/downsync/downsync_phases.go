@@ -88,23 +88,21 @@ const KeepLabel = "volsync.backube/do-not-delete"
 
 // claimGone tells whether up is a hub PV whose claim is being deleted: the member's PV,
 // missing, went with the claim, its storage perhaps released, and is not made again, whether
-// the member provisioned it or the syncer made it (no target is given the volume of a claim
-// being deleted). The PV the member provisioned is not made again either once its claim is
-// gone or is another claim of the same name.
+// the member provisioned it or the syncer made it. Only a copy of the claim that still waits
+// here for the PV the syncer makes, pre-bound to it, gets it: the claim came to the target
+// just before its deletion, and releases its storage through that PV. The PV the member
+// provisioned is not made again either once its claim is gone or is another claim of the
+// same name.
 func (r *Reconciler) claimGone(ctx context.Context, up *unstructured.Unstructured) (bool, error) {
 	key, bound := transform.ClaimOf(up)
 	if r.GVK.GroupKind() != transform.PVKind || !bound {
 		return false, nil
 	}
-	// A claim the target holds is in the cache: a copy, made before the claim is synced to
-	// the target on a move, costs no read of the hub. The PV the member provisioned is
-	// checked against the hub itself.
+	// A claim the target holds is in the cache. One that is not is read from the hub: it
+	// may come to the target next (a move syncs the PV first), or have left it after its
+	// deletion, its PV's storage released.
 	origin := up.GetAnnotations()[workloadv1alpha1.PVNameAnnotation(r.Target.Key)] != ""
-	var direct client.Reader
-	if origin {
-		direct = r.HubReader
-	}
-	claim, err := transform.Read(ctx, r.Hub, direct, transform.PVCGVK, key)
+	claim, err := transform.Read(ctx, r.Hub, r.HubReader, transform.PVCGVK, key)
 	if err != nil {
 		return false, err
 	}
@@ -112,10 +110,29 @@ func (r *Reconciler) claimGone(ctx context.Context, up *unstructured.Unstructure
 	if uid, _, _ := unstructured.NestedString(up.Object, "spec", "claimRef", "uid"); !gone && origin && uid != "" {
 		gone = claim == nil || string(claim.GetUID()) != uid
 	}
+	if gone && !origin {
+		waits, err := r.copyWaitsFor(ctx, claim, up)
+		if err != nil || waits {
+			return false, err
+		}
+	}
 	if gone {
 		ctrl.LoggerFrom(ctx).V(1).Info("Not making again the member's PV of a claim being deleted", "claim", key)
 	}
 	return gone, nil
+}
+
+// copyWaitsFor tells whether the member's copy of the claim, not being deleted, names the
+// copy of the hub PV up. It is read from the member itself: a copy deleted, its PV gone
+// with its storage, may still show in the cache.
+func (r *Reconciler) copyWaitsFor(ctx context.Context, claim, up *unstructured.Unstructured) (bool, error) {
+	key := client.ObjectKey{Namespace: r.Target.DownstreamNamespace(claim), Name: r.Target.DownstreamName(claim)}
+	down, err := transform.Read(ctx, r.MemberReader, nil, transform.PVCGVK, key)
+	if err != nil || down == nil || down.GetDeletionTimestamp() != nil {
+		return false, err
+	}
+	name, _, _ := unstructured.NestedString(down.Object, "spec", "volumeName")
+	return name == r.Target.DownstreamName(up), nil
 }
 
 // ensureFinalizer puts the syncer's finalizer on the hub object, so that the object stays

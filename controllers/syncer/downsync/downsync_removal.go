@@ -99,7 +99,7 @@ func (r *Reconciler) deleteDownstream(ctx context.Context, down *unstructured.Un
 	}
 	switch down.GroupVersionKind().GroupKind() {
 	case transform.PVCKind:
-		if err := r.settleVolume(ctx, down, release); err != nil {
+		if settled, err := r.settleVolume(ctx, down, release); err != nil || !settled {
 			return err
 		}
 	case transform.PVKind:
@@ -133,13 +133,26 @@ func (r *Reconciler) release(ctx context.Context, up *unstructured.Unstructured)
 	return nil
 }
 
-// settleVolume gives the member's PV bound to a claim about to be deleted the release policy.
-func (r *Reconciler) settleVolume(ctx context.Context, claim *unstructured.Unstructured, release corev1.PersistentVolumeReclaimPolicy) error {
+// settleVolume gives the member's PV bound to a claim about to be deleted the release policy,
+// and tells whether the claim may go. A claim that is to release its storage and names a
+// volume waits until that PV exists and is bound to it: a claim that came to the target
+// just before its deletion may still wait for the PV the syncer makes, and deleted first,
+// it would release nothing while the hub counts the storage released. The binding shows in
+// the claim, and brings it back here.
+func (r *Reconciler) settleVolume(ctx context.Context, claim *unstructured.Unstructured, release corev1.PersistentVolumeReclaimPolicy) (bool, error) {
 	pv, err := r.volumeOf(ctx, claim)
-	if err != nil || pv == nil {
-		return err
+	if err != nil {
+		return false, err
 	}
-	return r.settle(ctx, pv, release)
+	if named, _, _ := unstructured.NestedString(claim.Object, "spec", "volumeName"); release == corev1.PersistentVolumeReclaimDelete && named != "" &&
+		(pv == nil || pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != claim.GetUID()) {
+		ctrl.LoggerFrom(ctx).V(1).Info("Waiting for the claim's volume to be bound before the claim releases it", "pv", named)
+		return false, nil
+	}
+	if pv == nil {
+		return true, nil
+	}
+	return true, r.settle(ctx, pv, release)
 }
 
 // volumeOf returns the member's PV of a claim: the one the claim names, or, before the

@@ -443,6 +443,69 @@ var _ = Describe("Volumes", Ordered, func() {
 		Expect(v.Deleted).To(BeZero(), "the storage was released")
 		Expect(v.Releases).To(BeZero())
 	})
+
+	It("releases under Delete the storage of a claim deleted as it moves to member 2, through the PV copy it makes for it first", func(ctx SpecContext) {
+		moved, pv, upsynced := provisionedInM1(ctx, "moved")
+		const keep = "e2e.custody.dev/keep"
+
+		By("binding the hub claim, held as coordination holds it, and taking it and its PV from m1, keeping the storage")
+		update(ctx, hub, moved, func() {
+			moved.Spec.VolumeName = upsynced.Name
+			moved.Finalizers = append(moved.Finalizers, keep)
+		})
+		DeferCleanup(func(ctx SpecContext) {
+			update(ctx, hub, moved, func() { controllerutil.RemoveFinalizer(moved, keep) })
+		})
+		for _, obj := range []client.Object{moved, upsynced} {
+			update(ctx, hub, obj, func() {
+				workloadv1alpha1.Release(obj, "m1")
+				controllerutil.RemoveFinalizer(obj, workloadv1alpha1.SyncerFinalizer("m1"))
+			})
+		}
+		Eventually(gone(ctx, m1, client.ObjectKeyFromObject(pv), &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+
+		By("syncing the claim to m2 before its PV, and deleting it with reclaim policy Delete before m2 has the PV")
+		hubNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+		update(ctx, hub, hubNS, func() { hubNS.Labels = synced(hubNS.Labels, "m2") })
+		update(ctx, hub, moved, func() { moved.Labels = synced(moved.Labels, "m2") })
+		down := &corev1.PersistentVolumeClaim{}
+		Eventually(fetch(ctx, m2, downKey("m2", moved), down)).WithContext(ctx).Should(Succeed())
+		update(ctx, hub, moved, func() {
+			metav1.SetMetaDataAnnotation(&moved.ObjectMeta, storagev1alpha1.ReleasePolicyAnnotation, string(corev1.PersistentVolumeReclaimDelete))
+		})
+		Expect(hub.Delete(ctx, moved)).To(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(m2.Get(ctx, client.ObjectKeyFromObject(down), down)).To(Succeed())
+			g.Expect(down.DeletionTimestamp).To(BeNil(), "m2 let the claim go with nothing to release the storage through")
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(moved), moved)).To(Succeed())
+			g.Expect(moved.Labels).To(HaveKey(workloadv1alpha1.StateLabel("m2")))
+		}).WithContext(ctx).Should(Succeed())
+
+		By("giving m2 the PV: it is made for the claim's copy, which then releases the storage")
+		update(ctx, hub, upsynced, func() { upsynced.Labels = synced(upsynced.Labels, "m2") })
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(moved), moved)).To(Succeed())
+			g.Expect(moved.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel("m2")))
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), "m2 did not let the claim go")
+		m2PV := client.ObjectKey{Name: targetOf("m2").PVName(upsynced.Name, upsynced.Annotations)}
+		Eventually(gone(ctx, m2, m2PV, &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		v, _ := storage.Volume(pv.Spec.CSI.VolumeHandle)
+		Expect(v.Deleted).NotTo(BeZero(), "the storage was not released")
+		Expect(v.Releases).To(Equal(1))
+
+		By("letting the hub PV go, as coordination does once the storage was released")
+		update(ctx, hub, upsynced, func() {
+			metav1.SetMetaDataAnnotation(&upsynced.ObjectMeta, workloadv1alpha1.DeletionAnnotation("m2"), time.Now().UTC().Format(time.RFC3339))
+		})
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(upsynced), upsynced)).To(Succeed())
+			g.Expect(upsynced.Finalizers).NotTo(ContainElement(workloadv1alpha1.SyncerFinalizer("m2")))
+		}).WithContext(ctx).Should(Succeed())
+		Expect(hub.Delete(ctx, upsynced)).To(Succeed())
+		Consistently(func() error {
+			return m2.Get(ctx, m2PV, &corev1.PersistentVolume{})
+		}).WithContext(ctx).Should(MatchError(ContainSubstring("not found")), "m2 made the PV of the released storage again")
+	})
 })
 
 // cleanOf reads the condition by which the target called name reports whether its member
