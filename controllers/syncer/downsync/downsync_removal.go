@@ -135,9 +135,9 @@ func (r *Reconciler) release(ctx context.Context, up *unstructured.Unstructured)
 
 // settleVolume gives the member's PV bound to a claim about to be deleted the release policy,
 // and tells whether the claim may go. A claim that is to release its storage and names a
-// volume waits until that PV exists and is bound to it: a claim that came to the target
-// just before its deletion may still wait for the PV the syncer makes, and deleted first,
-// it would release nothing while the hub counts the storage released. The binding shows in
+// volume waits until that PV exists and was bound: a claim that came to the target just
+// before its deletion may still wait for the PV the syncer makes, and deleted first, it
+// would release nothing while the hub counts the storage released. The binding shows in
 // the claim, and brings it back here.
 func (r *Reconciler) settleVolume(ctx context.Context, claim *unstructured.Unstructured, release corev1.PersistentVolumeReclaimPolicy) (bool, error) {
 	pv, err := r.volumeOf(ctx, claim)
@@ -145,7 +145,7 @@ func (r *Reconciler) settleVolume(ctx context.Context, claim *unstructured.Unstr
 		return false, err
 	}
 	if named, _, _ := unstructured.NestedString(claim.Object, "spec", "volumeName"); release == corev1.PersistentVolumeReclaimDelete && named != "" &&
-		(pv == nil || pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != claim.GetUID()) {
+		(pv == nil || pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID == "") {
 		ctrl.LoggerFrom(ctx).V(1).Info("Waiting for the claim's volume to be bound before the claim releases it", "pv", named)
 		return false, nil
 	}
