@@ -273,7 +273,8 @@ var regressions = []Schedule{
 		{At: 1220 * time.Millisecond, Kind: KillController, For: 1320 * time.Millisecond},
 		{At: 2170 * time.Millisecond, Kind: RestartHub, For: 810 * time.Millisecond},
 		{At: 2700 * time.Millisecond, Kind: Partition, Target: Owner, For: 2420 * time.Millisecond},
-	}},	// A shared claim deleted a second after it moved (its owner cordoned): the next owner's
+	}},
+	// A shared claim deleted a second after it moved (its owner cordoned): the next owner's
 	// syncer had made the claim's copy, not yet the PV's, and made none once the claim was
 	// being deleted. Its copy of the claim went without releasing anything, coordination
 	// counted the storage released under Delete and deleted the hub PV: the storage stayed
