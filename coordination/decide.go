@@ -155,8 +155,9 @@ func bind(o Observation, d *Decision) {
 	u := upsyncing(o.Volume)
 	d.Phase, d.Owner = storagev1alpha1.Upsyncing, u
 	d.Reason, d.Message = storagev1alpha1.ReasonBinding, "binding the volume provisioned on "+u
-	if !o.Volume.BoundToClaim || o.Claim.VolumeName != o.Volume.Name {
-		d.Actions = append(d.Actions, Action{Kind: BindClaim})
+	keep := keptPolicy(o)
+	if !o.Volume.BoundToClaim || o.Claim.VolumeName != o.Volume.Name || keep != "" && o.Volume.ReclaimPolicy != keep {
+		d.Actions = append(d.Actions, Action{Kind: BindClaim, Policy: keep})
 	}
 	hold(o, d, u)
 	d.Actions = append(d.Actions, Action{Kind: SyncVolume, Target: u})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
@@ -90,6 +91,15 @@ func restored(o Observation) bool {
 	return begun(o) && (o.Volume.Handle != a.VolumeHandle || o.Volume.Driver != a.Driver)
 }
 
+// keptPolicy is Retain for the volume restored in place of one set aside whose hub PV said
+// Retain: the claim's storage stays kept. It is applied while the restored volume is bound.
+func keptPolicy(o Observation) corev1.PersistentVolumeReclaimPolicy {
+	if a := o.Record.SetAside; a != nil && a.ReclaimPolicy == corev1.PersistentVolumeReclaimRetain && o.Volume.Handle != a.VolumeHandle {
+		return a.ReclaimPolicy
+	}
+	return ""
+}
+
 // setAside lets go of the volume the replica replaces, then records it set aside and deletes
 // its hub PV.
 func setAside(o Observation, d *Decision, r Restore, domain string) {
@@ -99,13 +109,16 @@ func setAside(o Observation, d *Decision, r Restore, domain string) {
 		d.Message = fmt.Sprintf("replica %s on %s replaces the volume; waiting for %v to let go of it (its storage is kept)", r.Snapshot, r.Target, held)
 		return
 	}
-	if !begun(o) {
-		d.SetAside = &storagev1alpha1.SetAsideVolume{Driver: o.Volume.Driver, VolumeHandle: o.Volume.Handle, Domain: domain,
-			Target: o.Record.Owner, For: storagev1alpha1.Replica{Target: r.Target, Snapshot: r.Snapshot}, Time: metav1.NewTime(o.Now)}
-		if r.Is(o.Record.Replica) {
-			d.SetAside.For.Time = o.Record.Replica.Time
-		}
+	a := storagev1alpha1.SetAsideVolume{Driver: o.Volume.Driver, VolumeHandle: o.Volume.Handle, Domain: domain,
+		Target: o.Record.Owner, For: storagev1alpha1.Replica{Target: r.Target, Snapshot: r.Snapshot}, Time: metav1.NewTime(o.Now)}
+	if begun(o) {
+		a = *o.Record.SetAside
+	} else if r.Is(o.Record.Replica) {
+		a.For.Time = o.Record.Replica.Time
 	}
+	// The policy is the hub PV's until it goes: its deletion is refused if it changed since.
+	a.ReclaimPolicy = o.Volume.ReclaimPolicy
+	d.SetAside = &a
 	d.Message = fmt.Sprintf("volume %s is set aside, its storage kept; its hub PV goes so that the volume restored from replica %s on %s takes its name",
 		d.SetAside.VolumeHandle, r.Snapshot, r.Target)
 	d.Actions = append(d.Actions, Action{Kind: DeleteVolume})

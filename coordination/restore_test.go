@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
@@ -148,10 +149,18 @@ func TestRestore(t *testing.T) {
 // which then ends.
 func TestRestoreRecords(t *testing.T) {
 	o := restoreObs("snap-1", map[string]Presence{"c": placed}, map[string]Presence{}, "h-old", Record{Owner: "a", Phase: storagev1alpha1.Moving})
+	o.Volume.ReclaimPolicy = corev1.PersistentVolumeReclaimRetain
 	d := Decide(o)
-	want := storagev1alpha1.SetAsideVolume{Driver: "csi.example", VolumeHandle: "h-old", Domain: "d", Target: "a", For: replica, Time: metav1.NewTime(o.Now)}
+	want := storagev1alpha1.SetAsideVolume{Driver: "csi.example", VolumeHandle: "h-old", Domain: "d", Target: "a", For: replica, Time: metav1.NewTime(o.Now),
+		ReclaimPolicy: corev1.PersistentVolumeReclaimRetain}
 	if d.SetAside == nil || *d.SetAside != want {
 		t.Fatalf("set aside %+v, want %+v", d.SetAside, want)
+	}
+	// A policy changed before the hub PV went is recorded: the PV's deletion is refused
+	// until the decision saw it.
+	o.Record.SetAside, o.Volume.ReclaimPolicy = d.SetAside, del
+	if d := Decide(o); d.SetAside == nil || d.SetAside.ReclaimPolicy != del || d.SetAside.Time != want.Time {
+		t.Fatalf("set aside again %+v, want the policy Delete and the rest kept", d.SetAside)
 	}
 
 	inUse := restoreObs("snap-1", map[string]Presence{"c": synced}, map[string]Presence{"c": pvSync}, "h-new", setAsideRecord(storagev1alpha1.Upsyncing, "c"))
@@ -165,6 +174,30 @@ func TestRestoreRecords(t *testing.T) {
 	inUse.Record.RestoredFrom = d.RestoredFrom
 	if restoring(inUse, "e") {
 		t.Error("the restore goes on after it was recorded")
+	}
+
+	// A volume kept with Retain is restored into a volume kept so, bound with Retain in one write.
+	kept := restoreObs("snap-1", map[string]Presence{"c": synced}, map[string]Presence{"c": pvUp}, "h-new", setAsideRecord(storagev1alpha1.Restoring, "c"))
+	kept.Volume.BoundToClaim, kept.Volume.ReclaimPolicy = false, del
+	kept.Record.SetAside.ReclaimPolicy = corev1.PersistentVolumeReclaimRetain
+	d = Decide(kept)
+	if i := slices.IndexFunc(d.Actions, func(a Action) bool { return a.Kind == BindClaim }); i < 0 || d.Actions[i].Policy != corev1.PersistentVolumeReclaimRetain {
+		t.Errorf("the restored volume of a kept one is bound with %v, want BindClaim with Retain", d.Actions)
+	}
+	// The restore recorded and the volume bound, a controller restarted before the policy
+	// was applied applies it, in the binding that goes on until the volume is in Sync.
+	kept.Record.RestoredFrom, kept.Volume.BoundToClaim = &replica, true
+	d = Decide(kept)
+	if i := slices.IndexFunc(d.Actions, func(a Action) bool { return a.Kind == BindClaim }); i < 0 || d.Actions[i].Policy != corev1.PersistentVolumeReclaimRetain {
+		t.Errorf("the restored volume of a kept one, bound, is bound again with %v, want BindClaim with Retain", d.Actions)
+	}
+	kept.Volume.ReclaimPolicy = corev1.PersistentVolumeReclaimRetain
+	if d := Decide(kept); slices.ContainsFunc(d.Actions, func(a Action) bool { return a.Kind == BindClaim }) {
+		t.Errorf("the restored volume bound with Retain is bound again: %v", d.Actions)
+	}
+	kept.Volume.ReclaimPolicy, kept.Record.SetAside.ReclaimPolicy = del, del
+	if d := Decide(kept); slices.ContainsFunc(d.Actions, func(a Action) bool { return a.Policy != "" }) {
+		t.Errorf("the restored volume of one with reclaim policy Delete is bound with %v, want no policy", d.Actions)
 	}
 
 	shared := restoreObs("snap-1", map[string]Presence{"c": synced}, map[string]Presence{"c": pvSync}, "h-new", setAsideRecord(storagev1alpha1.Upsyncing, "c"))

@@ -137,7 +137,8 @@ const (
 	Unhold ActionKind = "Unhold"
 	// RemoveVolume requests the hub PV's removal from the target.
 	RemoveVolume ActionKind = "RemoveVolume"
-	// BindClaim binds the hub claim and the hub PV to each other.
+	// BindClaim binds the hub claim and the hub PV to each other, setting the hub PV's
+	// reclaim policy to Policy if one is given.
 	BindClaim ActionKind = "BindClaim"
 	// SetReleasePolicy sets the policy the claim's last target applies to its copy of the
 	// volume when the claim leaves it (Policy).

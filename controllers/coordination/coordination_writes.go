@@ -83,6 +83,9 @@ func (w *writes) add(a coordination.Action) {
 		w.onVolume(func(pv *corev1.PersistentVolume) {
 			pv.Spec.ClaimRef = &corev1.ObjectReference{APIVersion: "v1", Kind: "PersistentVolumeClaim",
 				Namespace: w.claim.Namespace, Name: w.claim.Name, UID: w.claim.UID}
+			if a.Policy != "" {
+				pv.Spec.PersistentVolumeReclaimPolicy = a.Policy
+			}
 		})
 	case coordination.SyncVolume:
 		w.onVolume(func(pv *corev1.PersistentVolume) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,38 +27,66 @@ const (
 	fenceDelay      = time.Second
 )
 
-// targets are the members of the bed's one Location, also their SyncTargets' names.
+// targets are the members of the bed's Location for most schedules, also their SyncTargets'
+// names.
 var targets = []string{"m1", "m2", "m3"}
+
+// The Locations of the pair schedules, each over a storage domain of its own: a primary of
+// two members and a secondary of one. A pair schedule pairs them for its run alone.
+const (
+	primary   = "east"
+	secondary = "west"
+)
+
+var (
+	primaryTargets   = []string{"e1", "e2"}
+	secondaryTargets = []string{"w1"}
+	// pairTargets are the members a pair schedule's faults fall on.
+	pairTargets = slices.Concat(primaryTargets, secondaryTargets)
+)
 
 // Bed is the long-lived environment the schedules run on, a few at once.
 type Bed struct {
-	env     *environment.Environment
-	hub     client.Client
-	storage *simstorage.Storage
-	obs     *observer
-	shared  *shared
-	cancel  context.CancelFunc
+	env *environment.Environment
+	hub client.Client
+	// storages are the storage domains, by name.
+	storages map[string]*simstorage.Storage
+	obs      *observer
+	shared   *shared
+	// pairs lets one pair schedule run at a time: a pair protects every namespace of its
+	// primary.
+	pairs  sync.Mutex
+	cancel context.CancelFunc
 }
 
-// StartBed starts a hub and the Location's members in dir, with the controller, the syncers
-// and an observer of every version of the volumes, and waits until every target is Ready.
+// StartBed starts a hub and the members of the Locations in dir, with VolSync played in
+// each, the controller, the syncers and an observer of every version of the volumes, and
+// waits until every target is Ready.
 func StartBed(ctx context.Context, dir string) (_ *Bed, err error) {
 	env, err := environment.Start(ctx, environment.Options{
-		Dir:             dir,
-		Locations:       []environment.LocationOptions{{Name: location, Domain: domain, Members: targets}},
+		Dir: dir,
+		Locations: []environment.LocationOptions{
+			{Name: location, Domain: domain, Members: targets},
+			{Name: primary, Domain: primary, Members: primaryTargets},
+			{Name: secondary, Domain: secondary, Members: secondaryTargets},
+		},
 		HeartbeatPeriod: heartbeatPeriod,
+		VolSync:         true,
 	})
 	if err != nil {
 		return nil, err
 	}
 	obsCtx, cancel := context.WithCancel(context.Background())
-	b := &Bed{env: env, hub: env.Hub.Client, storage: env.Storage(domain), shared: newShared(), cancel: cancel}
+	b := &Bed{env: env, hub: env.Hub.Client, storages: map[string]*simstorage.Storage{}, shared: newShared(), cancel: cancel}
+	for _, d := range []string{domain, primary, secondary} {
+		b.storages[d] = env.Storage(d)
+	}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, b.Stop())
 		}
 	}()
-	for _, t := range targets {
+	for _, t := range slices.Concat(targets, pairTargets) {
 		if err := environment.PatchTarget(ctx, b.hub, t, func(s *workloadv1alpha1.SyncTargetSpec) {
 			s.FenceDelay = &metav1.Duration{Duration: fenceDelay}
 		}); err != nil {
@@ -71,6 +101,16 @@ func StartBed(ctx context.Context, dir string) (_ *Bed, err error) {
 		return b, err
 	}
 	return b, env.WaitReady(ctx)
+}
+
+// volume finds the volume of the handle in the storage domain that has it.
+func (b *Bed) volume(handle string) (simstorage.Volume, *simstorage.Storage) {
+	for _, s := range b.storages {
+		if v, ok := s.Volume(handle); ok {
+			return v, s
+		}
+	}
+	return simstorage.Volume{}, nil
 }
 
 // Stop stops the observer and the environment.

@@ -24,6 +24,11 @@ func (r *run) settled(ctx context.Context) error {
 	if err := r.bedSettled(ctx); err != nil {
 		return err
 	}
+	if r.s.paired() {
+		if err := r.pairSettled(ctx); err != nil {
+			return err
+		}
+	}
 	owner, err := r.namespaceTarget(ctx)
 	if err != nil {
 		return err
@@ -71,9 +76,11 @@ func (r *run) bedSettled(ctx context.Context) error {
 			return fmt.Errorf("fence %s is %s", f.Name, f.Status.Phase)
 		}
 	}
-	for _, m := range targets {
-		if r.storage.Fenced(m) {
-			return fmt.Errorf("the storage still fences %s", m)
+	for _, s := range r.storages {
+		for _, t := range ts.Items {
+			if s.Fenced(t.Name) {
+				return fmt.Errorf("storage %s still fences %s", s.Name(), t.Name)
+			}
 		}
 	}
 	return nil
@@ -149,7 +156,7 @@ func (r *run) claimSettled(ctx context.Context, c *corev1.PersistentVolumeClaim,
 	if pv.Spec.CSI == nil {
 		return fmt.Errorf("hub PV %s has no CSI volume", pv.Name)
 	}
-	if v, _ := r.storage.Volume(pv.Spec.CSI.VolumeHandle); !slices.Equal(v.Holders, []string{owner}) {
+	if v, _ := r.volume(pv.Spec.CSI.VolumeHandle); !slices.Equal(v.Holders, []string{owner}) {
 		return fmt.Errorf("volume of claim %s is attached to %v, not to %s", key, v.Holders, owner)
 	}
 	return nil
@@ -194,7 +201,9 @@ func synced(obj client.Object) []string {
 // checkWrites records every acknowledged write missing from a volume of the namespace.
 func (r *run) checkWrites() {
 	for h, claim := range r.obs.handles(r.ns) {
-		if lost := r.storage.LostWrites(h); len(lost) > 0 {
+		if _, storage := r.volume(h); storage == nil {
+			r.fail("volume %s of claim %s is in no storage", h, claim)
+		} else if lost := storage.LostWrites(h); len(lost) > 0 {
 			r.fail("volume %s of claim %s lost %d acknowledged writes, the first %q", h, claim, len(lost), lost[0])
 		}
 	}
@@ -259,12 +268,16 @@ func (r *run) cleanUp(ctx context.Context) error {
 }
 
 // released tells which volume of the namespace is not released yet. Once its claim is gone
-// a volume is released, or kept: by its hub PV's Retain, or because the claim went while no
-// target held the volume, in which case the hub PV stays Released, naming the storage.
+// a volume is released, or kept: by its hub PV's Retain, set aside by a failover, or because
+// the claim went while no target held the volume, in which case the hub PV stays Released,
+// naming the storage.
 func (r *run) released(ctx context.Context) error {
 	kept := r.keptHandles()
 	for h, claim := range r.obs.handles(r.ns) {
-		if v, _ := r.storage.Volume(h); kept[h] || !v.Deleted.IsZero() {
+		r.mu.Lock()
+		_, setAside := r.setAside[h]
+		r.mu.Unlock()
+		if v, _ := r.volume(h); kept[h] || setAside || !v.Deleted.IsZero() {
 			continue
 		}
 		pv := &corev1.PersistentVolume{}
@@ -283,12 +296,11 @@ func (r *run) released(ctx context.Context) error {
 
 // keptHandles are the handles of the hub PVs kept with Retain.
 func (r *run) keptHandles() map[string]bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	out := map[string]bool{}
-	for h, claim := range r.obs.handles(r.ns) {
-		r.mu.Lock()
-		_, kept := r.kept[claim]
-		r.mu.Unlock()
-		out[h] = kept
+	for h := range r.kept {
+		out[h] = true
 	}
 	return out
 }
@@ -298,16 +310,18 @@ func (r *run) keptHandles() map[string]bool {
 func (r *run) checkInvariants() {
 	kept := r.keptHandles()
 	handles := r.obs.handles(r.ns)
-	for _, v := range r.storage.Violations() {
-		if _, ours := handles[v.Handle]; ours {
-			r.fail("storage: %s", v)
+	for _, s := range r.storages {
+		for _, v := range s.Violations() {
+			if _, ours := handles[v.Handle]; ours {
+				r.fail("storage %s: %s", s.Name(), v)
+			}
 		}
 	}
 	for _, b := range r.obs.protocolBreaches(r.ns) {
 		r.fail("invariant 1: %s", b)
 	}
 	for h, claim := range handles {
-		v, _ := r.storage.Volume(h)
+		v, _ := r.volume(h)
 		switch {
 		case kept[h] && v.Releases > 0:
 			r.fail("invariant 3: volume %s of claim %s was released %d times though its hub PV says Retain", h, claim, v.Releases)

@@ -18,6 +18,7 @@ import (
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	"github.com/custody-dev/custody/test/environment"
+	"github.com/custody-dev/custody/test/simstorage"
 )
 
 // Bounds of a schedule's run.
@@ -58,27 +59,49 @@ type run struct {
 	*Bed
 	s  Schedule
 	ns string
+	// location is where the namespace is placed; storages are the storage domains the
+	// schedule's storage faults fall on.
+	location string
+	storages []*simstorage.Storage
 
 	mu sync.Mutex
 	// deleteAsked is when each claim's deletion was asked for.
 	deleteAsked map[string]time.Time
-	// kept are the hub PVs made Retain, by claim.
+	// kept are the hub PVs made Retain, by the handle of their volume.
 	kept map[string]string
 	// orphaned are the hub PVs kept because their claim went while no target held them,
 	// by handle.
 	orphaned  map[string]string
+	// setAside are the volumes a failover replaced, by handle: their claims, restored from
+	// replicas.
+	setAside  map[string]string
+	acks      map[string][]ack
 	errs      []string
 	notes     []string
 	writes    int
 	unwritten map[string]int
 }
 
+// ack is one write the storage acknowledged, and when.
+type ack struct {
+	record string
+	at     time.Time
+}
+
 // Run plays the schedule in a namespace of its own, waits until the system settles, deletes
 // what it made and checks every invariant.
 func (b *Bed) Run(ctx context.Context, s Schedule) Result {
 	start := time.Now()
-	r := &run{Bed: b, s: s, ns: fmt.Sprintf("faults-%x", s.Seed), deleteAsked: map[string]time.Time{}, kept: map[string]string{}, orphaned: map[string]string{}}
+	r := &run{Bed: b, s: s, ns: fmt.Sprintf("faults-%x", s.Seed), location: location, storages: []*simstorage.Storage{b.storages[domain]},
+		deleteAsked: map[string]time.Time{}, kept: map[string]string{}, orphaned: map[string]string{}, setAside: map[string]string{}, acks: map[string][]ack{}}
 	res := Result{Schedule: s}
+	steps := s.Steps
+	if s.paired() {
+		b.pairs.Lock()
+		defer b.pairs.Unlock()
+		start = time.Now()
+		r.location, r.storages = primary, []*simstorage.Storage{b.storages[primary], b.storages[secondary]}
+	}
 	if err := r.place(ctx); err != nil {
 		res.Violations = []string{"placing the namespace: " + err.Error()}
 		return res
@@ -86,13 +109,14 @@ func (b *Bed) Run(ctx context.Context, s Schedule) Result {
 	writing, stopWriting := context.WithCancel(ctx)
 	wrote := make(chan struct{})
 	go func() { defer close(wrote); r.write(writing) }()
-
-	var lanes sync.WaitGroup
-	for _, lane := range r.lanes() {
-		lanes.Add(1)
-		go func() { defer lanes.Done(); r.play(ctx, start, lane) }()
+	if s.paired() {
+		go r.watchPair(writing)
+		// The steps up to the protection run first, in order; the others count from then.
+		i := slices.IndexFunc(steps, func(st Step) bool { return st.Kind == Protect }) + 1
+		r.play(ctx, start, r.lanes(steps[:i])...)
+		steps, start = steps[i:], time.Now()
 	}
-	lanes.Wait()
+	r.play(ctx, start, r.lanes(steps)...)
 	healed := time.Now()
 	if err := awaitUntil(ctx, "settle", r.settleBound(healed), r.settled); err != nil {
 		r.fail("liveness: %v", err)
@@ -106,9 +130,17 @@ func (b *Bed) Run(ctx context.Context, s Schedule) Result {
 	stopWriting()
 	<-wrote
 	r.checkWrites()
+	if s.paired() {
+		r.checkRestores(ctx)
+	}
 	cleaning := time.Now()
 	if err := r.cleanUp(ctx); err != nil {
 		r.fail("liveness: cleaning up: %v", err)
+	}
+	if s.paired() {
+		if err := r.unpair(ctx); err != nil {
+			r.fail("liveness: unpairing: %v", err)
+		}
 	}
 	res.CleanedUp = time.Since(cleaning)
 	r.checkInvariants()
@@ -158,7 +190,7 @@ func (r *run) place(ctx context.Context) error {
 	placement := &schedulingv1alpha1.Placement{
 		ObjectMeta: metav1.ObjectMeta{Name: r.ns},
 		Spec: schedulingv1alpha1.PlacementSpec{
-			LocationName:      location,
+			LocationName:      r.location,
 			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{scheduleLabel: r.ns}},
 		},
 	}
@@ -178,15 +210,15 @@ type event struct {
 	do   func(context.Context) error
 }
 
-// lanes splits the schedule into the faults' events and the workload's, each ordered by
-// time. Faults and their heals act on processes and never wait for an API server; workload
-// steps retry until the hub answers, so a hub outage delays the workload's lane alone.
-func (r *run) lanes() [][]event {
+// lanes splits the steps into the faults' events and the workload's, each ordered by time.
+// Faults and their heals act on processes and never wait for an API server; workload steps
+// retry until the hub answers, so a hub outage delays the workload's lane alone.
+func (r *run) lanes(steps []Step) [][]event {
 	var faults, workload []event
-	for _, st := range r.s.Steps {
+	for _, st := range steps {
 		start, heal := r.actions(st)
 		lane := &faults
-		if st.Kind == Cordon || st.Kind == CreateClaim || st.Kind == CreateStatefulSet || st.Kind == Keep || st.Kind == DeleteClaim {
+		if st.workload() {
 			lane = &workload
 		}
 		*lane = append(*lane, event{at: st.At, what: st.String(), do: start})
@@ -200,8 +232,17 @@ func (r *run) lanes() [][]event {
 	return [][]event{faults, workload}
 }
 
-// play runs the lane's events at their offsets from start.
-func (r *run) play(ctx context.Context, start time.Time, lane []event) {
+// play runs the lanes at once, each lane's events at their offsets from start, and returns
+// once every lane ran.
+func (r *run) play(ctx context.Context, start time.Time, lanes ...[]event) {
+	var wg sync.WaitGroup
+	for _, lane := range lanes {
+		wg.Go(func() { r.playLane(ctx, start, lane) })
+	}
+	wg.Wait()
+}
+
+func (r *run) playLane(ctx context.Context, start time.Time, lane []event) {
 	for _, e := range lane {
 		if wait := time.Until(start.Add(e.at)); wait > 0 {
 			time.Sleep(wait)
@@ -218,14 +259,18 @@ func (r *run) actions(st Step) (start, heal func(context.Context) error) {
 	switch st.Kind {
 	case CreateClaim:
 		return r.retrying(func(ctx context.Context) error {
-			return r.create(ctx, environment.Claim(r.ns, st.Name, domain, st.Mode))
+			return r.create(ctx, r.claim(r.ns, st.Name, st.Mode))
 		}), nil
 	case CreateStatefulSet:
-		return r.retrying(func(ctx context.Context) error { return r.create(ctx, statefulSet(r.ns, st.Name, st.Replicas)) }), nil
+		return r.retrying(func(ctx context.Context) error { return r.create(ctx, r.statefulSet(st.Name, st.Replicas)) }), nil
 	case Keep:
 		return r.retrying(func(ctx context.Context) error { return r.keep(ctx, st.Name) }), nil
 	case DeleteClaim:
 		return r.retrying(func(ctx context.Context) error { return r.deleteClaim(ctx, st.Name) }), nil
+	case Protect:
+		return func(ctx context.Context) error { return r.protect(ctx, st) }, nil
+	case LosePrimary:
+		return r.losePrimary(st)
 	case Cordon:
 		var t string
 		return func(ctx context.Context) error {
@@ -268,13 +313,13 @@ func (r *run) actions(st Step) (start, heal func(context.Context) error) {
 	case RestartHub:
 		return r.held(st.Kind, noContext(env.Hub.StopAPIServer), env.Hub.StartAPIServer)
 	case SlowStorage:
-		return r.held(st.Kind, degrade(func() { r.storage.SlowVolumes(st.Delay) }), degrade(func() { r.storage.SlowVolumes(0) }))
+		return r.degrade(st.Kind, func(s *simstorage.Storage) { s.SlowVolumes(st.Delay) }, func(s *simstorage.Storage) { s.SlowVolumes(0) })
 	case FailStorage:
-		return r.held(st.Kind, degrade(func() { r.storage.FailVolumes("the array answers with an error") }), degrade(func() { r.storage.FailVolumes("") }))
+		return r.degrade(st.Kind, func(s *simstorage.Storage) { s.FailVolumes("the array answers with an error") }, func(s *simstorage.Storage) { s.FailVolumes("") })
 	case SlowFencing:
-		return r.held(st.Kind, degrade(func() { r.storage.SlowFencing(st.Delay) }), degrade(func() { r.storage.SlowFencing(0) }))
+		return r.degrade(st.Kind, func(s *simstorage.Storage) { s.SlowFencing(st.Delay) }, func(s *simstorage.Storage) { s.SlowFencing(0) })
 	case FailFencing:
-		return r.held(st.Kind, degrade(func() { r.storage.FailFencing("the array answers with an error") }), degrade(func() { r.storage.FailFencing("") }))
+		return r.degrade(st.Kind, func(s *simstorage.Storage) { s.FailFencing("the array answers with an error") }, func(s *simstorage.Storage) { s.FailFencing("") })
 	}
 	return func(context.Context) error { return fmt.Errorf("unknown step kind %q", st.Kind) }, nil
 }
@@ -291,8 +336,23 @@ func noContext(f func() error) func(context.Context) error {
 	return func(context.Context) error { return f() }
 }
 
-func degrade(f func()) func(context.Context) error {
-	return func(context.Context) error { f(); return nil }
+// degrade makes a fault of the storage domains the schedule runs on, shared with the
+// schedules running there at once.
+func (r *run) degrade(kind Kind, start, heal func(*simstorage.Storage)) (func(context.Context) error, func(context.Context) error) {
+	key := string(kind)
+	for _, s := range r.storages {
+		key += " " + s.Name()
+	}
+	each := func(f func(*simstorage.Storage)) func() error {
+		return func() error {
+			for _, s := range r.storages {
+				f(s)
+			}
+			return nil
+		}
+	}
+	return func(context.Context) error { return r.shared.hold(key, each(start)) },
+		func(context.Context) error { return r.shared.letGo(key, each(heal)) }
 }
 
 // retrying retries f until it succeeds or retryFor passed, as a user retries against a hub
@@ -392,7 +452,9 @@ func (r *run) keep(ctx context.Context, name string) error {
 		return err
 	}
 	r.mu.Lock()
-	r.kept[name] = pv.Name
+	if pv.Spec.CSI != nil {
+		r.kept[pv.Spec.CSI.VolumeHandle] = pv.Name
+	}
 	r.mu.Unlock()
 	return nil
 }
@@ -427,19 +489,22 @@ func (r *run) write(ctx context.Context) {
 			r.unwrite("no volume known")
 		}
 		for h, claim := range handles {
-			v, ok := r.storage.Volume(h)
-			if !ok || len(v.Holders) == 0 {
+			v, storage := r.volume(h)
+			if storage == nil || len(v.Holders) == 0 {
 				r.unwrite("a volume attached nowhere")
+				continue
 			}
 			for _, m := range v.Holders {
 				n++
-				err := r.storage.Write(m, h, fmt.Sprintf("%s#%d@%s", claim, n, m))
-				if err != nil {
+				record := fmt.Sprintf("%s#%d@%s", claim, n, m)
+				if err := storage.Write(m, h, record); err != nil {
 					r.unwrite("refused")
 					continue
 				}
+				at := time.Now()
 				r.mu.Lock()
 				r.writes++
+				r.acks[h] = append(r.acks[h], ack{record, at})
 				r.mu.Unlock()
 			}
 		}
@@ -456,8 +521,19 @@ func (r *run) unwrite(reason string) {
 	r.unwritten[reason]++
 }
 
+// claim is a claim of the schedule's: of the bed's Location's class, or in a pair
+// schedule of each member's default class, as the two Locations' classes differ.
+func (r *run) claim(ns, name string, mode corev1.PersistentVolumeAccessMode) *corev1.PersistentVolumeClaim {
+	c := environment.Claim(ns, name, domain, mode)
+	if r.s.paired() {
+		c.Spec.StorageClassName = nil
+	}
+	return c
+}
+
 // statefulSet is a set whose pods each claim one ReadWriteOnce volume, "data".
-func statefulSet(ns, name string, replicas int) *appsv1.StatefulSet {
+func (r *run) statefulSet(name string, replicas int) *appsv1.StatefulSet {
+	ns := r.ns
 	labels := map[string]string{"app": name}
 	return &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -472,7 +548,7 @@ func statefulSet(ns, name string, replicas int) *appsv1.StatefulSet {
 					VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
 				}}},
 			},
-			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{*environment.Claim("", "data", domain, corev1.ReadWriteOnce)},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{*r.claim("", "data", corev1.ReadWriteOnce)},
 		},
 	}
 }

@@ -28,6 +28,10 @@ const (
 	Keep Kind = "keep"
 	// DeleteClaim deletes the claim Name.
 	DeleteClaim Kind = "delete-claim"
+	// Protect pairs the primary Location with the secondary, replicating every Interval and
+	// failing over once the primary has been lost for Threshold, and waits until the pair
+	// protects every claim. The steps after it count from then.
+	Protect Kind = "protect"
 )
 
 // The faults; each heals after For.
@@ -51,6 +55,10 @@ const (
 	SlowFencing Kind = "slow-fencing"
 	// FailFencing fails every fencing operation.
 	FailFencing Kind = "fail-fencing"
+	// LosePrimary stops every member of the pair's primary (with Partition, their syncers
+	// alone), as a Location lost to a disaster; their nodes run on. It heals once the pair
+	// failed over and For passed.
+	LosePrimary Kind = "lose-primary"
 )
 
 // faultKinds are the faults Draw picks from, each as likely.
@@ -70,8 +78,22 @@ type Step struct {
 	Mode     corev1.PersistentVolumeAccessMode
 	Replicas int
 	Delay    time.Duration
+	// Interval and Threshold are a pair's replication interval and failover threshold.
+	Interval  string
+	Threshold time.Duration
+	// Partition: a lost primary's members run on without their syncers.
+	Partition bool
 	// For is how long a fault or a cordon lasts before it heals.
 	For time.Duration
+}
+
+// workload tells whether the step is the workload's, not a fault.
+func (s Step) workload() bool {
+	switch s.Kind {
+	case CreateClaim, CreateStatefulSet, Cordon, Keep, DeleteClaim, Protect:
+		return true
+	}
+	return false
 }
 
 // heals tells whether the step is undone after For.
@@ -93,6 +115,8 @@ func (s Step) resource() string {
 		return "fencing"
 	case Cordon:
 		return "cordon " + s.Target
+	case LosePrimary:
+		return "primary"
 	}
 	return ""
 }
@@ -110,6 +134,12 @@ func (s Step) String() string {
 	}
 	if s.Delay > 0 {
 		fmt.Fprintf(&b, " by %s", s.Delay)
+	}
+	if s.Interval != "" {
+		fmt.Fprintf(&b, " every %s, failing over after %s", s.Interval, s.Threshold)
+	}
+	if s.Partition {
+		b.WriteString(" partitioned")
 	}
 	if s.heals() {
 		fmt.Fprintf(&b, " for %s", s.For)
@@ -131,6 +161,12 @@ func (s Schedule) String() string {
 	return strings.Join(lines, "\n")
 }
 
+// paired tells whether the schedule pairs the primary with the secondary and loses the
+// primary: it runs there, alone among the pair schedules.
+func (s Schedule) paired() bool {
+	return slices.ContainsFunc(s.Steps, func(st Step) bool { return st.Kind == Protect })
+}
+
 // claims lists the names of the claims the schedule creates, in order.
 func (s Schedule) claims() []string {
 	var out []string
@@ -145,13 +181,22 @@ func (s Schedule) claims() []string {
 // window is the time within which Draw starts the steps after the first claims.
 const window = 2500 * time.Millisecond
 
-// Draw draws the schedule of a seed, for a Location of the targets: one to three claims
-// (ReadWriteOnce three times in four) and at times a StatefulSet, then within the window one
-// to three faults and up to two cordons, a kept PV and a deleted claim. The same seed and
-// targets always draw the same schedule.
+// pairOdds: one schedule in pairOdds is a pair schedule.
+const pairOdds = 20
+
+// Draw draws the schedule of a seed: one to three claims (ReadWriteOnce three times in four)
+// and at times a StatefulSet, then within the window one to three faults and up to two
+// cordons, a kept PV and a deleted claim. One schedule in pairOdds runs in the pair's primary
+// instead of the Location of the targets: it protects its claims with the pair first, and
+// loses the primary within the window. The same seed and targets always draw the same
+// schedule.
 func Draw(seed uint64, targets []string) Schedule {
 	r := rand.New(rand.NewPCG(seed, 0x637573746f6479)) //nolint:gosec // a test schedule, not a secret
 	s := Schedule{Seed: seed}
+	paired := r.IntN(pairOdds) == 0
+	if paired {
+		targets = pairTargets
+	}
 	claims := make([]string, 1+r.IntN(3))
 	for i := range claims {
 		claims[i] = fmt.Sprintf("c%d", i+1)
@@ -169,6 +214,14 @@ func Draw(seed uint64, targets []string) Schedule {
 		return (min + time.Duration(r.Int64N(int64(max-min)))).Round(10 * time.Millisecond)
 	}
 	var drawn []Step
+	if paired {
+		interval := "1d"
+		if r.IntN(2) == 0 {
+			interval = "1m" // a sync may fall within the schedule
+		}
+		s.Steps = append(s.Steps, Step{Kind: Protect, Interval: interval, Threshold: lasting(500*time.Millisecond, 2*time.Second)})
+		drawn = append(drawn, Step{At: at(), Kind: LosePrimary, Partition: r.IntN(2) == 0, For: lasting(300*time.Millisecond, 5*time.Second)})
+	}
 	for range 1 + r.IntN(3) {
 		f := Step{At: at(), Kind: faultKinds[r.IntN(len(faultKinds))]}
 		switch f.Kind {

@@ -42,12 +42,12 @@ func TestDrawnSchedulesAreWellFormed(t *testing.T) {
 				}
 				busy[res] = st.At + st.For
 			}
-			if fault := st.Kind != CreateClaim && st.Kind != CreateStatefulSet && st.Kind != Keep && st.Kind != DeleteClaim; fault && !st.heals() {
+			if !st.workload() && !st.heals() {
 				t.Fatalf("seed %d: %s never heals", seed, st)
 			}
 		}
 	}
-	for _, k := range append(faultKinds, CreateClaim, CreateStatefulSet, Cordon, Keep, DeleteClaim) {
+	for _, k := range append(faultKinds, CreateClaim, CreateStatefulSet, Cordon, Keep, DeleteClaim, Protect, LosePrimary) {
 		if kinds[k] == 0 {
 			t.Errorf("2000 schedules never drew %s", k)
 		}

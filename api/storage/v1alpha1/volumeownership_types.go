@@ -89,6 +89,10 @@ type SetAsideVolume struct {
 	For Replica `json:"for"`
 	// Time is when it was set aside.
 	Time metav1.Time `json:"time"`
+	// ReclaimPolicy is the reclaim policy of its hub PV. Retain carries over to the hub PV
+	// of the volume restored in its place: a claim whose storage is kept stays so.
+	// +optional
+	ReclaimPolicy corev1.PersistentVolumeReclaimPolicy `json:"reclaimPolicy,omitempty"`
 }
 
 // VolumeOwnershipStatus is the coordinator's record of one volume.
