@@ -71,7 +71,7 @@ type run struct {
 	kept map[string]string
 	// orphaned are the hub PVs kept because their claim went while no target held them,
 	// by handle.
-	orphaned  map[string]string
+	orphaned map[string]string
 	// setAside are the volumes a failover replaced, by handle: their claims, restored from
 	// replicas.
 	setAside  map[string]string
