@@ -290,4 +290,18 @@ var regressions = []Schedule{
 		{At: 1980 * time.Millisecond, Kind: DeleteClaim, Name: "c3"},
 		{At: 2520 * time.Millisecond, Kind: FailFencing, For: 810 * time.Millisecond},
 	}},
+	// A claim kept with Retain, then restored by a failover of its pair from a replica: the
+	// restored volume's hub PV said Delete, and the storage went with the claim. The
+	// restored volume now takes the Retain of the hub PV of the volume set aside.
+	{Seed: 1030, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c3", Mode: corev1.ReadWriteOnce},
+		{Kind: Protect, Interval: "1d", Threshold: 1490 * time.Millisecond},
+		{At: 250 * time.Millisecond, Kind: LosePrimary, For: 4890 * time.Millisecond},
+		{At: 610 * time.Millisecond, Kind: DeleteClaim, Name: "c3"},
+		{At: 630 * time.Millisecond, Kind: FailStorage, For: 2380 * time.Millisecond},
+		{At: 680 * time.Millisecond, Kind: RestartHub, For: 530 * time.Millisecond},
+		{At: 2300 * time.Millisecond, Kind: Keep, Name: "c1"},
+	}},
 }
