@@ -55,14 +55,15 @@ func (r *run) settled(ctx context.Context) error {
 	return nil
 }
 
-// bedSettled tells why the bed is not back to normal: a target not Ready or cordoned, or a
-// fence not lifted.
+// bedSettled tells why the schedule's part of the bed is not back to normal: a target of its
+// Locations not Ready or cordoned, or a fence of one not lifted.
 func (r *run) bedSettled(ctx context.Context) error {
 	ts := &workloadv1alpha1.SyncTargetList{}
 	if err := r.hub.List(ctx, ts); err != nil {
 		return err
 	}
-	for _, t := range ts.Items {
+	ours := slices.DeleteFunc(ts.Items, func(t workloadv1alpha1.SyncTarget) bool { return !slices.Contains(r.targets, t.Name) })
+	for _, t := range ours {
 		if !t.IsReady() || t.Spec.Unschedulable {
 			return fmt.Errorf("target %s is not Ready and schedulable", t.Name)
 		}
@@ -72,14 +73,14 @@ func (r *run) bedSettled(ctx context.Context) error {
 		return err
 	}
 	for _, f := range fences.Items {
-		if f.Status.Phase != storagev1alpha1.FenceUnfenced {
+		if slices.Contains(r.targets, f.Spec.TargetName) && f.Status.Phase != storagev1alpha1.FenceUnfenced {
 			return fmt.Errorf("fence %s is %s", f.Name, f.Status.Phase)
 		}
 	}
 	for _, s := range r.storages {
-		for _, t := range ts.Items {
-			if s.Fenced(t.Name) {
-				return fmt.Errorf("storage %s still fences %s", s.Name(), t.Name)
+		for _, t := range r.targets {
+			if s.Fenced(t) {
+				return fmt.Errorf("storage %s still fences %s", s.Name(), t)
 			}
 		}
 	}

@@ -6,8 +6,12 @@
 // deleted) interleaved with faults that each heal after a drawn time: the controller killed,
 // a syncer killed, a member's API server stopped, a member partitioned (its syncer stopped
 // while it runs on), the hub's API server restarted, and slow or failing storage answers to
-// volume and fencing operations. Run plays a schedule on one long-lived bed, in a namespace
-// of its own, waits until the system settles, deletes what the schedule made and checks:
+// volume and fencing operations. One schedule in twenty is a pair schedule: it runs in the
+// primary of two Locations (each over a storage domain of its own, with VolSync played in
+// their members), protects its claims with a LocationPair, and loses every member of the
+// primary until the pair has failed over (pair.go says what it checks besides). Run plays a
+// schedule on one long-lived bed, in a namespace of its own, waits until the system settles,
+// deletes what the schedule made and checks:
 //
 //   - the storage's ledger recorded no violation (a second unfenced holder of an owned
 //     volume, a release of a volume in use or still referenced, a double release, a member
@@ -22,7 +26,8 @@
 //     (every target Ready, every fence lifted) within the liveness bound;
 //   - after the batch, every target let go of every schedule's namespace.
 //
-// Schedules run a few at once (-at-once, 4 by default), each in its own namespace. A fault on
+// Schedules run a few at once (-at-once, 6 by default; one pair schedule at a time, since a
+// pair protects every namespace of its primary), each in its own namespace. A fault on
 // a shared part of the bed (the controller, the hub, the storage, a target's cordon) starts
 // with the first schedule that draws it and heals with the last; a member under one
 // schedule's fault is skipped by the others. A schedule's time to settle, and its liveness

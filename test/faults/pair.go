@@ -266,18 +266,10 @@ func (r *run) checkRestores(ctx context.Context) {
 	}
 }
 
-// unpair deletes the pair once the namespace is gone, and waits until it went: the next
-// pair schedule starts from the primary again.
+// unpair deletes the pair, once the schedule's claims are gone, and waits until it went, so
+// that the next pair schedule starts from the primary again. The namespace, still being
+// deleted, follows the Placement back to the primary, with nothing in it to move.
 func (r *run) unpair(ctx context.Context) error {
-	if err := await(ctx, "the namespace to go", Liveness, func(ctx context.Context) error {
-		err := r.hub.Get(ctx, client.ObjectKey{Name: r.ns}, &corev1.Namespace{})
-		if err == nil {
-			return errors.New("the namespace is still there")
-		}
-		return client.IgnoreNotFound(err)
-	}); err != nil {
-		return err
-	}
 	return await(ctx, "the pair to go", Liveness, func(ctx context.Context) error {
 		p := &schedulingv1alpha1.LocationPair{ObjectMeta: metav1.ObjectMeta{Name: r.ns}}
 		if err := r.hub.Delete(ctx, p); client.IgnoreNotFound(err) != nil {

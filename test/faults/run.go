@@ -59,9 +59,10 @@ type run struct {
 	*Bed
 	s  Schedule
 	ns string
-	// location is where the namespace is placed; storages are the storage domains the
-	// schedule's storage faults fall on.
+	// location is where the namespace is placed; targets are the members of the schedule's
+	// Locations, and storages their storage domains, which its storage faults fall on.
 	location string
+	targets  []string
 	storages []*simstorage.Storage
 
 	mu sync.Mutex
@@ -92,7 +93,7 @@ type ack struct {
 // what it made and checks every invariant.
 func (b *Bed) Run(ctx context.Context, s Schedule) Result {
 	start := time.Now()
-	r := &run{Bed: b, s: s, ns: fmt.Sprintf("faults-%x", s.Seed), location: location, storages: []*simstorage.Storage{b.storages[domain]},
+	r := &run{Bed: b, s: s, ns: fmt.Sprintf("faults-%x", s.Seed), location: location, targets: targets, storages: []*simstorage.Storage{b.storages[domain]},
 		deleteAsked: map[string]time.Time{}, kept: map[string]string{}, orphaned: map[string]string{}, setAside: map[string]string{}, acks: map[string][]ack{}}
 	res := Result{Schedule: s}
 	steps := s.Steps
@@ -100,7 +101,7 @@ func (b *Bed) Run(ctx context.Context, s Schedule) Result {
 		b.pairs.Lock()
 		defer b.pairs.Unlock()
 		start = time.Now()
-		r.location, r.storages = primary, []*simstorage.Storage{b.storages[primary], b.storages[secondary]}
+		r.location, r.targets, r.storages = primary, pairTargets, []*simstorage.Storage{b.storages[primary], b.storages[secondary]}
 	}
 	if err := r.place(ctx); err != nil {
 		res.Violations = []string{"placing the namespace: " + err.Error()}
