@@ -105,10 +105,11 @@ func (r *run) losePrimary(st Step) (start, heal func(context.Context) error) {
 			if err != nil {
 				r.fail("liveness: the primary lost since %s: %v", lost.Format("15:04:05.000"), err)
 			}
+			var started error
 			for _, m := range primaryTargets {
-				err = errors.Join(err, r.env.StartMember(ctx, m))
+				started = errors.Join(started, r.env.StartMember(ctx, m))
 			}
-			return err
+			return started
 		}
 }
 

@@ -213,24 +213,31 @@ type event struct {
 
 // lanes splits the steps into the faults' events and the workload's, each ordered by time.
 // Faults and their heals act on processes and never wait for an API server; workload steps
-// retry until the hub answers, so a hub outage delays the workload's lane alone.
+// retry until the hub answers, so a hub outage delays the workload's lane alone. A lost
+// primary has a lane of its own: its heal waits for the failover, which another fault may
+// hold up until it heals.
 func (r *run) lanes(steps []Step) [][]event {
 	var faults, workload []event
+	var own [][]event
 	for _, st := range steps {
 		start, heal := r.actions(st)
-		lane := &faults
-		if st.workload() {
-			lane = &workload
-		}
-		*lane = append(*lane, event{at: st.At, what: st.String(), do: start})
+		lane := []event{{at: st.At, what: st.String(), do: start}}
 		if heal != nil {
-			*lane = append(*lane, event{at: st.At + st.For, what: "heal " + st.String(), do: heal})
+			lane = append(lane, event{at: st.At + st.For, what: "heal " + st.String(), do: heal})
+		}
+		switch {
+		case st.Kind == LosePrimary:
+			own = append(own, lane)
+		case st.workload():
+			workload = append(workload, lane...)
+		default:
+			faults = append(faults, lane...)
 		}
 	}
 	for _, lane := range [][]event{faults, workload} {
 		slices.SortStableFunc(lane, func(a, b event) int { return int(a.at - b.at) })
 	}
-	return [][]event{faults, workload}
+	return append([][]event{faults, workload}, own...)
 }
 
 // play runs the lanes at once, each lane's events at their offsets from start, and returns
