@@ -205,7 +205,7 @@ func replication(vr *storagev1alpha1.VolumeReplication) *dr.Replication {
 		}
 		if t := dr.ImageTime(vr); dst.LatestImage != "" && t != nil {
 			out.Image = &storagev1alpha1.Replica{Target: vr.Spec.Destination, Snapshot: dst.LatestImage, Time: *t}
-			out.ImageReady = dst.LatestImageReady
+			out.ImageReady, out.ImageKept = dst.LatestImageReady, dst.LatestImageKept
 		}
 		if dst.Result == "Failed" && !out.Failed {
 			out.Failed, out.Message = true, dst.Message

@@ -73,7 +73,7 @@ func (r *Reconciler) replicate(ctx context.Context, s *scope, d dr.Decision, sch
 
 func (r *Reconciler) ensureReplication(ctx context.Context, p *schedulingv1alpha1.LocationPair, have *storagev1alpha1.VolumeReplication, w dr.Want, schedule string) error {
 	spec := storagev1alpha1.VolumeReplicationSpec{Pair: p.Name, Source: w.Source, Destination: w.Destination,
-		Schedule: schedule, KeySecret: keyName(p.Name), ManualTrigger: w.ManualTrigger}
+		Schedule: schedule, KeySecret: keyName(p.Name), ManualTrigger: w.ManualTrigger, KeepImages: w.KeepImages}
 	labels := map[string]string{schedulingv1alpha1.PairLabel: p.Name}
 	for _, key := range []string{w.Source, w.Destination} {
 		labels[workloadv1alpha1.StateLabel(key)] = string(workloadv1alpha1.ResourceStateSync)

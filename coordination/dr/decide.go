@@ -103,11 +103,17 @@ func (d *Decision) step(o Observation) {
 		}
 		next(Fencing)
 	}
-	if a.Progression == Fencing && o.Locations[a.From].fencedOrGone() {
-		// A sync may have completed since the replicas were last recorded; no other completes
-		// now that the source is fenced or gone. The failover restores from the newest.
-		d.Replicas = o.newReplicas(o.Volumes, true)
-		next(Restoring)
+	if a.Progression == Fencing {
+		if o.Locations[a.From].fencedOrGone() && len(o.imagesNotKept()) == 0 {
+			// A sync may have completed since the replicas were last recorded. The failover
+			// restores from the newest, kept.
+			d.Replicas = o.newReplicas(o.Volumes, true)
+			next(Restoring)
+		} else {
+			// A source that comes back may sync once more before it is fenced, and VolSync
+			// then deletes the images before the new one: the destinations keep them.
+			d.Replications = keepingImages(d.Replications)
+		}
 	}
 	if a.Progression == Quiescing && o.Quiesced {
 		next(FinalSync)
@@ -282,7 +288,11 @@ func (d *Decision) waitingFor(o Observation) string {
 				waiting = append(waiting, t.Key)
 			}
 		}
-		return say(fmt.Sprintf("the Fences of %v to hold", waiting))
+		if len(waiting) > 0 {
+			return say(fmt.Sprintf("the Fences of %v to hold", waiting))
+		}
+		waiting = o.imagesNotKept()
+		return say(fmt.Sprintf("%d destinations to keep their latest images from VolSync's rotation, the first %s", len(waiting), first(waiting)))
 	case Quiescing, FinalSync:
 		if !o.Locations[a.From].anyReady() {
 			return say(fmt.Sprintf("a target of %s to answer; the relocate becomes a failover once %s is lost for the threshold with automatic failover on, or when spec.switchMode asks for a failover", a.From, a.From))
@@ -393,6 +403,26 @@ func (o Observation) current() []Want {
 	for _, v := range o.Volumes {
 		if r := v.Replication; r != nil {
 			out = append(out, Want{Namespace: v.Namespace, Claim: v.Claim, Source: r.Source, Destination: r.Destination})
+		}
+	}
+	return out
+}
+
+// keepingImages asks each replication's destination to keep its images.
+func keepingImages(ws []Want) []Want {
+	for i := range ws {
+		ws[i].KeepImages = true
+	}
+	return ws
+}
+
+// imagesNotKept are the volumes whose destination has a latest image not yet ready and kept
+// from VolSync's rotation, each with its destination.
+func (o Observation) imagesNotKept() []string {
+	var out []string
+	for _, v := range o.Volumes {
+		if r := v.Replication; r != nil && r.Image != nil && (!r.ImageReady || !r.ImageKept) {
+			out = append(out, v.Key()+" on "+r.Destination)
 		}
 	}
 	return out

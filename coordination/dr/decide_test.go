@@ -49,7 +49,7 @@ var dest = Destination("ns", []string{"w1", "w2"})
 func replicating(o Observation, age time.Duration) Observation {
 	img := replica(dest, age)
 	o.Volumes[0].Replication = &Replication{Source: "e1", Destination: dest, SourceLastSyncStart: img.Time.Time,
-		SourceLastSync: img.Time.Add(time.Second), DestinationLastSync: img.Time.Add(time.Second), Image: img, ImageReady: true}
+		SourceLastSync: img.Time.Add(time.Second), DestinationLastSync: img.Time.Add(time.Second), Image: img, ImageReady: true, ImageKept: true}
 	o.Volumes[0].Replica = img
 	return o
 }
@@ -271,6 +271,18 @@ func TestDecide(t *testing.T) {
 			expect(t, d.Active, "west")
 			expect(t, d.Phase, schedulingv1alpha1.PairFailingOver)
 			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-" + dest})
+		}},
+		{"a failover asks the destinations to keep their images, and restores once the latest is kept", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
+			o.Volumes[0].Replication.ImageKept = false
+			o.Action = action(schedulingv1alpha1.Failover, Fencing, time.Second)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, Fencing)
+			expect(t, d.Restores == nil, true)
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest, KeepImages: true}})
+			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
+				"failover east to west: waiting for 1 destinations to keep their latest images from VolSync's rotation, the first ns/c on "+dest)
 		}},
 		{"a failover restores from a ready image newer than the recorded replica, and records it", func() Observation {
 			o := with(replicating(pair(), 4*time.Minute), "east", lost(2*time.Minute))

@@ -76,6 +76,8 @@ type Replication struct {
 	// Image is the destination's latest snapshot, and ImageReady whether it is ready to use.
 	Image      *storagev1alpha1.Replica
 	ImageReady bool
+	// ImageKept: the destination labelled the image for VolSync to keep it.
+	ImageKept bool
 }
 
 // Volume is one claim of a namespace the pair's Placements bind.
@@ -131,6 +133,8 @@ type Want struct {
 	Source, Destination string
 	// ManualTrigger asks the source for one sync now; empty follows the schedule.
 	ManualTrigger string
+	// KeepImages asks the destination to keep its images from VolSync's rotation.
+	KeepImages bool
 }
 
 // Decision is what the dr controller writes for one pair.

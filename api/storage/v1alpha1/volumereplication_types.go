@@ -38,6 +38,11 @@ type VolumeReplicationSpec struct {
 	// reports it in status.source.lastManualSync once that sync completed.
 	// +optional
 	ManualTrigger string `json:"manualTrigger,omitempty"`
+	// KeepImages asks the destination to keep each latest image from VolSync's rotation (the
+	// do-not-delete label), while a failover picks the images to restore from: a source that
+	// comes back could otherwise sync once more, and VolSync delete the image picked.
+	// +optional
+	KeepImages bool `json:"keepImages,omitempty"`
 }
 
 // ReplicationSourceStatus is what the source's ReplicationSource reported.
@@ -100,6 +105,9 @@ type ReplicationDestinationStatus struct {
 	// claim be restored from it.
 	// +optional
 	LatestImageReady bool `json:"latestImageReady,omitempty"`
+	// LatestImageKept is true once that VolumeSnapshot is labelled for VolSync to keep it.
+	// +optional
+	LatestImageKept bool `json:"latestImageKept,omitempty"`
 	// LatestImageTime is when the destination's sync that made LatestImage started
 	// (VolSync's lastSyncTime - lastSyncDuration): the source's sync it received started
 	// later, so the image holds at least every write acknowledged before it. The

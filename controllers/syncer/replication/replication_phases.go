@@ -19,6 +19,7 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/status"
+	"github.com/custody-dev/custody/controllers/syncer/downsync"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
@@ -101,6 +102,9 @@ func (r *Reconciler) receive(ctx context.Context, vr *storagev1alpha1.VolumeRepl
 		switch err := r.MemberReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: img.Name}, snap); {
 		case err == nil:
 			got.LatestImageReady = snap.Status != nil && ptr.Deref(snap.Status.ReadyToUse, false)
+			if got.LatestImageKept, err = r.keepImage(ctx, vr, snap); err != nil {
+				return ctrl.Result{}, err
+			}
 		case !apierrors.IsNotFound(err):
 			return ctrl.Result{}, err
 		}
@@ -112,6 +116,18 @@ func (r *Reconciler) receive(ctx context.Context, vr *storagev1alpha1.VolumeRepl
 		return ctrl.Result{RequeueAfter: recheck}, nil
 	}
 	return ctrl.Result{RequeueAfter: recheck}, r.report(ctx, vr, storagev1alpha1.VolumeReplicationStatus{Destination: got})
+}
+
+// keepImage labels the image for VolSync to keep while the replication asks it to, and
+// tells whether it is labelled.
+func (r *Reconciler) keepImage(ctx context.Context, vr *storagev1alpha1.VolumeReplication, snap *snapshotv1.VolumeSnapshot) (bool, error) {
+	if _, kept := snap.Labels[downsync.KeepLabel]; kept || !vr.Spec.KeepImages {
+		return kept, nil
+	}
+	patch := client.MergeFromWithOptions(snap.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	metav1.SetMetaDataLabel(&snap.ObjectMeta, downsync.KeepLabel, "true")
+	ctrl.LoggerFrom(ctx).Info("Keeping an image from VolSync's rotation", "volumeSnapshot", snap.Name)
+	return true, r.Member.Patch(ctx, snap, patch)
 }
 
 // send keeps the ReplicationSource of the member's copy of the claim, which syncs to the
