@@ -304,4 +304,19 @@ var regressions = []Schedule{
 		{At: 680 * time.Millisecond, Kind: RestartHub, For: 530 * time.Millisecond},
 		{At: 2300 * time.Millisecond, Kind: Keep, Name: "c1"},
 	}},
+	// A primary lost and back during the failover of its pair synced once more to the
+	// secondary (every minute), and VolSync deleted the image the failover had picked to
+	// restore from: the claims waited for ever. The destinations now keep their images while
+	// a failover fences, and it picks one kept. It needs the minute to turn during the
+	// failover to play again.
+	{Seed: 1795768220811003155, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteMany},
+		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c3", Mode: corev1.ReadWriteOnce},
+		{Kind: Protect, Interval: "1m", Threshold: 910 * time.Millisecond},
+		{At: 220 * time.Millisecond, Kind: DeleteClaim, Name: "c2"},
+		{At: 380 * time.Millisecond, Kind: RestartHub, For: 850 * time.Millisecond},
+		{At: 420 * time.Millisecond, Kind: SlowStorage, Delay: 400 * time.Millisecond, For: 2140 * time.Millisecond},
+		{At: 2290 * time.Millisecond, Kind: LosePrimary, For: 2360 * time.Millisecond},
+	}},
 }
