@@ -292,12 +292,13 @@ var regressions = []Schedule{
 	}},
 	// A claim kept with Retain, then restored by a failover of its pair from a replica: the
 	// restored volume's hub PV said Delete, and the storage went with the claim. The
-	// restored volume now takes the Retain of the hub PV of the volume set aside.
+	// restored volume now takes the Retain of the hub PV of the volume set aside. (Drawn
+	// with a failover threshold of 1.49 s, since raised.)
 	{Seed: 1030, Steps: []Step{
 		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteOnce},
 		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteOnce},
 		{Kind: CreateClaim, Name: "c3", Mode: corev1.ReadWriteOnce},
-		{Kind: Protect, Interval: "1d", Threshold: 1490 * time.Millisecond},
+		{Kind: Protect, Interval: "1d", Threshold: 4 * time.Second},
 		{At: 250 * time.Millisecond, Kind: LosePrimary, For: 4890 * time.Millisecond},
 		{At: 610 * time.Millisecond, Kind: DeleteClaim, Name: "c3"},
 		{At: 630 * time.Millisecond, Kind: FailStorage, For: 2380 * time.Millisecond},
@@ -308,12 +309,12 @@ var regressions = []Schedule{
 	// secondary (every minute), and VolSync deleted the image the failover had picked to
 	// restore from: the claims waited for ever. The destinations now keep their images while
 	// a failover fences, and it picks one kept. It needs the minute to turn during the
-	// failover to play again.
+	// failover to play again. (Drawn with a failover threshold of 0.91 s, since raised.)
 	{Seed: 1795768220811003155, Steps: []Step{
 		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteMany},
 		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteOnce},
 		{Kind: CreateClaim, Name: "c3", Mode: corev1.ReadWriteOnce},
-		{Kind: Protect, Interval: "1m", Threshold: 910 * time.Millisecond},
+		{Kind: Protect, Interval: "1m", Threshold: 4 * time.Second},
 		{At: 220 * time.Millisecond, Kind: DeleteClaim, Name: "c2"},
 		{At: 380 * time.Millisecond, Kind: RestartHub, For: 850 * time.Millisecond},
 		{At: 420 * time.Millisecond, Kind: SlowStorage, Delay: 400 * time.Millisecond, For: 2140 * time.Millisecond},

@@ -219,7 +219,9 @@ func Draw(seed uint64, targets []string) Schedule {
 		if r.IntN(2) == 0 {
 			interval = "1m" // a sync may fall within the schedule
 		}
-		s.Steps = append(s.Steps, Step{Kind: Protect, Interval: interval, Threshold: lasting(500*time.Millisecond, 2*time.Second)})
+		// Well above the heartbeats' lapses when the bed's two cores are busiest, so that
+		// only the primary lost on purpose fails over.
+		s.Steps = append(s.Steps, Step{Kind: Protect, Interval: interval, Threshold: lasting(4*time.Second, 8*time.Second)})
 		drawn = append(drawn, Step{At: at(), Kind: LosePrimary, Partition: r.IntN(2) == 0, For: lasting(300*time.Millisecond, 5*time.Second)})
 	}
 	for range 1 + r.IntN(3) {
