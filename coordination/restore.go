@@ -87,14 +87,18 @@ func restored(o Observation) bool {
 	if _, ok := o.Volume.On[o.Claim.Restore.Target]; ok {
 		return true
 	}
-	a := o.Record.SetAside
-	return begun(o) && (o.Volume.Handle != a.VolumeHandle || o.Volume.Driver != a.Driver)
+	return begun(o) && replaces(o.Volume, o.Record.SetAside)
+}
+
+// replaces: the volume is another than the one set aside.
+func replaces(v *Volume, a *storagev1alpha1.SetAsideVolume) bool {
+	return v.Handle != a.VolumeHandle || v.Driver != a.Driver
 }
 
 // keptPolicy is Retain for the volume restored in place of one set aside whose hub PV said
 // Retain: the claim's storage stays kept. It is applied while the restored volume is bound.
 func keptPolicy(o Observation) corev1.PersistentVolumeReclaimPolicy {
-	if a := o.Record.SetAside; a != nil && a.ReclaimPolicy == corev1.PersistentVolumeReclaimRetain && o.Volume.Handle != a.VolumeHandle {
+	if a := o.Record.SetAside; a != nil && a.ReclaimPolicy == corev1.PersistentVolumeReclaimRetain && replaces(o.Volume, a) {
 		return a.ReclaimPolicy
 	}
 	return ""

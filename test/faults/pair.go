@@ -164,30 +164,35 @@ func (r *run) watchPair(ctx context.Context) {
 			}
 		}
 		// Read after the Fences, so that a volume set aside before a lift is known.
-		_ = r.readSetAside(ctx)
+		_, _ = r.readSetAside(ctx)
 	}
 }
 
-// readSetAside records the volumes the namespace's records say were set aside.
-func (r *run) readSetAside(ctx context.Context) error {
+// readSetAside records the volumes the namespace's records say were set aside, and returns
+// the records.
+func (r *run) readSetAside(ctx context.Context) ([]storagev1alpha1.VolumeOwnership, error) {
 	list := &storagev1alpha1.VolumeOwnershipList{}
 	if err := r.hub.List(ctx, list, client.InNamespace(r.ns)); err != nil {
-		return err
+		return nil, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, vo := range list.Items {
-		for _, a := range append(slices.Clone(vo.Status.EarlierSetAside), ptrValues(vo.Status.SetAside)...) {
+		aside := vo.Status.EarlierSetAside
+		if vo.Status.SetAside != nil {
+			aside = append(slices.Clone(aside), *vo.Status.SetAside)
+		}
+		for _, a := range aside {
 			r.setAside[a.VolumeHandle] = vo.Name
 		}
 	}
-	return nil
+	return list.Items, nil
 }
 
 // noSetAsideCopies records a violation if target holds a PV of a volume set aside, now that
 // its Fence was lifted.
 func (r *run) noSetAsideCopies(ctx context.Context, fence, target string) error {
-	if err := r.readSetAside(ctx); err != nil {
+	if _, err := r.readSetAside(ctx); err != nil {
 		return err
 	}
 	pvs := &corev1.PersistentVolumeList{}
@@ -211,19 +216,16 @@ func (r *run) noSetAsideCopies(ctx context.Context, fence, target string) error 
 // checkRestores checks each restored claim's volume against the writes acknowledged on the
 // volume it replaced, and that no volume set aside was released.
 func (r *run) checkRestores(ctx context.Context) {
-	if err := await(ctx, "the records", retryFor, r.readSetAside); err != nil {
-		r.fail("reading the records: %v", err)
-		return
-	}
-	list := &storagev1alpha1.VolumeOwnershipList{}
-	if err := await(ctx, "the records", retryFor, func(ctx context.Context) error {
-		return r.hub.List(ctx, list, client.InNamespace(r.ns))
+	var records []storagev1alpha1.VolumeOwnership
+	if err := await(ctx, "the records", retryFor, func(ctx context.Context) (err error) {
+		records, err = r.readSetAside(ctx)
+		return err
 	}); err != nil {
 		r.fail("reading the records: %v", err)
 		return
 	}
 	restored := 0
-	for _, vo := range list.Items {
+	for _, vo := range records {
 		from, old := vo.Status.RestoredFrom, vo.Status.SetAside
 		if from == nil || old == nil {
 			continue
@@ -255,7 +257,7 @@ func (r *run) checkRestores(ctx context.Context) {
 		}
 		r.mu.Unlock()
 	}
-	if restored == 0 && len(list.Items) > 0 {
+	if restored == 0 && len(records) > 0 {
 		r.note("no claim was restored from a replica")
 	}
 	r.mu.Lock()
@@ -282,11 +284,4 @@ func (r *run) unpair(ctx context.Context) error {
 		}
 		return client.IgnoreNotFound(err)
 	})
-}
-
-func ptrValues[T any](p *T) []T {
-	if p == nil {
-		return nil
-	}
-	return []T{*p}
 }
