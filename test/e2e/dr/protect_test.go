@@ -15,11 +15,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/coordination/dr"
 	"github.com/custody-dev/custody/test/environment"
 )
 
@@ -61,11 +61,7 @@ var _ = Describe("A LocationPair", func() {
 		east := env.Storage("east")
 		written := write(ctx, east, "m1", pv.Spec.CSI.VolumeHandle, "before", 3)
 
-		pair := &schedulingv1alpha1.LocationPair{
-			ObjectMeta: metav1.ObjectMeta{Name: ns},
-			Spec:       schedulingv1alpha1.LocationPairSpec{Primary: "east", Secondary: "west", ReplicationInterval: "5m"},
-		}
-		Expect(hub.Create(ctx, pair)).To(Succeed())
+		pair := pairOf(ctx, ns, schedulingv1alpha1.LocationPairSpec{ReplicationInterval: "5m"})
 
 		By("protecting the volume: a replica of it on the secondary, taken after the writes")
 		Eventually(func(g Gomega) {
@@ -99,9 +95,10 @@ var _ = Describe("A LocationPair", func() {
 			body := metrics(g)
 			vr := &storagev1alpha1.VolumeReplication{}
 			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data"}, vr)).To(Succeed())
-			g.Expect(vr.Status.Destination.LatestImageTime).NotTo(BeNil())
+			taken := dr.ImageTime(vr)
+			g.Expect(taken).NotTo(BeNil())
 			g.Expect(body).To(ContainSubstring("custody_volume_replica_timestamp_seconds%s %s", labels,
-				strconv.FormatFloat(float64(vr.Status.Destination.LatestImageTime.Unix()), 'g', -1, 64)))
+				strconv.FormatFloat(float64(taken.Unix()), 'g', -1, 64)))
 			g.Expect(body).To(ContainSubstring("custody_volume_last_sync_duration_seconds" + labels))
 			g.Expect(body).To(ContainSubstring("custody_volume_sync_failed%s 0", labels))
 		}).WithContext(ctx).Should(Succeed())
