@@ -32,7 +32,7 @@ func Decide(o Observation) Decision {
 		return d
 	}
 	switch {
-	case d.Action != nil && d.Action.Progression != Completed:
+	case d.Action != nil && !Over(d.Action):
 		d.step(o)
 	case d.switchAsked(o):
 	default:
@@ -102,6 +102,13 @@ func (d *Decision) step(o Observation) {
 			a.Generation = o.Pair.Generation
 		}
 		next(Fencing)
+	}
+	if a.Progression == Fencing && a.Automatic && !o.Locations[a.From].fencedOrGone() {
+		// The Location came back before it was fenced: it may hold the only way to fence it
+		// (a Location of one member does), and it has every write since the replicas.
+		d.Active = a.From
+		next(CalledOff)
+		return
 	}
 	if a.Progression == Fencing {
 		if o.Locations[a.From].fencedOrGone() && len(o.imagesNotKept()) == 0 {
@@ -209,11 +216,11 @@ func (d *Decision) protect(o Observation) {
 func (d *Decision) phase(o Observation) {
 	a := d.Action
 	switch {
-	case a == nil:
+	case a == nil || a.Progression == CalledOff:
 		d.Phase = schedulingv1alpha1.PairProtecting
-	case a.Progression != Completed && a.Mode == schedulingv1alpha1.Failover:
+	case !Over(a) && a.Mode == schedulingv1alpha1.Failover:
 		d.Phase = schedulingv1alpha1.PairFailingOver
-	case a.Progression != Completed:
+	case !Over(a):
 		d.Phase = schedulingv1alpha1.PairRelocating
 	case !o.Locations[o.peer(d.Active)].fenced() && o.protectedFrom(d.Active, d.Replicas):
 		d.Phase = schedulingv1alpha1.PairProtecting
@@ -265,8 +272,12 @@ func (d *Decision) conditions(o Observation) {
 	ok, reason, msg := d.protection(o)
 	set(schedulingv1alpha1.ConditionDataProtected, ok, reason, msg)
 	switch a := d.Action; {
-	case a != nil && a.Progression != Completed:
+	case a != nil && !Over(a):
 		set(schedulingv1alpha1.ConditionProgressing, true, a.Progression, d.waitingFor(o))
+	case a != nil && a.Progression == CalledOff:
+		set(schedulingv1alpha1.ConditionProgressing, false, schedulingv1alpha1.ReasonFailoverCalledOff,
+			fmt.Sprintf("the failover from %s to %s was called off at %s: %s answered again before it was fenced, and stays active",
+				a.From, a.To, a.ProgressionTime.UTC().Format(time.RFC3339), a.From))
 	case d.Waiting != "":
 		set(schedulingv1alpha1.ConditionProgressing, false, schedulingv1alpha1.ReasonWaitingForReplicas, d.Waiting)
 	default:
@@ -601,9 +612,9 @@ func (o Observation) protectedFrom(active string, recorded map[string]storagev1a
 }
 
 // stillFenced are the targets of the Location a failover left that have not yet reported
-// clean since it completed: their Fences hold until then.
+// clean since it completed: their Fences hold until then. A failover called off holds none.
 func (o Observation) stillFenced(a *schedulingv1alpha1.PairAction) []string {
-	if a == nil || a.Mode != schedulingv1alpha1.Failover {
+	if a == nil || a.Mode != schedulingv1alpha1.Failover || a.Progression == CalledOff {
 		return nil
 	}
 	var out []string

@@ -262,6 +262,36 @@ func TestDecide(t *testing.T) {
 			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
 				"failover east to west: waiting for the Fences of [e2] to hold")
 		}},
+		{"an automatic failover is called off when its Location answers again before it is fenced, and then protects as before", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute), "e2")
+			o.Action = action(schedulingv1alpha1.Failover, Fencing, time.Second)
+			o.Action.Automatic = true
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, CalledOff)
+			expect(t, d.Active, "east")
+			expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
+			expect(t, d.Fence == nil, true)
+			expect(t, d.Quiesce, false)
+			expect(t, d.Restores == nil, true)
+			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
+				"the failover from east to west was called off at "+d.Action.ProgressionTime.UTC().Format(time.RFC3339)+": east answered again before it was fenced, and stays active")
+			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute), "e2")
+			o.Action = d.Action
+			next := Decide(o)
+			expect(t, next.Action.Progression, CalledOff)
+			expect(t, condition(next, schedulingv1alpha1.ConditionProgressing), "False/FailoverCalledOff")
+			expect(t, next.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest}})
+		}},
+		{"an automatic failover goes on when the target that answers again is fenced already", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute), "e2")
+			o.Action = action(schedulingv1alpha1.Failover, Fencing, time.Second)
+			o.Action.Automatic = true
+			return with(o, "east", fenceState(fencing.Fenced), "e1")
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, Restoring)
+			expect(t, d.Active, "west")
+		}},
 		{"once fenced, the other Location becomes active and restores", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced))
 			o.Action = action(schedulingv1alpha1.Failover, Fencing, time.Second)

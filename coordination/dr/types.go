@@ -25,7 +25,15 @@ const (
 	Restoring = "Restoring"
 	// Completed: every claim that had a replica is bound at the new active Location.
 	Completed = "Completed"
+	// CalledOff: an automatic failover found the Location it leaves answering again before
+	// that was fenced; nothing was restored, and that Location stays active.
+	CalledOff = "CalledOff"
 )
+
+// Over tells whether the action ended: completed, or called off.
+func Over(a *schedulingv1alpha1.PairAction) bool {
+	return a.Progression == Completed || a.Progression == CalledOff
+}
 
 // Target is what the decision reads of one SyncTarget of the pair's Locations.
 type Target struct {

@@ -21,7 +21,8 @@ import (
 // protects its claims, loses the primary and checks, besides what every schedule checks:
 //
 //   - the pair failed over, and protects every claim again, the other way, once the
-//     primary is back;
+//     primary is back; or the primary came back while the failover fenced it, the failover
+//     was called off, and the pair protects every claim from the primary;
 //   - every write acknowledged on a volume before the sync of the replica its claim was
 //     restored from started is in the restored volume;
 //   - a volume the failover set aside is never released, nor the volume restored in place
@@ -65,10 +66,14 @@ func (r *run) protecting(ctx context.Context, active string) error {
 	return nil
 }
 
-// losePrimary stops the primary's members; its heal waits until the pair failed over,
-// then starts them again.
+// losePrimary stops the primary's members; its heal waits until the pair started to fail
+// over, then starts them again. A primary that answers again while the failover still
+// fences it calls the failover off: a lost primary drawn to last up to returnsFencing comes
+// back as soon as the failover started, mostly while it fences; the others once it
+// restores.
 func (r *run) losePrimary(st Step) (start, heal func(context.Context) error) {
 	var lost time.Time
+	past := func(a *schedulingv1alpha1.PairAction) bool { return st.For <= returnsFencing || a.Progression != dr.Fencing }
 	return func(ctx context.Context) error {
 			for _, m := range primaryTargets {
 				// A member under a fault of the schedule's own is lost once that heals.
@@ -97,7 +102,7 @@ func (r *run) losePrimary(st Step) (start, heal func(context.Context) error) {
 				if err := r.hub.Get(ctx, r.pairKey(), p); err != nil {
 					return err
 				}
-				if a := p.Status.LastAction; a == nil || a.Mode != schedulingv1alpha1.Failover || a.StartTime.Time.Before(lost.Truncate(time.Second)) {
+				if a := p.Status.LastAction; a == nil || a.Mode != schedulingv1alpha1.Failover || a.StartTime.Time.Before(lost.Truncate(time.Second)) || !past(a) {
 					return fmt.Errorf("pair %s is %s: %v", p.Name, p.Status.Phase, p.Status.Conditions)
 				}
 				return nil
@@ -113,18 +118,25 @@ func (r *run) losePrimary(st Step) (start, heal func(context.Context) error) {
 		}
 }
 
-// pairSettled tells why the pair has not settled: failed over, and protecting every claim
-// from the secondary.
+// returnsFencing: a primary lost for up to this long returns as soon as the failover started.
+const returnsFencing = 2500 * time.Millisecond
+
+// pairSettled tells why the pair has not settled: failed over and protecting every claim
+// from the secondary, or, its failover called off, protecting them from the primary.
 func (r *run) pairSettled(ctx context.Context) error {
 	p := &schedulingv1alpha1.LocationPair{}
 	if err := r.hub.Get(ctx, r.pairKey(), p); err != nil {
 		return err
 	}
-	if a := p.Status.LastAction; a == nil || a.Mode != schedulingv1alpha1.Failover || a.Progression != dr.Completed {
+	a := p.Status.LastAction
+	if a == nil || a.Mode != schedulingv1alpha1.Failover || !dr.Over(a) {
 		return fmt.Errorf("pair %s has not failed over: %+v", p.Name, a)
 	}
 	if !apimeta.IsStatusConditionTrue(p.Status.Conditions, schedulingv1alpha1.ConditionPeerReady) {
-		return fmt.Errorf("pair %s: the primary is not ready to take over: %v", p.Name, p.Status.Conditions)
+		return fmt.Errorf("pair %s: the other Location is not ready to take over: %v", p.Name, p.Status.Conditions)
+	}
+	if a.Progression == dr.CalledOff {
+		return r.protecting(ctx, primary)
 	}
 	return r.protecting(ctx, secondary)
 }
@@ -259,6 +271,9 @@ func (r *run) checkRestores(ctx context.Context) {
 	}
 	if restored == 0 && len(records) > 0 {
 		r.note("no claim was restored from a replica")
+	}
+	if p := (&schedulingv1alpha1.LocationPair{}); r.hub.Get(ctx, r.pairKey(), p) == nil && p.Status.LastAction != nil {
+		r.note("the failover: %s", p.Status.LastAction.Progression)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

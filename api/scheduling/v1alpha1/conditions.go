@@ -112,6 +112,9 @@ const (
 	ReasonNoVolumes = "NoVolumes"
 	// ReasonIdle: no failover or relocate is under way.
 	ReasonIdle = "Idle"
+	// ReasonFailoverCalledOff: the last failover, one the pair started on its own, was
+	// called off, as the Location it left answered again before it was fenced.
+	ReasonFailoverCalledOff = "FailoverCalledOff"
 	// ReasonWaitingForReplicas: a relocate was asked, and waits until every volume has a
 	// ready replica in the other Location, so that it loses nothing.
 	ReasonWaitingForReplicas = "WaitingForReplicas"

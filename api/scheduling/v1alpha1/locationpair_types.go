@@ -102,7 +102,8 @@ type PairAction struct {
 	// activeLocation declared before it.
 	// +optional
 	Generation int64 `json:"generation,omitempty"`
-	// Progression is the step the action is at, or Completed.
+	// Progression is the step the action is at, or Completed; or CalledOff, for a failover
+	// the pair started on its own whose Location answered again before it was fenced.
 	// +optional
 	Progression string `json:"progression,omitempty"`
 	// ProgressionTime is when the action reached its step.

@@ -111,7 +111,7 @@ func switchPlan(p *schedulingv1alpha1.LocationPair, mode schedulingv1alpha1.Swit
 	if from == p.Spec.Primary {
 		to = p.Spec.Secondary
 	}
-	if a := p.Status.LastAction; a != nil && a.Progression != dr.Completed {
+	if a := p.Status.LastAction; a != nil && !dr.Over(a) {
 		waits := a.Mode == schedulingv1alpha1.Relocate && (a.Progression == dr.Quiescing || a.Progression == dr.FinalSync)
 		if mode != schedulingv1alpha1.Failover || !waits {
 			return "", "", fmt.Errorf("locationpair/%s is in a %s from %s to %s (%s): wait until it completes", p.Name,
