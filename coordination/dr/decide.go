@@ -40,7 +40,7 @@ func Decide(o Observation) Decision {
 	}
 	d.Fence = o.stillFenced(d.Action)
 	if o.Pair.Automatic {
-		d.recheckIn(o.Locations[d.Active].untilLost(o.Now, o.Pair.Threshold))
+		d.recheckIn(o.untilLost(d.Active))
 	}
 	d.phase(o)
 	d.conditions(o)
@@ -59,7 +59,7 @@ func (d *Decision) switchAsked(o Observation) bool {
 		lastGeneration = d.Action.Generation
 	}
 	declared := o.Pair.Declared != "" && o.Pair.Declared != d.Active && o.Pair.Generation > lastGeneration
-	lost := o.Locations[d.Active].lost(o.Now, o.Pair.Threshold)
+	lost := o.lost(d.Active)
 	if !declared && !(lost && o.Pair.Automatic) {
 		return false
 	}
@@ -167,7 +167,7 @@ func (o Observation) relocateGivenUp(a *schedulingv1alpha1.PairAction) (by strin
 	if o.Pair.Mode == schedulingv1alpha1.Failover && o.Pair.Declared == a.To && o.Pair.Generation > a.Generation {
 		return "spec", true
 	}
-	return "", o.Pair.Automatic && o.Locations[a.From].lost(o.Now, o.Pair.Threshold) && o.Locations[a.To].anyReady()
+	return "", o.Pair.Automatic && o.lost(a.From) && o.Locations[a.To].anyReady()
 }
 
 // protect replicates every volume bound in the active Location to the other one, unless
@@ -660,31 +660,60 @@ func (l Location) has(key string) bool {
 	return key != "" && slices.ContainsFunc(l.Targets, func(t Target) bool { return t.Key == key })
 }
 
-// lost: the Location has targets, and every one has been Unreachable for the threshold.
-func (l Location) lost(now time.Time, threshold time.Duration) bool {
-	return len(l.Targets) > 0 && !slices.ContainsFunc(l.Targets, func(t Target) bool {
-		return !fencing.Lost(t.UnreachableSince, now, threshold)
-	})
+// lost: the Location has targets, and every one has been Unreachable for the threshold while
+// the other Location answered.
+func (o Observation) lost(loc string) bool {
+	at, ok := o.lostAt(loc)
+	return ok && !o.Now.Before(at)
 }
 
 // untilLost is how long until the Location is lost, while every one of its targets is
 // Unreachable and it is not lost yet; zero otherwise.
+func (o Observation) untilLost(loc string) time.Duration {
+	if at, ok := o.lostAt(loc); ok && at.After(o.Now) {
+		return at.Sub(o.Now)
+	}
+	return 0
+}
+
+// lostAt is when the Location is lost if none of its targets answers again: the threshold
+// after the last of them became Unreachable, or after the other Location answered again,
+// whichever is later. An outage of the hub, or of the network between the hub and both
+// Locations, cuts both off at once and says nothing of either. ok is false while a target
+// of the Location, or none of the other, answers.
+func (o Observation) lostAt(loc string) (at time.Time, ok bool) {
+	l, witness := o.Locations[loc], o.Locations[o.peer(loc)]
+	since, answers := witness.answersSince()
+	if len(l.Targets) == 0 || !answers {
+		return time.Time{}, false
+	}
+	for _, t := range l.Targets {
+		if t.UnreachableSince.IsZero() {
+			return time.Time{}, false
+		}
+		if t.UnreachableSince.After(since) {
+			since = t.UnreachableSince
+		}
+	}
+	return since.Add(o.Pair.Threshold), true
+}
+
+// answersSince is since when a target of the Location has answered without a break: the
+// earliest time a target that is Ready now turned Ready. answers is false when none is Ready.
+func (l Location) answersSince() (since time.Time, answers bool) {
+	for _, t := range l.Targets {
+		if t.Ready && (!answers || t.ReadySince.Before(since)) {
+			since, answers = t.ReadySince, true
+		}
+	}
+	return since, answers
+}
+
 // recheckIn asks for a look at the pair again after wait, unless one is asked for sooner.
 func (d *Decision) recheckIn(wait time.Duration) {
 	if wait > 0 && (d.Recheck == 0 || wait < d.Recheck) {
 		d.Recheck = wait
 	}
-}
-
-func (l Location) untilLost(now time.Time, threshold time.Duration) time.Duration {
-	var wait time.Duration
-	for _, t := range l.Targets {
-		if t.UnreachableSince.IsZero() {
-			return 0
-		}
-		wait = max(wait, t.UnreachableSince.Add(threshold).Sub(now))
-	}
-	return max(wait, 0)
 }
 
 // destinations are the keys of the targets a volume may replicate to: those not cordoned, as

@@ -85,6 +85,10 @@ func lost(since time.Duration) func(*Target) {
 	return func(t *Target) { t.Ready, t.UnreachableSince = false, ago(since) }
 }
 
+func readySince(ago_ time.Duration) func(*Target) {
+	return func(t *Target) { t.Ready, t.UnreachableSince, t.ReadySince = true, time.Time{}, ago(ago_) }
+}
+
 func fenceState(s fencing.State) func(*Target) { return func(t *Target) { t.Fence = s } }
 
 func action(mode schedulingv1alpha1.SwitchMode, progression string, started time.Duration) *schedulingv1alpha1.PairAction {
@@ -234,6 +238,12 @@ func TestDecide(t *testing.T) {
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action == nil, true)
 			expect(t, d.Active, "east")
+		}},
+		{"no failover when both Locations were cut off together, as by an outage of the hub, until the threshold passed since the other answered again", func() Observation {
+			return with(with(replicating(pair(), time.Minute), "east", lost(2*time.Minute)), "west", readySince(10*time.Second))
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action == nil, true)
+			expect(t, d.Recheck, 50*time.Second)
 		}},
 		{"no failover to a Location with no target that answers", func() Observation {
 			return with(with(replicating(pair(), time.Minute), "east", lost(2*time.Minute)), "west", lost(time.Second))
@@ -646,6 +656,8 @@ func TestDecideRechecksWhenTheActiveLocationWouldBeLostOrAReplicaLag(t *testing.
 	}{
 		{"every target Unreachable, the last for 20s of the 1m threshold", with(with(pair(), "east", lost(50*time.Second), "e1"), "east", lost(20*time.Second), "e2"), 40 * time.Second},
 		{"one target still answers", with(pair(), "east", lost(50*time.Second), "e1"), 0},
+		{"every target Unreachable for 2m, but west answers again only since 10s: the threshold counts from then", with(with(pair(), "east", lost(2*time.Minute)), "west", readySince(10*time.Second)), 50 * time.Second},
+		{"west answers nowhere", with(with(pair(), "east", lost(50*time.Second)), "west", lost(time.Second)), 0},
 		{"every target answers", pair(), 0},
 		{"lost already: the failover starts now; the replica turns two 5m intervals old in 9m", with(replicating(pair(), time.Minute), "east", lost(2*time.Minute)), 9 * time.Minute},
 		{"a replica 1m old turns two 5m intervals old first", replicating(pair(), time.Minute), 9 * time.Minute},

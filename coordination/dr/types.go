@@ -42,6 +42,9 @@ type Target struct {
 	Ready bool
 	// UnreachableSince is when the target stopped answering; zero while it answers.
 	UnreachableSince time.Time
+	// ReadySince is when the target last turned Ready; zero while it is not, or when not
+	// known.
+	ReadySince time.Time
 	// Fence is where the target's Fences stand: Fenced only when one holds in every domain
 	// the target reaches.
 	Fence fencing.State

@@ -23,6 +23,16 @@ func (t *SyncTarget) UnreachableSince() time.Time {
 	return c.LastTransitionTime.Time
 }
 
+// ReadySince is when the target's Ready condition last turned True; zero while it is not
+// True.
+func (t *SyncTarget) ReadySince() time.Time {
+	c := meta.FindStatusCondition(t.Status.Conditions, ConditionReady)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return time.Time{}
+	}
+	return c.LastTransitionTime.Time
+}
+
 // Departing tells whether every namespace leaves the target: it evicts, or is being deleted.
 func (t *SyncTarget) Departing() bool {
 	return t.Spec.Evict || !t.DeletionTimestamp.IsZero()

@@ -40,5 +40,8 @@ func TestTargetStanding(t *testing.T) {
 		if got := tt.t.UnreachableSince(); got.IsZero() == tt.unreachable || (tt.unreachable && !got.Equal(since.Time)) {
 			t.Errorf("%s: UnreachableSince = %v", tt.name, got)
 		}
+		if got := tt.t.ReadySince(); got.IsZero() == tt.ready || (tt.ready && !got.Equal(since.Time)) {
+			t.Errorf("%s: ReadySince = %v", tt.name, got)
+		}
 	}
 }
