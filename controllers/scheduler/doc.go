@@ -8,6 +8,8 @@
 // not evicting, reaching the storage domains of the namespace's volumes, restricted only
 // when the Placement names them), scores them by priority ÷ (namespaces placed + 1) with
 // ties broken by name, and is stable: a placed namespace stays where it is unless its target
-// becomes ineligible or its Placement changes. A cordoned target keeps its namespaces while
-// no other target can take them.
+// becomes ineligible or its Placement changes. A target that is cordoned or not Ready keeps
+// its namespaces while no other target can take them, so that a Location of one member, or
+// an outage of the hub that leaves every target Unreachable at once, moves nothing; and with
+// nowhere else to go, a target a namespace is leaving takes it back.
 package scheduler

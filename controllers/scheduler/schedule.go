@@ -62,14 +62,31 @@ func Schedule(r Request) Result {
 			best = i
 		}
 	}
+	if best < 0 {
+		// With nowhere else to go, a target the namespace is leaving takes it back: the
+		// removal may wait for that very namespace to go elsewhere, as a volume that has no
+		// other target to move to.
+		for i, c := range r.Candidates {
+			back := c
+			back.Leaving = false
+			if c.Leaving && ineligible(back, r.VolumeDomains) == "" && (best < 0 || better(c, r.Candidates[best])) {
+				best = i
+			}
+		}
+	}
 	if cur := slices.IndexFunc(r.Candidates, func(c Candidate) bool { return c.Key == r.Current }); r.Current != "" && cur >= 0 {
 		c := r.Candidates[cur]
-		stays := c.Usable && c.Ready && !c.Gone && reaches(c, r.VolumeDomains)
-		// A cordoned target keeps the namespace until another target can take it; any target
-		// gives it up to the one that holds its replicas.
+		stays := c.Usable && !c.Gone && reaches(c, r.VolumeDomains)
+		// A target that is not Ready or cordoned keeps the namespace until another target
+		// can take it: a removal would gain nothing, and undo the workloads where they may
+		// run again. Any target gives it up to the one that holds its replicas.
 		toReplicas := best >= 0 && r.Candidates[best].Replicas && !c.Replicas
-		if stays && (!c.Unschedulable || best < 0) && !toReplicas {
-			return Result{Key: c.Key, Reason: schedulingv1alpha1.ReasonScheduled, Message: "stays on " + c.Name}
+		if stays && ((c.Ready && !c.Unschedulable) || best < 0) && !toReplicas {
+			msg := "stays on " + c.Name
+			if !c.Ready {
+				msg += ", which is not Ready, until another target can take it"
+			}
+			return Result{Key: c.Key, Reason: schedulingv1alpha1.ReasonScheduled, Message: msg}
 		}
 	}
 	if best < 0 {

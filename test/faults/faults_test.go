@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,25 +83,52 @@ func TestFaults(t *testing.T) {
 			fmt.Printf("%s\n  %s\n", s, strings.Join(res.Notes, "\n  "))
 		}
 		if testing.Verbose() {
-			fmt.Printf("schedule %d: %d steps, %d writes acknowledged (tries that wrote nothing: %v), settled %s after the last heal, cleaned up in %s, took %s\n",
-				s.Seed, len(s.Steps), res.Writes, res.Unwritten, res.Converged.Round(time.Millisecond), res.CleanedUp.Round(time.Millisecond), res.Took.Round(time.Millisecond))
+			failover := ""
+			if res.Failover != "" {
+				failover = ", failover " + res.Failover
+			}
+			fmt.Printf("schedule %d: %d steps, %d writes acknowledged (tries that wrote nothing: %v)%s, settled %s after the last heal, cleaned up in %s, took %s\n",
+				s.Seed, len(s.Steps), res.Writes, res.Unwritten, failover, res.Converged.Round(time.Millisecond), res.CleanedUp.Round(time.Millisecond), res.Took.Round(time.Millisecond))
 		}
 	}
 	next := make(chan Schedule)
+	// pairRuns while a pair schedule runs. Pair schedules run one at a time, as a pair
+	// protects every namespace of its primary: one drawn while another runs is held back,
+	// and the schedules after it go first, so that no worker waits.
+	var pairRuns atomic.Bool
 	go func() {
 		defer close(next)
-		for _, s := range batch {
+		var held []Schedule
+		over := func() bool {
 			if *budget > 0 && time.Since(start) > *budget {
 				t.Logf("budget of %s spent", *budget)
-				return
+				return true
 			}
 			mu.Lock()
-			stop := failed > 0 && !*keepGoing
-			mu.Unlock()
-			if stop {
+			defer mu.Unlock()
+			return failed > 0 && !*keepGoing
+		}
+		// pairGoes hands out the first pair schedule held back, if none runs.
+		pairGoes := func() {
+			if len(held) > 0 && pairRuns.CompareAndSwap(false, true) {
+				next <- held[0]
+				held = held[1:]
+			}
+		}
+		for _, s := range batch {
+			if over() {
 				return
 			}
-			next <- s
+			if s.paired() {
+				held = append(held, s)
+			} else {
+				next <- s
+			}
+			pairGoes()
+		}
+		for len(held) > 0 && !over() {
+			pairGoes()
+			time.Sleep(100 * time.Millisecond)
 		}
 	}()
 	var workers sync.WaitGroup
@@ -108,6 +136,9 @@ func TestFaults(t *testing.T) {
 		workers.Go(func() {
 			for s := range next {
 				report(bed.Run(context.Background(), s))
+				if s.paired() {
+					pairRuns.Store(false)
+				}
 			}
 		})
 	}

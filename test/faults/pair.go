@@ -73,7 +73,9 @@ func (r *run) protecting(ctx context.Context, active string) error {
 // restores.
 func (r *run) losePrimary(st Step) (start, heal func(context.Context) error) {
 	var lost time.Time
-	past := func(a *schedulingv1alpha1.PairAction) bool { return st.For <= returnsFencing || a.Progression != dr.Fencing }
+	past := func(a *schedulingv1alpha1.PairAction) bool {
+		return st.For <= returnsFencing || a.Progression != dr.Fencing
+	}
 	return func(ctx context.Context) error {
 			for _, m := range primaryTargets {
 				// A member under a fault of the schedule's own is lost once that heals.
@@ -226,8 +228,9 @@ func (r *run) noSetAsideCopies(ctx context.Context, fence, target string) error 
 }
 
 // checkRestores checks each restored claim's volume against the writes acknowledged on the
-// volume it replaced, and that no volume set aside was released.
-func (r *run) checkRestores(ctx context.Context) {
+// volume it replaced, and that no volume set aside was released; it returns where the
+// failover ended.
+func (r *run) checkRestores(ctx context.Context) (failover string) {
 	var records []storagev1alpha1.VolumeOwnership
 	if err := await(ctx, "the records", retryFor, func(ctx context.Context) (err error) {
 		records, err = r.readSetAside(ctx)
@@ -273,7 +276,7 @@ func (r *run) checkRestores(ctx context.Context) {
 		r.note("no claim was restored from a replica")
 	}
 	if p := (&schedulingv1alpha1.LocationPair{}); r.hub.Get(ctx, r.pairKey(), p) == nil && p.Status.LastAction != nil {
-		r.note("the failover: %s", p.Status.LastAction.Progression)
+		failover = p.Status.LastAction.Progression
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -282,6 +285,7 @@ func (r *run) checkRestores(ctx context.Context) {
 			r.errs = append(r.errs, fmt.Sprintf("volume %s of claim %s, set aside by the failover, was released %d times", h, claim, v.Releases))
 		}
 	}
+	return failover
 }
 
 // unpair deletes the pair, once the schedule's claims are gone, and waits until it went, so

@@ -52,6 +52,8 @@ type Result struct {
 	Unwritten map[string]int
 	// Notes say what the steps did: where an Owner step fell, and which steps were skipped.
 	Notes []string
+	// Failover is where a pair schedule's failover ended: Completed, or CalledOff.
+	Failover string
 }
 
 // run is one schedule's run on the bed.
@@ -132,7 +134,7 @@ func (b *Bed) Run(ctx context.Context, s Schedule) Result {
 	<-wrote
 	r.checkWrites()
 	if s.paired() {
-		r.checkRestores(ctx)
+		res.Failover = r.checkRestores(ctx)
 	}
 	cleaning := time.Now()
 	if err := r.cleanUp(ctx); err != nil {
