@@ -42,9 +42,11 @@ func (r *run) protect(ctx context.Context, st Step) error {
 	if err := r.retrying(func(ctx context.Context) error { return r.create(ctx, pair) })(ctx); err != nil {
 		return err
 	}
-	return await(ctx, "the pair to protect every claim", Liveness, func(ctx context.Context) error {
+	err := await(ctx, "the pair to protect every claim", Liveness, func(ctx context.Context) error {
 		return r.protecting(ctx, primary)
 	})
+	r.protected = time.Now()
+	return err
 }
 
 // protecting tells why the pair does not yet protect every claim of the namespace from
@@ -104,7 +106,8 @@ func (r *run) losePrimary(st Step) (start, heal func(context.Context) error) {
 				if err := r.hub.Get(ctx, r.pairKey(), p); err != nil {
 					return err
 				}
-				if a := p.Status.LastAction; a == nil || a.Mode != schedulingv1alpha1.Failover || a.StartTime.Time.Before(lost.Truncate(time.Second)) || !past(a) {
+				// Other faults of the primary's members may have failed it over first.
+				if a := p.Status.LastAction; a == nil || a.Mode != schedulingv1alpha1.Failover || a.StartTime.Time.Before(r.protected.Truncate(time.Second)) || !past(a) {
 					return fmt.Errorf("pair %s is %s: %v", p.Name, p.Status.Phase, p.Status.Conditions)
 				}
 				return nil

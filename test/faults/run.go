@@ -77,7 +77,9 @@ type run struct {
 	orphaned map[string]string
 	// setAside are the volumes a failover replaced, by handle: their claims, restored from
 	// replicas.
-	setAside  map[string]string
+	setAside map[string]string
+	// protected is when a pair schedule's pair protected every claim, before the faults.
+	protected time.Time
 	acks      map[string][]ack
 	errs      []string
 	notes     []string
