@@ -45,7 +45,7 @@ func (r *Reconciler) removeOrphan(ctx context.Context, key types.NamespacedName,
 	}
 	if down != nil {
 		if !r.Target.Owns(down) {
-			if released, err := r.Target.OriginReleased(ctx, r.Hub, down); err != nil || !released {
+			if released, err := r.Target.OriginReleased(ctx, r.Hub, r.HubReader, down); err != nil || !released {
 				return err
 			}
 			if retained, err := r.retainOrigin(ctx, down.GetName()); err != nil || !retained {

@@ -708,15 +708,20 @@ func TestDownstreamStatefulSetRetainsItsClaims(t *testing.T) {
 	}
 }
 
-// hubCache is a syncer's hub cache that holds the objects named "Kind namespace/name".
-type hubCache map[string]bool
+// hubCache is a reader of the hub that holds the objects named "Kind namespace/name", each
+// in the state given for the target.
+type hubCache map[string]workloadv1alpha1.ResourceState
 
 func (c hubCache) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
 	kind := obj.GetObjectKind().GroupVersionKind().Kind
-	if c[kind+" "+key.String()] {
-		return nil
+	state, ok := c[kind+" "+key.String()]
+	if !ok {
+		return apierrors.NewNotFound(schema.GroupResource{Resource: kind}, key.Name)
 	}
-	return apierrors.NewNotFound(schema.GroupResource{Resource: kind}, key.Name)
+	if state != "" {
+		workloadv1alpha1.SetState(obj, target.Key, state)
+	}
+	return nil
 }
 
 func (c hubCache) List(context.Context, client.ObjectList, ...client.ListOption) error {
@@ -731,20 +736,23 @@ func TestOriginReleased(t *testing.T) {
 		Annotations: map[string]string{HubNameAnnotation: "pvc-hub"}}}
 	own := Empty(PVCGVK)
 	own.SetName("data")
+	sync, upsync := workloadv1alpha1.ResourceStateSync, workloadv1alpha1.ResourceStateUpsync
 	for _, tc := range []struct {
-		name  string
-		obj   metav1.Object
-		cache hubCache
-		want  bool
+		name        string
+		obj         metav1.Object
+		cache, live hubCache
+		want        bool
 	}{
-		{"hub PV and claim given", marked, hubCache{"PersistentVolume /pvc-hub": true, "PersistentVolumeClaim team-a/data": true}, false},
-		{"claim given before its hub PV is made", marked, hubCache{"PersistentVolumeClaim team-a/data": true}, false},
-		{"hub PV given, claim gone", marked, hubCache{"PersistentVolume /pvc-hub": true}, false},
-		{"neither given", marked, hubCache{}, true},
-		{"a copy the syncer made", copied, hubCache{}, false},
-		{"a claim the member made itself", own, hubCache{}, false},
+		{"hub PV and claim given", marked, hubCache{"PersistentVolume /pvc-hub": sync, "PersistentVolumeClaim team-a/data": sync}, nil, false},
+		{"claim given before its hub PV is made", marked, hubCache{"PersistentVolumeClaim team-a/data": sync}, nil, false},
+		{"hub PV given, claim gone", marked, hubCache{"PersistentVolume /pvc-hub": upsync}, nil, false},
+		{"neither given", marked, hubCache{}, hubCache{}, true},
+		{"the hub PV just upsynced, which the cache does not hold yet", marked, hubCache{}, hubCache{"PersistentVolume /pvc-hub": upsync}, false},
+		{"the hub PV given to another target only", marked, hubCache{}, hubCache{"PersistentVolume /pvc-hub": "", "PersistentVolumeClaim team-a/data": ""}, true},
+		{"a copy the syncer made", copied, hubCache{}, hubCache{}, false},
+		{"a claim the member made itself", own, hubCache{}, hubCache{}, false},
 	} {
-		got, err := target.OriginReleased(context.Background(), tc.cache, tc.obj)
+		got, err := target.OriginReleased(context.Background(), tc.cache, tc.live, tc.obj)
 		if err != nil || got != tc.want {
 			t.Errorf("%s: released %v (%v), want %v", tc.name, got, err, tc.want)
 		}

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -49,30 +48,37 @@ func (t Target) Origin(pv metav1.Object) (hubPV, hubClaim types.NamespacedName, 
 }
 
 // OriginReleased tells whether pv, a PV the member provisioned and this syncer upsynced, is
-// no longer given to the target: neither its hub PV nor its hub claim is synced to it. The
-// claim counts, as the member provisions and binds the PV before its hub PV is made. hub is
-// the syncer's cache of the hub, which holds only what is synced to the target. It is false
-// for any object but such a PV.
-func (t Target) OriginReleased(ctx context.Context, hub client.Reader, pv metav1.Object) (bool, error) {
+// no longer given to the target: neither its hub PV nor its hub claim is Sync or Upsync for
+// it. The claim counts, as the member provisions and binds the PV before its hub PV is made.
+// hub is the syncer's cache of the hub, which holds only what is given to the target; live
+// reads the hub's API server, and confirms a release the cache shows, as the cache may not
+// yet hold the hub PV the upsync just made. It is false for any object but such a PV.
+func (t Target) OriginReleased(ctx context.Context, hub, live client.Reader, pv metav1.Object) (bool, error) {
 	hubPV, hubClaim, ok := t.Origin(pv)
 	if !ok {
 		return false, nil
 	}
-	if given, err := has(ctx, hub, PVGVK, hubPV); err != nil || given {
-		return false, err
+	for _, r := range []client.Reader{hub, live} {
+		if given, err := t.given(ctx, r, PVGVK, hubPV); err != nil || given {
+			return false, err
+		}
+		if hubClaim.Name == "" {
+			continue
+		}
+		if given, err := t.given(ctx, r, PVCGVK, hubClaim); err != nil || given {
+			return false, err
+		}
 	}
-	if hubClaim.Name == "" {
-		return true, nil
-	}
-	given, err := has(ctx, hub, PVCGVK, hubClaim)
-	return !given, err
+	return true, nil
 }
 
-// has tells whether the reader holds the object of the kind called key.
-func has(ctx context.Context, r client.Reader, gvk schema.GroupVersionKind, key types.NamespacedName) (bool, error) {
-	err := r.Get(ctx, key, Empty(gvk))
-	if apierrors.IsNotFound(err) {
-		return false, nil
+// given tells whether the reader holds the object of the kind called key, Sync or Upsync for
+// the target.
+func (t Target) given(ctx context.Context, r client.Reader, gvk schema.GroupVersionKind, key types.NamespacedName) (bool, error) {
+	obj := Empty(gvk)
+	if err := r.Get(ctx, key, obj); err != nil {
+		return false, client.IgnoreNotFound(err)
 	}
-	return err == nil, err
+	state, _ := t.State(obj)
+	return state == workloadv1alpha1.ResourceStateSync || state == workloadv1alpha1.ResourceStateUpsync, nil
 }
