@@ -51,28 +51,35 @@ type Result struct {
 
 // Schedule chooses the target of one namespace in one Location.
 func Schedule(r Request) Result {
-	best := -1
+	// leaving is the best target that the namespace is leaving and that could take it
+	// otherwise.
+	best, leaving := -1, -1
+	pick := func(at *int, i int) {
+		if *at < 0 || better(r.Candidates[i], r.Candidates[*at]) {
+			*at = i
+		}
+	}
 	var rejected []string
 	for i, c := range r.Candidates {
-		if reason := ineligible(c, r.VolumeDomains); reason != "" {
+		reason := ineligible(c, r.VolumeDomains)
+		if reason == "" && c.Leaving && !c.Replicas {
+			// Only the target holding the replicas a claim is restored from takes the
+			// namespace back while it leaves, when another can take it: a member that keeps
+			// it for a replication's destination may never finish leaving.
+			reason = "the namespace is still leaving it"
+			pick(&leaving, i)
+		}
+		if reason != "" {
 			rejected = append(rejected, c.Name+": "+reason)
 			continue
 		}
-		if best < 0 || better(c, r.Candidates[best]) {
-			best = i
-		}
+		pick(&best, i)
 	}
 	if best < 0 {
 		// With nowhere else to go, a target the namespace is leaving takes it back: the
 		// removal may wait for that very namespace to go elsewhere, as a volume that has no
 		// other target to move to.
-		for i, c := range r.Candidates {
-			back := c
-			back.Leaving = false
-			if c.Leaving && ineligible(back, r.VolumeDomains) == "" && (best < 0 || better(c, r.Candidates[best])) {
-				best = i
-			}
-		}
+		best = leaving
 	}
 	if cur := slices.IndexFunc(r.Candidates, func(c Candidate) bool { return c.Key == r.Current }); r.Current != "" && cur >= 0 {
 		c := r.Candidates[cur]
@@ -115,11 +122,6 @@ func ineligible(c Candidate, domains []string) string {
 		return "not Ready"
 	case c.Unschedulable:
 		return "cordoned"
-	case c.Leaving && !c.Replicas:
-		// Only the target holding the replicas a claim is restored from takes the namespace
-		// back while it leaves: a member that keeps it for a replication's destination may
-		// never finish leaving.
-		return "the namespace is still leaving it"
 	case !reaches(c, domains):
 		return fmt.Sprintf("does not reach storage domains %v", domains)
 	}

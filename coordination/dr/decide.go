@@ -103,20 +103,21 @@ func (d *Decision) step(o Observation) {
 		}
 		next(Fencing)
 	}
-	if a.Progression == Fencing && a.Automatic && !o.Locations[a.From].fencedOrGone() {
-		// The Location came back before it was fenced: it may hold the only way to fence it
-		// (a Location of one member does), and it has every write since the replicas.
-		d.Active = a.From
-		next(CalledOff)
-		return
-	}
 	if a.Progression == Fencing {
-		if o.Locations[a.From].fencedOrGone() && len(o.imagesNotKept()) == 0 {
+		switch fenced := o.Locations[a.From].fencedOrGone(); {
+		case a.Automatic && !fenced:
+			// The Location came back before it was fenced: it may hold the only way to
+			// fence it (a Location of one member does), and it has every write since the
+			// replicas.
+			d.Active = a.From
+			next(CalledOff)
+			return
+		case fenced && len(o.imagesNotKept()) == 0:
 			// A sync may have completed since the replicas were last recorded. The failover
 			// restores from the newest, kept.
 			d.Replicas = o.newReplicas(o.Volumes, true)
 			next(Restoring)
-		} else {
+		default:
 			// A source that comes back may sync once more before it is fenced, and VolSync
 			// then deletes the images before the new one: the destinations keep them.
 			d.Replications = keepingImages(d.Replications)

@@ -85,8 +85,8 @@ func lost(since time.Duration) func(*Target) {
 	return func(t *Target) { t.Ready, t.UnreachableSince = false, ago(since) }
 }
 
-func readySince(ago_ time.Duration) func(*Target) {
-	return func(t *Target) { t.Ready, t.UnreachableSince, t.ReadySince = true, time.Time{}, ago(ago_) }
+func readySince(since time.Duration) func(*Target) {
+	return func(t *Target) { t.Ready, t.UnreachableSince, t.ReadySince = true, time.Time{}, ago(since) }
 }
 
 func fenceState(s fencing.State) func(*Target) { return func(t *Target) { t.Fence = s } }

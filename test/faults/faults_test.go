@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,10 +91,11 @@ func TestFaults(t *testing.T) {
 		}
 	}
 	next := make(chan Schedule)
-	// pairRuns while a pair schedule runs. Pair schedules run one at a time, as a pair
-	// protects every namespace of its primary: one drawn while another runs is held back,
-	// and the schedules after it go first, so that no worker waits.
-	var pairRuns atomic.Bool
+	// pairFree holds a token while no pair schedule runs. Pair schedules run one at a time,
+	// as a pair protects every namespace of its primary: one drawn while another runs is held
+	// back, and the schedules after it go first, so that no worker waits.
+	pairFree := make(chan struct{}, 1)
+	pairFree <- struct{}{}
 	go func() {
 		defer close(next)
 		var held []Schedule
@@ -110,9 +110,14 @@ func TestFaults(t *testing.T) {
 		}
 		// pairGoes hands out the first pair schedule held back, if none runs.
 		pairGoes := func() {
-			if len(held) > 0 && pairRuns.CompareAndSwap(false, true) {
+			if len(held) == 0 {
+				return
+			}
+			select {
+			case <-pairFree:
 				next <- held[0]
 				held = held[1:]
+			default:
 			}
 		}
 		for _, s := range batch {
@@ -126,9 +131,12 @@ func TestFaults(t *testing.T) {
 			}
 			pairGoes()
 		}
-		for len(held) > 0 && !over() {
-			pairGoes()
-			time.Sleep(100 * time.Millisecond)
+		for ; len(held) > 0; held = held[1:] {
+			<-pairFree
+			if over() {
+				return
+			}
+			next <- held[0]
 		}
 	}()
 	var workers sync.WaitGroup
@@ -137,7 +145,7 @@ func TestFaults(t *testing.T) {
 			for s := range next {
 				report(bed.Run(context.Background(), s))
 				if s.paired() {
-					pairRuns.Store(false)
+					pairFree <- struct{}{}
 				}
 			}
 		})

@@ -231,9 +231,8 @@ func (r *run) noSetAsideCopies(ctx context.Context, fence, target string) error 
 }
 
 // checkRestores checks each restored claim's volume against the writes acknowledged on the
-// volume it replaced, and that no volume set aside was released; it returns where the
-// failover ended.
-func (r *run) checkRestores(ctx context.Context) (failover string) {
+// volume it replaced, and that no volume set aside was released.
+func (r *run) checkRestores(ctx context.Context) {
 	var records []storagev1alpha1.VolumeOwnership
 	if err := await(ctx, "the records", retryFor, func(ctx context.Context) (err error) {
 		records, err = r.readSetAside(ctx)
@@ -278,9 +277,6 @@ func (r *run) checkRestores(ctx context.Context) (failover string) {
 	if restored == 0 && len(records) > 0 {
 		r.note("no claim was restored from a replica")
 	}
-	if p := (&schedulingv1alpha1.LocationPair{}); r.hub.Get(ctx, r.pairKey(), p) == nil && p.Status.LastAction != nil {
-		failover = p.Status.LastAction.Progression
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for h, claim := range r.setAside {
@@ -288,7 +284,16 @@ func (r *run) checkRestores(ctx context.Context) (failover string) {
 			r.errs = append(r.errs, fmt.Sprintf("volume %s of claim %s, set aside by the failover, was released %d times", h, claim, v.Releases))
 		}
 	}
-	return failover
+}
+
+// failoverEnd is where the pair's failover ended: Completed, or CalledOff; "" when it cannot
+// be read.
+func (r *run) failoverEnd(ctx context.Context) string {
+	p := &schedulingv1alpha1.LocationPair{}
+	if r.hub.Get(ctx, r.pairKey(), p) != nil || p.Status.LastAction == nil {
+		return ""
+	}
+	return p.Status.LastAction.Progression
 }
 
 // unpair deletes the pair, once the schedule's claims are gone, and waits until it went, so

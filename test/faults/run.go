@@ -136,7 +136,8 @@ func (b *Bed) Run(ctx context.Context, s Schedule) Result {
 	<-wrote
 	r.checkWrites()
 	if s.paired() {
-		res.Failover = r.checkRestores(ctx)
+		r.checkRestores(ctx)
+		res.Failover = r.failoverEnd(ctx)
 	}
 	cleaning := time.Now()
 	if err := r.cleanUp(ctx); err != nil {

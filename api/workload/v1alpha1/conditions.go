@@ -16,18 +16,18 @@ func (t *SyncTarget) IsReady() bool {
 // turned False as Unreachable. It is zero while the target is Ready, and for a target that
 // never heartbeat.
 func (t *SyncTarget) UnreachableSince() time.Time {
-	c := meta.FindStatusCondition(t.Status.Conditions, ConditionReady)
-	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonUnreachable {
-		return time.Time{}
-	}
-	return c.LastTransitionTime.Time
+	return t.readySince(metav1.ConditionFalse, ReasonUnreachable)
 }
 
 // ReadySince is when the target's Ready condition last turned True; zero while it is not
 // True.
-func (t *SyncTarget) ReadySince() time.Time {
+func (t *SyncTarget) ReadySince() time.Time { return t.readySince(metav1.ConditionTrue, "") }
+
+// readySince is when the Ready condition turned to status, with reason unless that is "";
+// zero while it stands otherwise.
+func (t *SyncTarget) readySince(status metav1.ConditionStatus, reason string) time.Time {
 	c := meta.FindStatusCondition(t.Status.Conditions, ConditionReady)
-	if c == nil || c.Status != metav1.ConditionTrue {
+	if c == nil || c.Status != status || (reason != "" && c.Reason != reason) {
 		return time.Time{}
 	}
 	return c.LastTransitionTime.Time
