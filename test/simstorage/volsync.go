@@ -195,9 +195,11 @@ func (v *VolSync) source(ctx context.Context, m *volsyncMember, key client.Objec
 	if rs.Status == nil {
 		rs.Status = &volsyncv1alpha1.ReplicationSourceStatus{}
 	}
-	// The mover starts: VolSync reports the sync under way.
+	// The mover starts: VolSync reports the sync under way. The source was read from the
+	// cache, which may not hold yet the last sync's status: a stale read conflicts here
+	// rather than sync again.
 	start := time.Now()
-	patch := client.MergeFrom(rs.DeepCopy())
+	patch := client.MergeFromWithOptions(rs.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	rs.Status.LastSyncStartTime = &metav1.Time{Time: start}
 	meta.SetStatusCondition(&rs.Status.Conditions, metav1.Condition{Type: volsyncv1alpha1.ConditionSynchronizing,
 		Status: metav1.ConditionTrue, Reason: volsyncv1alpha1.SynchronizingReasonSync, Message: "Synchronization in-progress"})

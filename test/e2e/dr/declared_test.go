@@ -82,6 +82,10 @@ var _ = Describe("A Fence a LocationPair holds", func() {
 		Expect(hub.Create(ctx, f)).To(MatchError(ContainSubstring("heldBy names a LocationPair, as locationpair/NAME")))
 
 		By("holding a Fence of m3, which answers and is clean, for a pair that does not exist")
+		// A pair of an earlier spec may still hold the Fence of m3 until m3 reported clean.
+		Eventually(func() bool {
+			return apierrors.IsNotFound(hub.Get(ctx, client.ObjectKeyFromObject(f), &storagev1alpha1.Fence{}))
+		}).WithContext(ctx).Should(BeTrue(), "an earlier Fence of m3 stays")
 		f.Spec.HeldBy = storagev1alpha1.PairHolder("gone-" + rand.String(5))
 		Expect(hub.Create(ctx, f)).To(Succeed())
 		Eventually(func() bool {

@@ -94,9 +94,13 @@ var _ = Describe("A LocationPair's relocate", func() {
 		Expect(west.Records(pv.Spec.CSI.VolumeHandle)).To(Equal(written), "the relocate lost writes")
 
 		By("running the workload on the secondary, and no longer on the primary")
-		namespace := &corev1.Namespace{}
-		Expect(hub.Get(ctx, client.ObjectKey{Name: ns}, namespace)).To(Succeed())
-		Expect(namespace.Annotations).NotTo(HaveKey(schedulingv1alpha1.QuiesceAnnotation))
+		// The controller writes the completed step before it acts on it: the quiesce is lifted
+		// right after.
+		Eventually(func(g Gomega) {
+			namespace := &corev1.Namespace{}
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: ns}, namespace)).To(Succeed())
+			g.Expect(namespace.Annotations).NotTo(HaveKey(schedulingv1alpha1.QuiesceAnnotation))
+		}).WithContext(ctx).Should(Succeed())
 		Eventually(func() []string { return usersOf(ctx, m2, downNamespace(ctx, "m2", ns), "data") }).WithContext(ctx).ShouldNot(BeEmpty())
 		Eventually(func() bool {
 			err := m1.Get(ctx, client.ObjectKey{Namespace: downNamespace(ctx, "m1", ns), Name: "db"}, &appsv1.Deployment{})
