@@ -86,7 +86,9 @@ func (r *Reconciler) ensureReplication(ctx context.Context, p *schedulingv1alpha
 		ctrl.LoggerFrom(ctx).Info("Replicating a volume", "claim", client.ObjectKeyFromObject(vr), "source", w.Source, "destination", w.Destination)
 		return client.IgnoreAlreadyExists(r.Client.Create(ctx, vr))
 	}
-	if equality.Semantic.DeepEqual(have.Spec, spec) && maps.Equal(have.Labels, labels) {
+	if !have.DeletionTimestamp.IsZero() || equality.Semantic.DeepEqual(have.Spec, spec) && maps.Equal(have.Labels, labels) {
+		// One being deleted keeps the labels of the targets whose finalizers hold it, until
+		// they let go; the new one is made once it is gone.
 		return nil
 	}
 	patch := client.MergeFromWithOptions(have.DeepCopy(), client.MergeFromWithOptimisticLock{})

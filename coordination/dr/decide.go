@@ -368,6 +368,11 @@ func (d *Decision) protection(o Observation) (bool, string, string) {
 		k := w.Namespace + "/" + w.Claim
 		d.Volumes++
 		r := replicas[k]
+		if r != nil && !o.together(r.Target, w.Destination) {
+			// The replica a switch restored the volume from is in the Location it runs in now:
+			// it protects nothing until the replication back has synced.
+			r = nil
+		}
 		switch {
 		case r == nil:
 			missing = append(missing, k)
@@ -655,6 +660,16 @@ func (t Target) holds(class *string) (string, bool) {
 
 func (l Location) anyReady() bool {
 	return slices.ContainsFunc(l.Targets, func(t Target) bool { return t.Ready })
+}
+
+// together tells whether two targets are in one Location of the pair.
+func (o Observation) together(a, b string) bool {
+	for _, name := range []string{o.Pair.Primary, o.Pair.Secondary} {
+		if l := o.Locations[name]; l.has(a) && l.has(b) {
+			return true
+		}
+	}
+	return false
 }
 
 func (l Location) has(key string) bool {

@@ -397,6 +397,15 @@ func TestDecide(t *testing.T) {
 			expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
 			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "True/Replicated")
 		}},
+		{"until the replication back has synced, the replica a failover restored from protects nothing: the pair stays FailedOver and says so", func() Observation {
+			o := replicatingBack(schedulingv1alpha1.Failover, 10*time.Minute, 5*time.Minute, 6*time.Minute, time.Minute)
+			o.Volumes[0].Replication.Image, o.Volumes[0].Replication.ImageReady = nil, false
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Phase, schedulingv1alpha1.PairFailedOver)
+			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "False/NoReplica")
+			expect(t, d.Protected, int32(0))
+		}},
 		{"a relocate protects again with the first reverse replica, taken as it completed: the replica's time, to the second, may read a second before", func() Observation {
 			return replicatingBack(schedulingv1alpha1.Relocate, 10*time.Second, 5*time.Second, 8*time.Second, 6*time.Second)
 		}, func(t *testing.T, d Decision) {

@@ -2,21 +2,17 @@ package fence
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
@@ -38,24 +34,17 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 	return ctrl.NewControllerManagedBy(mgr).Named("fence").WithOptions(opts).
 		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(&storagev1alpha1.Fence{}), &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&csiaddonsv1alpha1.NetworkFence{}), handler.EnqueueRequestsFromMapFunc(r.Target.Requests(true)))).
-		WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-			q.Add(held)
-			return nil
-		})).
+		WatchesRawSource(transform.AtStart()).
 		Complete(r)
 }
 
-// held is the request to look at every Fence the syncer's finalizer holds. A syncer stopped
-// after it put its finalizer on a Fence and before it made the NetworkFence, which another
-// target executes when it starts again, has the Fence in neither cache: no event would
-// bring the Fence back to it, and its finalizer would hold the Fence for ever. No Fence has
-// an empty name.
-var held = reconcile.Request{}
-
 // Reconcile keeps the NetworkFence of one Fence as the Fence asks, and reports it.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	if req == held {
-		return ctrl.Result{}, r.reconcileHeld(ctx)
+	if req == transform.HeldRequest {
+		// A syncer stopped after it put its finalizer on a Fence and before it made the
+		// NetworkFence, which another target executes when it starts again, holds it.
+		// A NetworkFence kept is looked at again on its own events.
+		return ctrl.Result{}, r.Target.ReconcileHeld(ctx, r.HubReader, &storagev1alpha1.FenceList{}, r.Reconcile)
 	}
 	nf := &csiaddonsv1alpha1.NetworkFence{}
 	if err := r.Member.Get(ctx, client.ObjectKey{Name: networkFenceName(req.Name)}, nf); err != nil {
@@ -104,25 +93,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.remove(ctx, nf)
 	}
 	return ctrl.Result{}, nil
-}
-
-// reconcileHeld reconciles each Fence the syncer's finalizer holds, read from the hub.
-func (r *Reconciler) reconcileHeld(ctx context.Context) error {
-	fences := &storagev1alpha1.FenceList{}
-	if err := r.HubReader.List(ctx, fences); err != nil {
-		return fmt.Errorf("listing the Fences: %w", err)
-	}
-	var errs []error
-	for i := range fences.Items {
-		if !controllerutil.ContainsFinalizer(&fences.Items[i], r.Target.Finalizer()) {
-			continue
-		}
-		// A NetworkFence kept is looked at again on its own events; the rest need no recheck.
-		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&fences.Items[i])}); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // unfencedBy tells whether the NetworkFence asks for the unfence and the storage confirmed it:

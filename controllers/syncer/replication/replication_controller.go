@@ -30,7 +30,8 @@ type Reconciler struct {
 
 // SetupWithManager watches the target's VolumeReplications on the hub and the annotations of
 // their namespaces (a relocate quiesces them), and the ReplicationSources and
-// ReplicationDestinations the syncer made in the member.
+// ReplicationDestinations the syncer made in the member, and looks once at start at the
+// VolumeReplications the syncer's finalizer holds.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opts controller.Options) error {
 	inNamespace := enqueue.All(r.Hub, func() client.ObjectList { return &storagev1alpha1.VolumeReplicationList{} }, enqueue.InNamespaceOf)
 	return ctrl.NewControllerManagedBy(mgr).Named("replication").WithOptions(opts).
@@ -39,6 +40,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 			handler.EnqueueRequestsFromMapFunc(inNamespace), predicate.AnnotationChangedPredicate{})).
 		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&volsyncv1alpha1.ReplicationSource{}), handler.EnqueueRequestsFromMapFunc(r.Target.Requests(false)))).
 		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&volsyncv1alpha1.ReplicationDestination{}), handler.EnqueueRequestsFromMapFunc(r.Target.Requests(false)))).
+		WatchesRawSource(transform.AtStart()).
 		Complete(r)
 }
 
@@ -65,6 +67,11 @@ func (r *Reconciler) role(vr *storagev1alpha1.VolumeReplication) role {
 
 // Reconcile keeps the member's side of one VolumeReplication as its spec says, and reports it.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if req == transform.HeldRequest {
+		// A syncer stopped after it deleted its side of a replication that left its target,
+		// and before it let go, holds it.
+		return ctrl.Result{}, r.Target.ReconcileHeld(ctx, r.HubReader, &storagev1alpha1.VolumeReplicationList{}, r.Reconcile)
+	}
 	vr := &storagev1alpha1.VolumeReplication{}
 	if err := r.Hub.Get(ctx, req.NamespacedName, vr); err != nil {
 		if !apierrors.IsNotFound(err) {
