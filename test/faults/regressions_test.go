@@ -320,4 +320,19 @@ var regressions = []Schedule{
 		{At: 420 * time.Millisecond, Kind: SlowStorage, Delay: 400 * time.Millisecond, For: 2140 * time.Millisecond},
 		{At: 2290 * time.Millisecond, Kind: LosePrimary, For: 2360 * time.Millisecond},
 	}},
+	// The primary lost as the namespace's source moved between its two members:
+	// the first source's syncer deleted its side of a replication and stopped before it let
+	// go. Started again, it no longer saw the replication, labelled for the new source only,
+	// and its finalizer held it for ever; after the failover the pair never replicated that
+	// volume back, and stayed FailedOver while it said every volume was protected by the
+	// replicas it had restored from. Syncers now look at what they hold when they start.
+	{Seed: 1795783036150780763, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteMany},
+		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c3", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateStatefulSet, Name: "db", Replicas: 1},
+		{Kind: Protect, Interval: "1d", Threshold: 5720 * time.Millisecond},
+		{At: 280 * time.Millisecond, Kind: Partition, Target: Owner, For: 3660 * time.Millisecond},
+		{At: 2680 * time.Millisecond, Kind: LosePrimary, For: 4290 * time.Millisecond},
+	}},
 }
