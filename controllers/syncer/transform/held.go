@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
 
 // HeldRequest is the request, which names no object, to look at every hub object the
@@ -29,7 +31,7 @@ func AtStart() source.Source {
 }
 
 // ReconcileHeld lists, from the hub's API server, the objects of list's kind, and runs
-// each for every one the syncer's finalizer holds.
+// each for every one the syncer's finalizer holds that is not placed on its target.
 func (t Target) ReconcileHeld(ctx context.Context, hub client.Reader, list client.ObjectList,
 	each func(context.Context, reconcile.Request) (reconcile.Result, error)) error {
 	if err := hub.List(ctx, list); err != nil {
@@ -44,6 +46,9 @@ func (t Target) ReconcileHeld(ctx context.Context, hub client.Reader, list clien
 		obj, ok := item.(client.Object)
 		if !ok || !controllerutil.ContainsFinalizer(obj, t.Finalizer()) {
 			continue
+		}
+		if state, _ := t.State(obj); state == workloadv1alpha1.ResourceStateSync || state == workloadv1alpha1.ResourceStateUpsync {
+			continue // in the syncer's hub cache, whose start brings it
 		}
 		if _, err := each(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)}); err != nil {
 			errs = append(errs, err)

@@ -34,6 +34,7 @@ var _ = Describe("A syncer starting", func() {
 			DeferCleanup(func(ctx SpecContext) {
 				Expect(client.IgnoreNotFound(hub.Patch(ctx, o, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))))).To(Succeed())
 				Expect(client.IgnoreNotFound(hub.Delete(ctx, o))).To(Succeed())
+				Eventually(gone(ctx, hub, client.ObjectKeyFromObject(o), o.DeepCopyObject().(client.Object))).WithContext(ctx).Should(Succeed())
 			})
 
 			s.start()
