@@ -27,6 +27,7 @@ import (
 	"github.com/custody-dev/custody/controllers/health"
 	"github.com/custody-dev/custody/controllers/internal/protection"
 	"github.com/custody-dev/custody/controllers/internal/status"
+	"github.com/custody-dev/custody/controllers/internal/versions"
 	"github.com/custody-dev/custody/coordination"
 )
 
@@ -56,7 +57,7 @@ type Reconciler struct {
 
 	metrics *volumeMetrics
 	// written are the versions of the records this controller wrote last.
-	written *recordVersions
+	written *versions.Written
 }
 
 // SetupWithManager registers the controller. Claims are reconciled when they change, when
@@ -65,7 +66,7 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	opts.MaxConcurrentReconciles = Concurrency
 	r.metrics = newVolumeMetrics()
-	r.written = newRecordVersions()
+	r.written = versions.New()
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.PersistentVolume{}, claimRefIndex, func(o client.Object) []string {
 		if ref := o.(*corev1.PersistentVolume).Spec.ClaimRef; ref != nil {
 			return []string{ref.Namespace + "/" + ref.Name}
@@ -141,7 +142,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 		r.metrics.forget(req.NamespacedName)
-		r.written.forget(req.NamespacedName)
+		r.written.Forget(req.NamespacedName)
 		return ctrl.Result{}, r.releaseRecord(ctx, req.NamespacedName)
 	}
 	if !coordinated(claim) {
@@ -227,7 +228,7 @@ func (r *Reconciler) record(ctx context.Context, s *scope, d coordination.Decisi
 		if err := r.Client.Create(ctx, vo); err != nil {
 			return err
 		}
-		r.written.wrote(client.ObjectKeyFromObject(vo), vo.ResourceVersion)
+		r.written.Wrote(client.ObjectKeyFromObject(vo), vo.ResourceVersion)
 	case vo.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(vo, storagev1alpha1.RecordFinalizer):
 		// A record made before it had the finalizer gets it.
 		patch := client.MergeFrom(vo.DeepCopy())
@@ -235,7 +236,7 @@ func (r *Reconciler) record(ctx context.Context, s *scope, d coordination.Decisi
 		if err := r.Client.Patch(ctx, vo, patch); err != nil {
 			return err
 		}
-		r.written.wrote(client.ObjectKeyFromObject(vo), vo.ResourceVersion)
+		r.written.Wrote(client.ObjectKeyFromObject(vo), vo.ResourceVersion)
 	}
 	before := vo.Status.DeepCopy()
 	changed := recordDecision(&vo.Status, d, s.volumeName(), s.storageClassName(), nowTime())
@@ -250,7 +251,7 @@ func (r *Reconciler) record(ctx context.Context, s *scope, d coordination.Decisi
 	if err := status.Apply(ctx, r.Client, applied, fieldOwner); err != nil {
 		return err
 	}
-	r.written.wrote(client.ObjectKeyFromObject(vo), applied.ResourceVersion)
+	r.written.Wrote(client.ObjectKeyFromObject(vo), applied.ResourceVersion)
 	if changed {
 		r.Recorder.Eventf(s.claim, vo, corev1.EventTypeNormal, d.Reason, "Coordinate", "%s: %s", d.Phase, d.Message)
 		ctrl.LoggerFrom(ctx).Info("Volume changed phase", "from", before.Phase, "to", d.Phase, "owner", d.Owner, "reason", d.Reason)

@@ -6,12 +6,12 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/internal/versions"
 	"github.com/custody-dev/custody/coordination"
 	"github.com/custody-dev/custody/fencing"
 )
@@ -62,23 +62,11 @@ func (r *Reconciler) observe(ctx context.Context, claim *corev1.PersistentVolume
 }
 
 // readRecord reads the claim's VolumeOwnership into vo from the cache or, when the cache
-// does not hold the version this controller wrote last, past it. A record not found leaves
-// vo without a UID.
+// does not hold the version this controller wrote last, past it. The controller is the
+// record's only writer, so a cached record of another version is older than what it wrote.
+// A record not found leaves vo without a UID.
 func (r *Reconciler) readRecord(ctx context.Context, vo *storagev1alpha1.VolumeOwnership) error {
-	key := client.ObjectKeyFromObject(vo)
-	if err := r.Client.Get(ctx, key, vo); err != nil && !apierrors.IsNotFound(err) {
-		return err
-	}
-	if !r.written.stale(key, vo.ResourceVersion) {
-		return nil
-	}
-	live := &storagev1alpha1.VolumeOwnership{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
-	if err := r.APIReader.Get(ctx, key, live); err != nil && !apierrors.IsNotFound(err) {
-		return err
-	}
-	r.written.wrote(key, live.ResourceVersion)
-	*vo = *live
-	return nil
+	return client.IgnoreNotFound(versions.Get(ctx, r.written, r.Client, r.APIReader, client.ObjectKeyFromObject(vo), vo))
 }
 
 // volumeOf finds the claim's hub PV: the one it is bound to, else the one that names it.

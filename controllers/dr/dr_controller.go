@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,6 +17,7 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/enqueue"
+	"github.com/custody-dev/custody/controllers/internal/versions"
 	"github.com/custody-dev/custody/coordination/dr"
 )
 
@@ -33,14 +35,20 @@ const recheck = 30 * time.Second
 // Reconciler reconciles LocationPairs.
 type Reconciler struct {
 	Client client.Client
-	// APIReader reads the pairs' key Secrets past the cache, which watches no Secret.
+	// APIReader reads past the cache the pairs' key Secrets, which it watches not, and a
+	// pair whose cached status is not the one last written.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
+
+	// written are the versions of the pairs whose status this controller wrote last: a step
+	// is decided from the status the last step wrote, never from an older one.
+	written *versions.Written
 }
 
 // SetupWithManager watches the pairs and everything their decision reads.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	registerMetrics(mgr.GetCache())
+	r.written = versions.New()
 	all := handler.EnqueueRequestsFromMapFunc(enqueue.All(r.Client, func() client.ObjectList { return &schedulingv1alpha1.LocationPairList{} }, nil))
 	return ctrl.NewControllerManagedBy(mgr).Named("dr").
 		For(&schedulingv1alpha1.LocationPair{}).
@@ -76,7 +84,10 @@ func pairOf(_ context.Context, o client.Object) []ctrl.Request {
 // out: the pair's key, the Fences, the replications, the restores and the quiesce.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	p := &schedulingv1alpha1.LocationPair{}
-	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil || !p.DeletionTimestamp.IsZero() {
+	if err := versions.Get(ctx, r.written, r.Client, r.APIReader, req.NamespacedName, p); err != nil || !p.DeletionTimestamp.IsZero() {
+		if apierrors.IsNotFound(err) {
+			r.written.Forget(req.NamespacedName)
+		}
 		// What the pair made (its key, its replications) goes with it.
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

@@ -250,5 +250,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, p *schedulingv1alpha1.Loca
 		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, string(st.Phase), "Phase", "%s: active Location %s", st.Phase, st.ActiveLocation)
 	}
 	applied := &schedulingv1alpha1.LocationPair{ObjectMeta: metav1.ObjectMeta{Name: p.Name}, Status: st}
-	return status.Apply(ctx, r.Client, applied, fieldOwner)
+	if err := status.Apply(ctx, r.Client, applied, fieldOwner); err != nil {
+		return err
+	}
+	r.written.Wrote(client.ObjectKeyFromObject(p), applied.ResourceVersion)
+	return nil
 }

@@ -123,11 +123,16 @@ func (d *Decision) step(o Observation) {
 			d.Replications = keepingImages(d.Replications)
 		}
 	}
-	if a.Progression == Quiescing && o.Quiesced {
-		next(FinalSync)
+	if a.Progression == Quiescing {
+		d.Replications = o.triggered(stopTrigger(a))
+		if wait, ok := o.stoppedSyncing(a); !o.Quiesced || !ok {
+			d.recheckIn(wait)
+		} else {
+			next(FinalSync)
+		}
 	}
 	if a.Progression == FinalSync {
-		d.Replications = o.finalSyncs(a)
+		d.Replications = o.triggered(trigger(a))
 		if o.finalSynced(a) {
 			d.Replicas = o.newReplicas(o.Volumes, false)
 			next(Restoring)
@@ -136,7 +141,7 @@ func (d *Decision) step(o Observation) {
 	if a.Progression == Restoring {
 		d.Active = a.To
 		if a.Mode == schedulingv1alpha1.Relocate {
-			d.Replications = o.finalSyncs(a) // no scheduled sync replaces the image restored from
+			d.Replications = o.triggered(trigger(a)) // no scheduled sync replaces the image restored from
 		}
 		if d.Replicas == nil {
 			// As when the step began: the record of the replicas taken then may have been
@@ -317,7 +322,16 @@ func (d *Decision) waitingFor(o Observation) string {
 				waiting = append(waiting, v.Key()+" on "+r.Source)
 			}
 		}
-		return say(fmt.Sprintf("%d volumes to be used by no pod, the first %s", len(waiting), first(waiting)))
+		if !o.Quiesced {
+			return say(fmt.Sprintf("%d volumes to be used by no pod, the first %s", len(waiting), first(waiting)))
+		}
+		waiting = nil
+		for _, v := range o.Volumes {
+			if r := v.Replication; r != nil && r.LastManualSync != stopTrigger(a) {
+				waiting = append(waiting, v.Key())
+			}
+		}
+		return say(fmt.Sprintf("the sync that ends the schedule of %d volumes, the first %s, and %s after it", len(waiting), first(waiting), syncGap))
 	case FinalSync:
 		for _, v := range o.Volumes {
 			if r := v.Replication; r != nil && (r.LastManualSync != trigger(a) || !r.ImageReady) {
@@ -450,24 +464,60 @@ func trigger(a *schedulingv1alpha1.PairAction) string {
 	return "relocate-" + strconv.FormatInt(a.StartTime.Unix(), 10)
 }
 
-func (o Observation) finalSyncs(a *schedulingv1alpha1.PairAction) []Want {
+// stopTrigger is the manual trigger a relocate sets while its workloads stop: each source
+// syncs once more, after any sync under way, and then no longer on its schedule.
+func stopTrigger(a *schedulingv1alpha1.PairAction) string { return trigger(a) + "-stop" }
+
+// syncGap is how long after the sync before it a relocate asks for its last sync. The API
+// keeps times to the second: with the gap, the destination's report of the last sync is told
+// apart from its report of the one before, which comes at most a moment after that sync
+// completed at its source.
+const syncGap = 3 * time.Second
+
+// triggered are the current replications, synced on the manual trigger.
+func (o Observation) triggered(manual string) []Want {
 	out := o.current()
 	for i := range out {
-		out[i].ManualTrigger = trigger(a)
+		out[i].ManualTrigger = manual
 	}
 	return out
 }
 
+// stoppedSyncing tells whether every source answered the relocate's stop trigger, and its
+// sync, at the source and at the destination, completed the gap ago; else how long until
+// the last one did.
+func (o Observation) stoppedSyncing(a *schedulingv1alpha1.PairAction) (time.Duration, bool) {
+	var wait time.Duration
+	for _, v := range o.Volumes {
+		r := v.Replication
+		if r == nil {
+			continue
+		}
+		if r.LastManualSync != stopTrigger(a) {
+			return 0, false
+		}
+		last := r.SourceLastSync
+		if r.DestinationLastSync.After(last) {
+			last = r.DestinationLastSync
+		}
+		wait = max(wait, last.Add(syncGap).Sub(o.Now))
+	}
+	return wait, wait <= 0
+}
+
 // finalSynced tells whether every replication answered the relocate's trigger with a ready
 // snapshot that a destination sync completed after the source's last sync started. The
-// source reports its manual sync before the snapshot is ready, so both are waited for.
+// source reports its manual sync before the snapshot is ready, so both are waited for. The
+// times are compared to the second, as the API keeps them: the source's start is its
+// completion, kept to the second below, less the sync's duration.
 func (o Observation) finalSynced(a *schedulingv1alpha1.PairAction) bool {
 	for _, v := range o.Volumes {
 		r := v.Replication
 		if r == nil {
 			continue
 		}
-		if r.LastManualSync != trigger(a) || !r.ImageReady || r.Image == nil || r.DestinationLastSync.Before(r.SourceLastSyncStart) {
+		if r.LastManualSync != trigger(a) || !r.ImageReady || r.Image == nil ||
+			r.DestinationLastSync.Before(r.SourceLastSyncStart.Truncate(time.Second)) {
 			return false
 		}
 	}

@@ -431,9 +431,32 @@ func TestDecide(t *testing.T) {
 			expect(t, d.Phase, schedulingv1alpha1.PairRelocating)
 			expect(t, len(d.Fence), 0)
 		}},
-		{"a relocate whose workloads stopped asks for a last sync", func() Observation {
+		{"a relocate ends the schedule of the syncs as its workloads stop", func() Observation {
 			o := replicating(pair(), time.Minute)
 			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, Quiescing, 5*time.Second), true
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, Quiescing)
+			expect(t, d.Replications[0].ManualTrigger, stopTrigger(d.Action))
+			expect(t, d.Quiesce, true)
+			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
+				"relocate east to west: waiting for the sync that ends the schedule of 1 volumes, the first ns/c, and 3s after it")
+		}},
+		{"a relocate asks for its last sync no sooner than the gap after the sync that ended the schedule", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, Quiescing, 5*time.Second), true
+			r := o.Volumes[0].Replication
+			r.LastManualSync, r.SourceLastSync, r.DestinationLastSync = stopTrigger(o.Action), ago(2*time.Second), ago(1500*time.Millisecond)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, Quiescing)
+			expect(t, d.Replications[0].ManualTrigger, stopTrigger(d.Action))
+			expect(t, d.Recheck, 1500*time.Millisecond)
+		}},
+		{"a relocate whose workloads stopped, and whose schedule ended the gap ago, asks for a last sync", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, Quiescing, 5*time.Second), true
+			o.Volumes[0].Replication.LastManualSync = stopTrigger(o.Action)
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Progression, FinalSync)
@@ -519,6 +542,18 @@ func TestDecide(t *testing.T) {
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Progression, FinalSync)
+		}},
+		{"a destination sync reported to the second below the last sync's start ends it", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Action = action(schedulingv1alpha1.Relocate, FinalSync, 5*time.Second)
+			r := o.Volumes[0].Replication
+			// The source started at .6 and completed at 1.3, reported as 1 less 0.7s; the
+			// destination completed at 1.1, reported as 1.
+			second := ago(time.Minute).Truncate(time.Second)
+			r.LastManualSync, r.SourceLastSyncStart, r.DestinationLastSync = trigger(o.Action), second.Add(300*time.Millisecond), second
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, Restoring)
 		}},
 		{"a relocate's ready last sync is recorded and the other Location becomes active", func() Observation {
 			o := replicating(pair(), time.Minute)

@@ -17,10 +17,13 @@
 //     fenced first (Fencing); then the other Location becomes active (Restoring), where each
 //     claim is restored from its latest replica; Completed once every claim that has a
 //     replica is bound there.
-//   - Relocate, declared and lossless: the workloads stop at the active Location
-//     (Quiescing), a last sync runs on a manual trigger and its snapshots become ready
-//     (FinalSync), then the other Location becomes active and the claims are restored from
-//     those snapshots (Restoring).
+//   - Relocate, declared and lossless: the workloads stop at the active Location and the
+//     syncs leave their schedule, each after one more sync on a manual trigger, as Ramen's
+//     final sync does (Quiescing); a last sync then runs on another manual trigger and its
+//     snapshots become ready (FinalSync), then the other Location becomes active and the
+//     claims are restored from those snapshots (Restoring). The last sync is asked for a few
+//     seconds after the one before completed: the API keeps times to the second, and the
+//     destination's report of the last sync must be told apart from the one before.
 //
 // A declared switch is a spec whose generation is newer than the one the last action
 // answered, so that a failover the pair made on its own is not undone by an activeLocation

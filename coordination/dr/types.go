@@ -15,7 +15,8 @@ const (
 	// Fencing: a failover waits until every target of the Location it leaves that still
 	// answers is fenced off the storage.
 	Fencing = "Fencing"
-	// Quiescing: a relocate waits until the workloads no longer run at the Location it leaves.
+	// Quiescing: a relocate waits until the workloads no longer run at the Location it leaves,
+	// and each source answered a manual trigger that ends its schedule.
 	Quiescing = "Quiescing"
 	// FinalSync: a relocate waits until a last sync of every volume, asked for with a manual
 	// trigger after the workloads stopped, is in a ready snapshot.

@@ -213,12 +213,14 @@ func (v *VolSync) source(ctx context.Context, m *volsyncMember, key client.Objec
 	patch = client.MergeFrom(rs.DeepCopy())
 	now := metav1.Now()
 	if syncErr != nil {
+		ctrl.LoggerFrom(ctx).Info("Sync failed", "reason", syncErr.Error())
 		rs.Status.LatestMoverStatus = &volsyncv1alpha1.MoverStatus{Result: volsyncv1alpha1.MoverResultFailed, Logs: syncErr.Error()}
 		meta.SetStatusCondition(&rs.Status.Conditions, metav1.Condition{Type: volsyncv1alpha1.ConditionSynchronizing,
 			Status: metav1.ConditionFalse, Reason: volsyncv1alpha1.SynchronizingReasonError, Message: syncErr.Error()})
 		// VolSync retries a failed mover with a backoff.
 		return reconcile.Result{RequeueAfter: 5 * time.Second}, m.client.Status().Patch(ctx, rs, patch)
 	}
+	ctrl.LoggerFrom(ctx).Info("Synced", "manual", ptr.Deref(rs.Spec.Trigger, volsyncv1alpha1.ReplicationSourceTriggerSpec{}).Manual)
 	rs.Status.LastSyncTime, rs.Status.LastSyncStartTime = &now, nil
 	rs.Status.LastSyncDuration = &metav1.Duration{Duration: now.Sub(start)}
 	trigger := ptr.Deref(rs.Spec.Trigger, volsyncv1alpha1.ReplicationSourceTriggerSpec{})

@@ -127,7 +127,7 @@ var _ = Describe("A LocationPair's relocate", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vo)).To(Succeed())
-			g.Expect(pair.Status.ActiveLocation).To(Equal("east"))
+			g.Expect(pair.Status.ActiveLocation).To(Equal("east"), "the relocate back: %+v; conditions %+v", pair.Status.LastAction, pair.Status.Conditions)
 			nsObj := &corev1.Namespace{}
 			g.Expect(hub.Get(ctx, client.ObjectKey{Name: ns}, nsObj)).To(Succeed())
 			claimObj := &corev1.PersistentVolumeClaim{}

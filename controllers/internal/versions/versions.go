@@ -1,0 +1,68 @@
+package versions
+
+import (
+	"context"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Written remembers, per object, the resourceVersion the controller last wrote or read past
+// the cache.
+type Written struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]string
+}
+
+// New returns an empty Written.
+func New() *Written { return &Written{m: map[types.NamespacedName]string{}} }
+
+// Wrote remembers rv as the object's version last written, or read past the cache.
+func (w *Written) Wrote(key types.NamespacedName, rv string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.m[key] = rv
+}
+
+// Forget drops an object that is gone.
+func (w *Written) Forget(key types.NamespacedName) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.m, key)
+}
+
+// stale tells whether rv, the version the cache holds, is not the one last written. The
+// cache may hold a newer one another writer made: reading it past the cache costs one read.
+func (w *Written) stale(key types.NamespacedName, rv string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	written, ok := w.m[key]
+	return ok && written != rv
+}
+
+// Get reads the object from the cache or, when the cache does not hold the version last
+// written, from the API server. An object not found is left with only its name, and the
+// NotFound error is returned.
+func Get[T any, P interface {
+	*T
+	client.Object
+}](ctx context.Context, w *Written, cache, live client.Reader, key types.NamespacedName, obj P) error {
+	err := cache.Get(ctx, key, obj)
+	if err != nil && client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	if !w.stale(key, obj.GetResourceVersion()) {
+		return err
+	}
+	read := P(new(T))
+	read.SetNamespace(key.Namespace)
+	read.SetName(key.Name)
+	err = live.Get(ctx, key, read)
+	if err != nil && client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	w.Wrote(key, read.GetResourceVersion())
+	*obj = *read
+	return err
+}

@@ -1,0 +1,77 @@
+package versions
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// store is a reader of one ConfigMap at one version, or of none, counting its reads.
+type store struct {
+	rv    string // "" holds none
+	reads int
+}
+
+func (s *store) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	s.reads++
+	if s.rv == "" {
+		return apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, key.Name)
+	}
+	cm := obj.(*corev1.ConfigMap)
+	*cm = corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, ResourceVersion: s.rv, UID: "u"}}
+	return nil
+}
+
+func (s *store) List(context.Context, client.ObjectList, ...client.ListOption) error { return nil }
+
+func TestGet(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "a"}
+	for _, tt := range []struct {
+		name             string
+		written          string // "" for nothing written
+		cache, live      string
+		wantRV           string
+		wantLive         bool
+		wantNotFound     bool
+		wantWrittenAfter string
+	}{
+		{name: "nothing written: the cache", cache: "5", live: "7", wantRV: "5"},
+		{name: "the cache holds the version written", written: "7", cache: "7", live: "7", wantRV: "7"},
+		{name: "the cache holds an older version: read past it", written: "7", cache: "5", live: "7", wantRV: "7", wantLive: true, wantWrittenAfter: "7"},
+		{name: "the cache holds a newer version of another writer: read past it once", written: "7", cache: "9", live: "9", wantRV: "9", wantLive: true, wantWrittenAfter: "9"},
+		{name: "the cache does not hold it yet", written: "7", live: "7", wantRV: "7", wantLive: true, wantWrittenAfter: "7"},
+		{name: "gone: name only and NotFound", written: "7", cache: "7x", wantLive: true, wantNotFound: true},
+		{name: "not found anywhere, nothing written", wantNotFound: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := New()
+			if tt.written != "" {
+				w.Wrote(key, tt.written)
+			}
+			cache, live := &store{rv: tt.cache}, &store{rv: tt.live}
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+			err := Get(context.Background(), w, cache, live, key, cm)
+			if apierrors.IsNotFound(err) != tt.wantNotFound || (err != nil && !apierrors.IsNotFound(err)) {
+				t.Fatalf("err %v, want NotFound %t", err, tt.wantNotFound)
+			}
+			if cm.ResourceVersion != tt.wantRV || cm.Name != key.Name || cm.Namespace != key.Namespace {
+				t.Errorf("read %s/%s at %q, want %s at %q", cm.Namespace, cm.Name, cm.ResourceVersion, key, tt.wantRV)
+			}
+			if tt.wantNotFound && cm.UID != "" {
+				t.Errorf("an object not found kept the cached one's UID")
+			}
+			if (live.reads > 0) != tt.wantLive {
+				t.Errorf("read past the cache %d times, want %t", live.reads, tt.wantLive)
+			}
+			if tt.wantLive && w.stale(key, tt.wantWrittenAfter) {
+				t.Errorf("the version read past the cache was not remembered")
+			}
+		})
+	}
+}
