@@ -81,7 +81,7 @@ test: tools verify-gen vet ## Run every test: unit, envtest and multi-cluster su
 FAULTS_BATCH ?= 100
 N ?= 100
 SEED ?= 0
-FAULTS_BUDGET ?= 10m
+FAULTS_BUDGET ?= 9m
 FAULTS_TIMEOUT ?= 30m
 .PHONY: faults
 faults: tools ## Run N fault schedules (default 100) on one bed from SEED (default: from the clock); the soak: N=10000 FAULTS_BUDGET=0 FAULTS_TIMEOUT=0.

@@ -26,8 +26,9 @@
 //     (every target Ready, every fence lifted) within the liveness bound;
 //   - after the batch, every target let go of every schedule's namespace.
 //
-// Schedules run a few at once (-at-once, 6 by default; one pair schedule at a time, since a
-// pair protects every namespace of its primary), each in its own namespace. A fault on
+// Schedules run a few at once (-at-once, 8 by default; one pair schedule at a time, since a
+// pair protects every namespace of its primary, the pair schedules first, as each takes
+// minutes), each in its own namespace. A fault on
 // a shared part of the bed (the controller, the hub, the storage, a target's cordon) starts
 // with the first schedule that draws it and heals with the last; a member under one
 // schedule's fault is skipped by the others. A schedule's time to settle, and its liveness

@@ -24,12 +24,16 @@ import (
 var (
 	schedules = flag.Int("n", 100, "how many schedules to run")
 	seed      = flag.Uint64("seed", 0, "the first schedule's seed; 0 draws one from the clock")
-	budget    = flag.Duration("budget", 10*time.Minute, "stop starting schedules after this long; 0 for no bound")
+	budget    = flag.Duration("budget", 9*time.Minute, "stop starting schedules after this long, pair schedules 2 minutes sooner; 0 for no bound")
 	keepGoing = flag.Bool("keep-going", false, "run every schedule even after one failed")
 	steps     = flag.Bool("steps", false, "print every schedule's steps, not only a failing one's")
 	keep      = flag.Bool("keep", false, "keep the logs even when every schedule passed")
-	atOnce    = flag.Int("at-once", 6, "how many schedules run at once")
+	atOnce    = flag.Int("at-once", 8, "how many schedules run at once")
 )
+
+// pairAllowance is how much sooner than the others pair schedules stop starting: about the
+// longest one takes.
+const pairAllowance = 2 * time.Minute
 
 // TestFaults runs the regression schedules and a batch of schedules, seeds seed, seed+1, ...,
 // on one bed, -at-once at a time, and fails with the seed, the steps and the replay command of every schedule
@@ -90,63 +94,47 @@ func TestFaults(t *testing.T) {
 				s.Seed, len(s.Steps), res.Writes, res.Unwritten, failover, res.Converged.Round(time.Millisecond), res.CleanedUp.Round(time.Millisecond), res.Took.Round(time.Millisecond))
 		}
 	}
-	next := make(chan Schedule)
-	// pairFree holds a token while no pair schedule runs. Pair schedules run one at a time,
-	// as a pair protects every namespace of its primary: one drawn while another runs is held
-	// back, and the schedules after it go first, so that no worker waits.
-	pairFree := make(chan struct{}, 1)
-	pairFree <- struct{}{}
-	go func() {
-		defer close(next)
-		var held []Schedule
-		over := func() bool {
-			if *budget > 0 && time.Since(start) > *budget {
-				t.Logf("budget of %s spent", *budget)
-				return true
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			return failed > 0 && !*keepGoing
+	// Pair schedules run one at a time, as a pair protects every namespace of its primary,
+	// and each takes a few minutes: one worker runs them first, from the start of the batch,
+	// and then helps with the others. They stop starting earlier than the others, so that a
+	// pair schedule started last still ends within the budget.
+	pairs, others := make(chan Schedule), make(chan Schedule)
+	over := func(allowance time.Duration) string {
+		if *budget > 0 && time.Since(start) > *budget-allowance {
+			return fmt.Sprintf("budget of %s spent", *budget)
 		}
-		// pairGoes hands out the first pair schedule held back, if none runs.
-		pairGoes := func() {
-			if len(held) == 0 {
+		mu.Lock()
+		defer mu.Unlock()
+		if failed > 0 && !*keepGoing {
+			return "a schedule failed"
+		}
+		return ""
+	}
+	hand := func(to chan<- Schedule, batch []Schedule, allowance time.Duration) {
+		defer close(to)
+		for i, s := range batch {
+			if why := over(allowance); why != "" {
+				t.Logf("%s: %d schedules not run", why, len(batch)-i)
 				return
 			}
-			select {
-			case <-pairFree:
-				next <- held[0]
-				held = held[1:]
-			default:
-			}
+			to <- s
 		}
-		for _, s := range batch {
-			if over() {
-				return
-			}
-			if s.paired() {
-				held = append(held, s)
-			} else {
-				next <- s
-			}
-			pairGoes()
-		}
-		for ; len(held) > 0; held = held[1:] {
-			<-pairFree
-			if over() {
-				return
-			}
-			next <- held[0]
-		}
-	}()
+	}
+	go hand(pairs, slices.DeleteFunc(slices.Clone(batch), func(s Schedule) bool { return !s.paired() }), pairAllowance)
+	go hand(others, slices.DeleteFunc(slices.Clone(batch), Schedule.paired), 0)
 	var workers sync.WaitGroup
-	for range max(1, *atOnce) {
+	workers.Go(func() {
+		for s := range pairs {
+			report(bed.Run(context.Background(), s))
+		}
+		for s := range others {
+			report(bed.Run(context.Background(), s))
+		}
+	})
+	for range max(1, *atOnce) - 1 {
 		workers.Go(func() {
-			for s := range next {
+			for s := range others {
 				report(bed.Run(context.Background(), s))
-				if s.paired() {
-					pairFree <- struct{}{}
-				}
 			}
 		})
 	}
