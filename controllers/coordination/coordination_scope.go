@@ -62,8 +62,8 @@ func (r *Reconciler) observe(ctx context.Context, claim *corev1.PersistentVolume
 }
 
 // readRecord reads the claim's VolumeOwnership into vo from the cache or, when the cache
-// does not hold the version this controller wrote last, past it. The controller is the
-// record's only writer, so a cached record of another version is older than what it wrote.
+// does not hold the version this controller wrote last, past it: a cached record of another
+// version is older than what it wrote, or holds a replica the dr controller recorded since.
 // A record not found leaves vo without a UID.
 func (r *Reconciler) readRecord(ctx context.Context, vo *storagev1alpha1.VolumeOwnership) error {
 	return client.IgnoreNotFound(versions.Get(ctx, r.written, r.Client, r.APIReader, client.ObjectKeyFromObject(vo), vo))

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -85,9 +84,6 @@ func pairOf(_ context.Context, o client.Object) []ctrl.Request {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	p := &schedulingv1alpha1.LocationPair{}
 	if err := versions.Get(ctx, r.written, r.Client, r.APIReader, req.NamespacedName, p); err != nil || !p.DeletionTimestamp.IsZero() {
-		if apierrors.IsNotFound(err) {
-			r.written.Forget(req.NamespacedName)
-		}
 		// What the pair made (its key, its replications) goes with it.
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

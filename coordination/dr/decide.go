@@ -123,12 +123,14 @@ func (d *Decision) step(o Observation) {
 			d.Replications = keepingImages(d.Replications)
 		}
 	}
-	if a.Progression == Quiescing {
+	if a.Progression == Quiescing && o.Quiesced {
+		// The schedule ends only once the workloads stopped: a relocate whose workloads do
+		// not stop leaves the volumes protected as before.
 		d.Replications = o.triggered(stopTrigger(a))
-		if wait, ok := o.stoppedSyncing(a); !o.Quiesced || !ok {
-			d.recheckIn(wait)
-		} else {
+		if wait, ok := o.stoppedSyncing(a); ok {
 			next(FinalSync)
+		} else {
+			d.recheckIn(wait)
 		}
 	}
 	if a.Progression == FinalSync {
@@ -327,11 +329,14 @@ func (d *Decision) waitingFor(o Observation) string {
 		}
 		waiting = nil
 		for _, v := range o.Volumes {
-			if r := v.Replication; r != nil && r.LastManualSync != stopTrigger(a) {
+			if r := v.Replication; r != nil && (r.LastManualSync != stopTrigger(a) || !r.ImageReady || !destinationSynced(r)) {
 				waiting = append(waiting, v.Key())
 			}
 		}
-		return say(fmt.Sprintf("the sync that ends the schedule of %d volumes, the first %s, and %s after it", len(waiting), first(waiting), syncGap))
+		if len(waiting) == 0 {
+			return say(fmt.Sprintf("%s after the sync that ended the schedule of every volume, before the last sync", syncGap))
+		}
+		return say(fmt.Sprintf("the sync that ends the schedule of %d volumes, the first %s", len(waiting), first(waiting)))
 	case FinalSync:
 		for _, v := range o.Volumes {
 			if r := v.Replication; r != nil && (r.LastManualSync != trigger(a) || !r.ImageReady) {
@@ -483,9 +488,9 @@ func (o Observation) triggered(manual string) []Want {
 	return out
 }
 
-// stoppedSyncing tells whether every source answered the relocate's stop trigger, and its
-// sync, at the source and at the destination, completed the gap ago; else how long until
-// the last one did.
+// stoppedSyncing tells whether every source answered the relocate's stop trigger, its
+// destination reported that sync with a ready image, and both did the gap ago; else how long
+// until the last one did. A member's time ahead of the hub's counts as the hub's.
 func (o Observation) stoppedSyncing(a *schedulingv1alpha1.PairAction) (time.Duration, bool) {
 	var wait time.Duration
 	for _, v := range o.Volumes {
@@ -493,31 +498,38 @@ func (o Observation) stoppedSyncing(a *schedulingv1alpha1.PairAction) (time.Dura
 		if r == nil {
 			continue
 		}
-		if r.LastManualSync != stopTrigger(a) {
+		if r.LastManualSync != stopTrigger(a) || !r.ImageReady || !destinationSynced(r) {
 			return 0, false
 		}
 		last := r.SourceLastSync
 		if r.DestinationLastSync.After(last) {
 			last = r.DestinationLastSync
 		}
+		if last.After(o.Now) {
+			last = o.Now
+		}
 		wait = max(wait, last.Add(syncGap).Sub(o.Now))
 	}
 	return wait, wait <= 0
 }
 
+// destinationSynced tells whether the destination's last sync completed after the source's
+// last sync started, to the second, as the API keeps times: the source's start is its
+// completion, kept to the second below, less the sync's duration.
+func destinationSynced(r *Replication) bool {
+	return !r.DestinationLastSync.Before(r.SourceLastSyncStart.Truncate(time.Second))
+}
+
 // finalSynced tells whether every replication answered the relocate's trigger with a ready
 // snapshot that a destination sync completed after the source's last sync started. The
-// source reports its manual sync before the snapshot is ready, so both are waited for. The
-// times are compared to the second, as the API keeps them: the source's start is its
-// completion, kept to the second below, less the sync's duration.
+// source reports its manual sync before the snapshot is ready, so both are waited for.
 func (o Observation) finalSynced(a *schedulingv1alpha1.PairAction) bool {
 	for _, v := range o.Volumes {
 		r := v.Replication
 		if r == nil {
 			continue
 		}
-		if r.LastManualSync != trigger(a) || !r.ImageReady || r.Image == nil ||
-			r.DestinationLastSync.Before(r.SourceLastSyncStart.Truncate(time.Second)) {
+		if r.LastManualSync != trigger(a) || !r.ImageReady || r.Image == nil || !destinationSynced(r) {
 			return false
 		}
 	}

@@ -431,7 +431,15 @@ func TestDecide(t *testing.T) {
 			expect(t, d.Phase, schedulingv1alpha1.PairRelocating)
 			expect(t, len(d.Fence), 0)
 		}},
-		{"a relocate ends the schedule of the syncs as its workloads stop", func() Observation {
+		{"a relocate keeps the syncs on their schedule until its workloads stop", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Action = action(schedulingv1alpha1.Relocate, Quiescing, 5*time.Second)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, Quiescing)
+			expect(t, d.Replications[0].ManualTrigger, "")
+		}},
+		{"a relocate ends the schedule of the syncs once its workloads stopped", func() Observation {
 			o := replicating(pair(), time.Minute)
 			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, Quiescing, 5*time.Second), true
 			return o
@@ -440,7 +448,18 @@ func TestDecide(t *testing.T) {
 			expect(t, d.Replications[0].ManualTrigger, stopTrigger(d.Action))
 			expect(t, d.Quiesce, true)
 			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
-				"relocate east to west: waiting for the sync that ends the schedule of 1 volumes, the first ns/c, and 3s after it")
+				"relocate east to west: waiting for the sync that ends the schedule of 1 volumes, the first ns/c")
+		}},
+		{"the sync that ended the schedule counts once its destination reported it", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, Quiescing, 5*time.Second), true
+			r := o.Volumes[0].Replication
+			r.LastManualSync, r.SourceLastSyncStart, r.SourceLastSync = stopTrigger(o.Action), ago(10*time.Second), ago(9*time.Second)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, Quiescing)
+			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
+				"relocate east to west: waiting for the sync that ends the schedule of 1 volumes, the first ns/c")
 		}},
 		{"a relocate asks for its last sync no sooner than the gap after the sync that ended the schedule", func() Observation {
 			o := replicating(pair(), time.Minute)
@@ -452,6 +471,18 @@ func TestDecide(t *testing.T) {
 			expect(t, d.Action.Progression, Quiescing)
 			expect(t, d.Replications[0].ManualTrigger, stopTrigger(d.Action))
 			expect(t, d.Recheck, 1500*time.Millisecond)
+			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
+				"relocate east to west: waiting for 3s after the sync that ended the schedule of every volume, before the last sync")
+		}},
+		{"a member's time ahead of the hub's does not hold a relocate longer than the gap", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, Quiescing, 5*time.Second), true
+			r := o.Volumes[0].Replication
+			r.LastManualSync, r.SourceLastSync, r.DestinationLastSync = stopTrigger(o.Action), ago(-time.Hour), ago(-time.Hour)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, Quiescing)
+			expect(t, d.Recheck, syncGap)
 		}},
 		{"a relocate whose workloads stopped, and whose schedule ended the gap ago, asks for a last sync", func() Observation {
 			o := replicating(pair(), time.Minute)
@@ -547,8 +578,8 @@ func TestDecide(t *testing.T) {
 			o := replicating(pair(), time.Minute)
 			o.Action = action(schedulingv1alpha1.Relocate, FinalSync, 5*time.Second)
 			r := o.Volumes[0].Replication
-			// The source started at .6 and completed at 1.3, reported as 1 less 0.7s; the
-			// destination completed at 1.1, reported as 1.
+			// The source's start is .3 into a second; the destination completed later in that
+			// second, and is reported at its start, as the API keeps times.
 			second := ago(time.Minute).Truncate(time.Second)
 			r.LastManualSync, r.SourceLastSyncStart, r.DestinationLastSync = trigger(o.Action), second.Add(300*time.Millisecond), second
 			return o

@@ -24,7 +24,7 @@ import (
 var (
 	schedules = flag.Int("n", 100, "how many schedules to run")
 	seed      = flag.Uint64("seed", 0, "the first schedule's seed; 0 draws one from the clock")
-	budget    = flag.Duration("budget", 9*time.Minute, "stop starting schedules after this long, pair schedules 2 minutes sooner; 0 for no bound")
+	budget    = flag.Duration("budget", 9*time.Minute, "stop starting schedules after this long, pair schedules 3 minutes sooner; 0 for no bound")
 	keepGoing = flag.Bool("keep-going", false, "run every schedule even after one failed")
 	steps     = flag.Bool("steps", false, "print every schedule's steps, not only a failing one's")
 	keep      = flag.Bool("keep", false, "keep the logs even when every schedule passed")
@@ -33,7 +33,15 @@ var (
 
 // pairAllowance is how much sooner than the others pair schedules stop starting: about the
 // longest one takes.
-const pairAllowance = 2 * time.Minute
+const pairAllowance = 3 * time.Minute
+
+// queue is a list of schedules workers take from, and how much sooner than the budget's
+// end they stop starting.
+type queue struct {
+	name      string
+	list      []Schedule
+	allowance time.Duration
+}
 
 // TestFaults runs the regression schedules and a batch of schedules, seeds seed, seed+1, ...,
 // on one bed, -at-once at a time, and fails with the seed, the steps and the replay command of every schedule
@@ -95,48 +103,45 @@ func TestFaults(t *testing.T) {
 		}
 	}
 	// Pair schedules run one at a time, as a pair protects every namespace of its primary,
-	// and each takes a few minutes: one worker runs them first, from the start of the batch,
-	// and then helps with the others. They stop starting earlier than the others, so that a
-	// pair schedule started last still ends within the budget.
-	pairs, others := make(chan Schedule), make(chan Schedule)
-	over := func(allowance time.Duration) string {
-		if *budget > 0 && time.Since(start) > *budget-allowance {
-			return fmt.Sprintf("budget of %s spent", *budget)
-		}
+	// and each takes minutes: one worker runs them first, from the start of the batch, and
+	// then helps with the others. A schedule starts only while the budget lasts, a pair
+	// schedule only until three minutes before its end, so that the batch ends close to it.
+	pairs := &queue{name: "pair schedules", allowance: pairAllowance,
+		list: slices.DeleteFunc(slices.Clone(batch), func(s Schedule) bool { return !s.paired() })}
+	others := &queue{name: "other schedules", list: slices.DeleteFunc(slices.Clone(batch), Schedule.paired)}
+	take := func(q *queue) (Schedule, bool) {
 		mu.Lock()
 		defer mu.Unlock()
-		if failed > 0 && !*keepGoing {
-			return "a schedule failed"
+		why := ""
+		switch {
+		case len(q.list) == 0:
+			return Schedule{}, false
+		case *budget > 0 && time.Since(start) > *budget-q.allowance:
+			why = fmt.Sprintf("%s of the budget of %s spent", time.Since(start).Round(time.Second), *budget)
+		case failed > 0 && !*keepGoing:
+			why = "a schedule failed"
 		}
-		return ""
+		if why != "" {
+			t.Logf("%s: %d %s not run", why, len(q.list), q.name)
+			q.list = nil
+			return Schedule{}, false
+		}
+		s := q.list[0]
+		q.list = q.list[1:]
+		return s, true
 	}
-	hand := func(to chan<- Schedule, batch []Schedule, allowance time.Duration) {
-		defer close(to)
-		for i, s := range batch {
-			if why := over(allowance); why != "" {
-				t.Logf("%s: %d schedules not run", why, len(batch)-i)
-				return
-			}
-			to <- s
+	run := func(q *queue) {
+		for s, ok := take(q); ok; s, ok = take(q) {
+			report(bed.Run(context.Background(), s))
 		}
 	}
-	go hand(pairs, slices.DeleteFunc(slices.Clone(batch), func(s Schedule) bool { return !s.paired() }), pairAllowance)
-	go hand(others, slices.DeleteFunc(slices.Clone(batch), Schedule.paired), 0)
 	var workers sync.WaitGroup
 	workers.Go(func() {
-		for s := range pairs {
-			report(bed.Run(context.Background(), s))
-		}
-		for s := range others {
-			report(bed.Run(context.Background(), s))
-		}
+		run(pairs)
+		run(others)
 	})
 	for range max(1, *atOnce) - 1 {
-		workers.Go(func() {
-			for s := range others {
-				report(bed.Run(context.Background(), s))
-			}
-		})
+		workers.Go(func() { run(others) })
 	}
 	workers.Wait()
 	ran := len(converged)

@@ -34,16 +34,20 @@ func (w *Written) Forget(key types.NamespacedName) {
 
 // stale tells whether rv, the version the cache holds, is not the one last written. The
 // cache may hold a newer one another writer made: reading it past the cache costs one read.
+// An object the API server said gone, which the cache no longer holds either, is forgotten.
 func (w *Written) stale(key types.NamespacedName, rv string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	written, ok := w.m[key]
+	if ok && written == "" && rv == "" {
+		delete(w.m, key)
+	}
 	return ok && written != rv
 }
 
 // Get reads the object from the cache or, when the cache does not hold the version last
-// written, from the API server. An object not found is left with only its name, and the
-// NotFound error is returned.
+// written, from the API server. It returns the NotFound error of an object not found; one
+// the API server did not find is left with only its name.
 func Get[T any, P interface {
 	*T
 	client.Object

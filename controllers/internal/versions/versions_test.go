@@ -30,6 +30,28 @@ func (s *store) Get(_ context.Context, key client.ObjectKey, obj client.Object, 
 
 func (s *store) List(context.Context, client.ObjectList, ...client.ListOption) error { return nil }
 
+func TestGoneIsReadPastTheCacheUntilTheCacheLetsGo(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "a"}
+	w := New()
+	w.Wrote(key, "7")
+	cache, live := &store{rv: "7x"}, &store{}
+	for i, want := range []int{1, 2} { // the cache still holds it: read past it each time
+		if err := Get(context.Background(), w, cache, live, key, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("read %d: err %v, want NotFound", i, err)
+		}
+		if live.reads != want {
+			t.Fatalf("read %d: %d reads past the cache, want %d", i, live.reads, want)
+		}
+	}
+	cache.rv = "" // the cache lets go: nothing is remembered of the object any more
+	if err := Get(context.Background(), w, cache, live, key, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) || live.reads != 2 {
+		t.Fatalf("err %v, %d reads past the cache; want NotFound from the cache alone", err, live.reads)
+	}
+	if _, ok := w.m[key]; ok {
+		t.Error("an object gone from the API server and the cache is still remembered")
+	}
+}
+
 func TestGet(t *testing.T) {
 	key := types.NamespacedName{Namespace: "ns", Name: "a"}
 	for _, tt := range []struct {
@@ -69,7 +91,7 @@ func TestGet(t *testing.T) {
 			if (live.reads > 0) != tt.wantLive {
 				t.Errorf("read past the cache %d times, want %t", live.reads, tt.wantLive)
 			}
-			if tt.wantLive && w.stale(key, tt.wantWrittenAfter) {
+			if tt.wantLive && tt.wantWrittenAfter != "" && w.stale(key, tt.wantWrittenAfter) {
 				t.Errorf("the version read past the cache was not remembered")
 			}
 		})
