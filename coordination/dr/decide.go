@@ -329,7 +329,7 @@ func (d *Decision) waitingFor(o Observation) string {
 		}
 		waiting = nil
 		for _, v := range o.Volumes {
-			if r := v.Replication; r != nil && (r.LastManualSync != stopTrigger(a) || !r.ImageReady || !destinationSynced(r)) {
+			if r := v.Replication; r != nil && !stopSynced(r, a) {
 				waiting = append(waiting, v.Key())
 			}
 		}
@@ -498,7 +498,7 @@ func (o Observation) stoppedSyncing(a *schedulingv1alpha1.PairAction) (time.Dura
 		if r == nil {
 			continue
 		}
-		if r.LastManualSync != stopTrigger(a) || !r.ImageReady || !destinationSynced(r) {
+		if !stopSynced(r, a) {
 			return 0, false
 		}
 		last := r.SourceLastSync
@@ -511,6 +511,12 @@ func (o Observation) stoppedSyncing(a *schedulingv1alpha1.PairAction) (time.Dura
 		wait = max(wait, last.Add(syncGap).Sub(o.Now))
 	}
 	return wait, wait <= 0
+}
+
+// stopSynced tells whether the source answered the relocate's stop trigger and its
+// destination reported that sync with a ready image.
+func stopSynced(r *Replication, a *schedulingv1alpha1.PairAction) bool {
+	return r.LastManualSync == stopTrigger(a) && r.ImageReady && destinationSynced(r)
 }
 
 // destinationSynced tells whether the destination's last sync completed after the source's

@@ -220,10 +220,10 @@ func (v *VolSync) source(ctx context.Context, m *volsyncMember, key client.Objec
 		// VolSync retries a failed mover with a backoff.
 		return reconcile.Result{RequeueAfter: 5 * time.Second}, m.client.Status().Patch(ctx, rs, patch)
 	}
-	ctrl.LoggerFrom(ctx).Info("Synced", "manual", ptr.Deref(rs.Spec.Trigger, volsyncv1alpha1.ReplicationSourceTriggerSpec{}).Manual)
 	rs.Status.LastSyncTime, rs.Status.LastSyncStartTime = &now, nil
 	rs.Status.LastSyncDuration = &metav1.Duration{Duration: now.Sub(start)}
 	trigger := ptr.Deref(rs.Spec.Trigger, volsyncv1alpha1.ReplicationSourceTriggerSpec{})
+	ctrl.LoggerFrom(ctx).Info("Synced", "manual", trigger.Manual)
 	rs.Status.LastManualSync = trigger.Manual
 	rs.Status.LatestMoverStatus = &volsyncv1alpha1.MoverStatus{Result: volsyncv1alpha1.MoverResultSuccessful}
 	reason := volsyncv1alpha1.SynchronizingReasonManual
