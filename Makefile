@@ -83,10 +83,12 @@ N ?= 100
 SEED ?= 0
 FAULTS_BUDGET ?= 9m
 FAULTS_TIMEOUT ?= 30m
+# More flags of the harness, e.g. -keep-going (run every schedule after one failed) or -at-once=4.
+FAULTS_FLAGS ?=
 .PHONY: faults
-faults: tools ## Run N fault schedules (default 100) on one bed from SEED (default: from the clock); the soak: N=10000 FAULTS_BUDGET=0 FAULTS_TIMEOUT=0.
+faults: tools ## Run N fault schedules (default 100) on one bed from SEED (default: from the clock); the soak: N=10000 FAULTS_BUDGET=0 FAULTS_TIMEOUT=0 FAULTS_FLAGS=-keep-going.
 	go test -tags faults ./test/faults -run '^TestFaults$$' -count=1 -v -timeout $(FAULTS_TIMEOUT) \
-		-args -n=$(N) -seed=$(SEED) -budget=$(FAULTS_BUDGET) $(if $(filter 1,$(N)),-steps)
+		-args -n=$(N) -seed=$(SEED) -budget=$(FAULTS_BUDGET) $(if $(filter 1,$(N)),-steps) $(FAULTS_FLAGS)
 
 .PHONY: bench
 bench: tools ## Run the benchmarks once each and print their figures.
