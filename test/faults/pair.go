@@ -248,8 +248,11 @@ func (r *run) checkRestores(ctx context.Context) {
 			continue
 		}
 		restored++
+		// Read as the records are: another schedule may be restarting the hub.
 		pv := &corev1.PersistentVolume{}
-		if err := r.hub.Get(ctx, client.ObjectKey{Name: vo.Status.VolumeName}, pv); err != nil || pv.Spec.CSI == nil {
+		if err := await(ctx, "the restored hub PV of claim "+vo.Name, retryFor, func(ctx context.Context) error {
+			return r.hub.Get(ctx, client.ObjectKey{Name: vo.Status.VolumeName}, pv)
+		}); err != nil || pv.Spec.CSI == nil {
 			r.fail("claim %s: its restored hub PV %s: %v", vo.Name, vo.Status.VolumeName, err)
 			continue
 		}
