@@ -290,10 +290,11 @@ func (r *run) checkRestores(ctx context.Context) {
 }
 
 // failoverEnd is where the pair's failover ended: Completed, or CalledOff; "" when it cannot
-// be read.
+// be read, also through another schedule's restart of the hub.
 func (r *run) failoverEnd(ctx context.Context) string {
 	p := &schedulingv1alpha1.LocationPair{}
-	if r.hub.Get(ctx, r.pairKey(), p) != nil || p.Status.LastAction == nil {
+	if await(ctx, "the pair", retryFor, func(ctx context.Context) error { return r.hub.Get(ctx, r.pairKey(), p) }) != nil ||
+		p.Status.LastAction == nil {
 		return ""
 	}
 	return p.Status.LastAction.Progression
