@@ -5,11 +5,13 @@
 // which starts the removal flow that the syncer carries out.
 //
 // The choice (schedule.go, pure and table-tested) filters the targets (Ready, not cordoned,
-// not evicting, reaching the storage domains of the namespace's volumes, restricted only
-// when the Placement names them), scores them by priority ÷ (namespaces placed + 1) with
-// ties broken by name, and is stable: a placed namespace stays where it is unless its target
-// becomes ineligible or its Placement changes. A target that is cordoned or not Ready keeps
-// its namespaces while no other target can take them, so that a Location of one member, or
-// an outage of the hub that leaves every target Unreachable at once, moves nothing; and with
-// nowhere else to go, a target a namespace is leaving takes it back.
+// not fenced, not evicting, reaching the storage domains of the namespace's volumes,
+// restricted only when the Placement names them), scores them by priority ÷ (namespaces
+// placed + 1) with ties broken by name, and is stable: a placed namespace stays where it is
+// unless its target becomes ineligible or its Placement changes. A target that is cordoned,
+// fenced or not Ready keeps its namespaces while no other target can take them, so that a
+// Location of one member, or an outage of the hub that leaves every target Unreachable at
+// once, moves nothing; and with nowhere else to go, a target a namespace is leaving takes it
+// back. A fenced target takes no namespace until its Fence is lifted, Unfencing included: its
+// member may still be cut off the storage.
 package scheduler

@@ -20,6 +20,8 @@ type Candidate struct {
 	Usable        bool
 	Ready         bool
 	Unschedulable bool
+	// Fenced: a Fence holds the target; it takes no namespace until the Fence is lifted.
+	Fenced bool
 	// Gone: the target is evicting or being deleted; every namespace leaves it.
 	Gone     bool
 	Priority int32
@@ -88,7 +90,7 @@ func Schedule(r Request) Result {
 		// can take it: a removal would gain nothing, and undo the workloads where they may
 		// run again. Any target gives it up to the one that holds its replicas.
 		toReplicas := best >= 0 && r.Candidates[best].Replicas && !c.Replicas
-		if stays && ((c.Ready && !c.Unschedulable) || best < 0) && !toReplicas {
+		if stays && ((c.Ready && !c.Unschedulable && !c.Fenced) || best < 0) && !toReplicas {
 			msg := "stays on " + c.Name
 			if !c.Ready {
 				msg += ", which is not Ready, until another target can take it"
@@ -122,6 +124,8 @@ func ineligible(c Candidate, domains []string) string {
 		return "not Ready"
 	case c.Unschedulable:
 		return "cordoned"
+	case c.Fenced:
+		return "fenced off storage until its Fence is lifted"
 	case !reaches(c, domains):
 		return fmt.Sprintf("does not reach storage domains %v", domains)
 	}

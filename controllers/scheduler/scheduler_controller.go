@@ -183,6 +183,6 @@ func placementChanged(oldObj, newObj client.Object) bool {
 // targetChanged: heartbeats renew status all the time; only what the filter reads counts.
 func targetChanged(oldObj, newObj client.Object) bool {
 	o, n := oldObj.(*workloadv1alpha1.SyncTarget), newObj.(*workloadv1alpha1.SyncTarget)
-	return o.Generation != n.Generation || o.IsReady() != n.IsReady() || !n.DeletionTimestamp.IsZero() ||
+	return o.Generation != n.Generation || o.IsReady() != n.IsReady() || o.IsFenced() != n.IsFenced() || !n.DeletionTimestamp.IsZero() ||
 		!maps.Equal(o.Labels, n.Labels)
 }

@@ -130,6 +130,7 @@ func (s *scope) candidate(location string, t *workloadv1alpha1.SyncTarget) Candi
 		}),
 		Ready:         t.IsReady(),
 		Unschedulable: t.Spec.Unschedulable,
+		Fenced:        t.IsFenced(),
 		Gone:          t.Departing(),
 		Priority:      t.Spec.Priority,
 		Domains:       t.Spec.StorageDomains,

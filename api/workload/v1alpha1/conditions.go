@@ -38,11 +38,16 @@ func (t *SyncTarget) Departing() bool {
 	return t.Spec.Evict || !t.DeletionTimestamp.IsZero()
 }
 
+// IsFenced tells whether a Fence holds the target: its Fenced condition is True, from the
+// Fence's success until it is lifted.
+func (t *SyncTarget) IsFenced() bool {
+	return meta.IsStatusConditionTrue(t.Status.Conditions, ConditionFenced)
+}
+
 // Available tells whether the target may take work: Ready, not cordoned, not departing,
 // not fenced.
 func (t *SyncTarget) Available() bool {
-	return t.IsReady() && !t.Spec.Unschedulable && !t.Departing() &&
-		!meta.IsStatusConditionTrue(t.Status.Conditions, ConditionFenced)
+	return t.IsReady() && !t.Spec.Unschedulable && !t.Departing() && !t.IsFenced()
 }
 
 // Reported tells whether the target's syncer has reported the member: its first report
