@@ -74,9 +74,14 @@ var _ = Describe("Health", func() {
 		}).WithContext(ctx).Should(Succeed())
 
 		By("keeping what another writer puts in the status")
-		orig := st.DeepCopy()
-		meta.SetStatusCondition(&st.Status.Conditions, metav1.Condition{Type: "StorageClassesConsistent", Status: metav1.ConditionTrue, Reason: "Consistent"})
-		Expect(hub.Status().Patch(ctx, st, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))).To(Succeed())
+		// Written on the version read, as another controller writes; the heartbeat may write
+		// between the read and the patch, and then the patch is made again.
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: "m1"}, st)).To(Succeed())
+			orig := st.DeepCopy()
+			meta.SetStatusCondition(&st.Status.Conditions, metav1.Condition{Type: "StorageClassesConsistent", Status: metav1.ConditionTrue, Reason: "Consistent"})
+			g.Expect(hub.Status().Patch(ctx, st, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))).To(Succeed())
+		}).WithContext(ctx).Should(Succeed())
 		seen := st.Status.LastHeartbeatTime.Time
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKey{Name: "m1"}, st)).To(Succeed())
