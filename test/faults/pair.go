@@ -248,11 +248,8 @@ func (r *run) checkRestores(ctx context.Context) {
 			continue
 		}
 		restored++
-		// Read as the records are: another schedule may be restarting the hub.
 		pv := &corev1.PersistentVolume{}
-		if err := await(ctx, "the restored hub PV of claim "+vo.Name, retryFor, func(ctx context.Context) error {
-			return r.hub.Get(ctx, client.ObjectKey{Name: vo.Status.VolumeName}, pv)
-		}); err != nil || pv.Spec.CSI == nil {
+		if err := r.read(ctx, client.ObjectKey{Name: vo.Status.VolumeName}, pv); err != nil || pv.Spec.CSI == nil {
 			r.fail("claim %s: its restored hub PV %s: %v", vo.Name, vo.Status.VolumeName, err)
 			continue
 		}
@@ -293,8 +290,7 @@ func (r *run) checkRestores(ctx context.Context) {
 // be read, also through another schedule's restart of the hub.
 func (r *run) failoverEnd(ctx context.Context) string {
 	p := &schedulingv1alpha1.LocationPair{}
-	if await(ctx, "the pair", retryFor, func(ctx context.Context) error { return r.hub.Get(ctx, r.pairKey(), p) }) != nil ||
-		p.Status.LastAction == nil {
+	if r.read(ctx, r.pairKey(), p) != nil || p.Status.LastAction == nil {
 		return ""
 	}
 	return p.Status.LastAction.Progression

@@ -376,6 +376,12 @@ func (r *run) retrying(f func(context.Context) error) func(context.Context) erro
 	}
 }
 
+// read gets obj from the hub, retrying for as long as a workload step would: another
+// schedule may be restarting the hub.
+func (r *run) read(ctx context.Context, key client.ObjectKey, obj client.Object) error {
+	return await(ctx, fmt.Sprintf("%T %s", obj, key), retryFor, func(ctx context.Context) error { return r.hub.Get(ctx, key, obj) })
+}
+
 // await polls done until it returns nil, and returns its last error once within passed.
 func await(ctx context.Context, what string, within time.Duration, done func(context.Context) error) error {
 	deadline := time.Now().Add(within)
