@@ -454,14 +454,15 @@ func deleting(o Observation, d *Decision) {
 }
 
 // keepVolume: the storage was kept, by the owner's reclaim policy Retain or because the claim
-// went while no target held the volume. The hub PV stays, Released, as a Retain PV does in a
-// cluster, and says where the storage is; the claim finishes once it is.
+// went while no target had a copy of it to release the storage through. The hub PV stays,
+// Released, as a Retain PV does in a cluster, and says where the storage is; the claim
+// finishes once it is.
 func keepVolume(o Observation, d *Decision) {
 	d.Phase, d.Reason = storagev1alpha1.Released, storagev1alpha1.ReasonRetained
 	d.Message = fmt.Sprintf("%s let the claim go with reclaim policy Retain; PV %s keeps the storage", d.Owner, o.Volume.Name)
 	if o.Claim.ReleasePolicy == "" {
 		d.Reason = storagev1alpha1.ReasonRetainedWithoutOwner
-		d.Message = "the claim was deleted while no target held the volume; PV " + o.Volume.Name + " keeps the storage"
+		d.Message = "the claim was deleted while no target had a copy of it to release the storage through; PV " + o.Volume.Name + " keeps the storage"
 	}
 	if !o.Volume.Released {
 		d.Actions = append(d.Actions, Action{Kind: RetainVolume, Target: d.Owner})

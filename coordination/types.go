@@ -19,8 +19,8 @@ type Presence struct {
 	Leaving bool
 	// Held: the claim lists the coordinator's hold for the target.
 	Held bool
-	// Downstream: the target's syncer finalizer is on the object: its syncer made (or is
-	// making) the copy in the member.
+	// Downstream: the target's syncer finalizer is on the object: its syncer made the copy
+	// in the member, and has not yet removed it.
 	Downstream bool
 }
 

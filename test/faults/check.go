@@ -270,8 +270,8 @@ func (r *run) cleanUp(ctx context.Context) error {
 
 // released tells which volume of the namespace is not released yet. Once its claim is gone
 // a volume is released, or kept: by its hub PV's Retain, set aside by a failover, or because
-// the claim went while no target held the volume, in which case the hub PV stays Released,
-// naming the storage.
+// the claim went while no target had a copy to release it through, in which case the hub PV
+// stays Released, naming the storage.
 func (r *run) released(ctx context.Context) error {
 	kept := r.keptHandles()
 	for h, claim := range r.obs.handles(r.ns) {

@@ -24,8 +24,9 @@ const (
 	// Released for a deleted claim, it is the domain the kept storage lives in.
 	DomainAnnotation = "storage.custody.dev/domain"
 	// LastOwnerAnnotation on a hub PV that coordination kept Released for a deleted claim
-	// (its reclaim policy was Retain, or no target held the volume when the claim went) is
-	// the key of the target that held the volume last: where an admin finds the storage.
+	// (its reclaim policy was Retain, or no target had a copy to release it through when the
+	// claim went) is the key of the target that held the volume last: where an admin finds
+	// the storage.
 	LastOwnerAnnotation = "storage.custody.dev/last-owner"
 	// RestoreAnnotation on a hub claim, <key>/<snapshot>, asks the syncer of target <key> to
 	// make the claim's copy from the VolumeSnapshot <snapshot> of the claim's namespace in its

@@ -71,8 +71,9 @@ const (
 	// ReasonRetained: the claim was deleted and its owner let it go with reclaim policy
 	// Retain; the hub PV stays, Released, and keeps the storage for an admin.
 	ReasonRetained = "Retained"
-	// ReasonRetainedWithoutOwner: the claim was deleted while no target held the volume; the
-	// hub PV stays, Released, and keeps the storage for an admin.
+	// ReasonRetainedWithoutOwner: the claim was deleted while no target had a copy of it to
+	// release the storage through; the hub PV stays, Released, and keeps the storage for an
+	// admin.
 	ReasonRetainedWithoutOwner = "RetainedWithoutOwner"
 	// ReasonMultipleHolders: more than one target holds an owned volume; nothing moves until
 	// all but one let go.

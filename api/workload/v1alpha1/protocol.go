@@ -96,8 +96,8 @@ type Presence struct {
 	LeavingSince time.Time
 	// Finalizers are the coordination finalizers holding back the removal.
 	Finalizers []string
-	// Downstream: the target's syncer finalizer is on the object: its syncer made (or is
-	// making) the copy in the member.
+	// Downstream: the target's syncer finalizer is on the object: its syncer made the copy
+	// in the member, and has not yet removed it.
 	Downstream bool
 }
 

@@ -1,7 +1,8 @@
 // Package downsync is the syncer's controller for hub objects a target syncs: one Reconciler
 // per resource type. It keeps each hub object labelled Sync for the target equal to its
 // copy in the member, creating the translated namespace first; puts the syncer finalizer on
-// the hub object before its first write downstream; syncs status up; runs the deletion flow
+// the hub object once the copy exists, which coordination reads as the copy's existence;
+// syncs status up; runs the deletion flow
 // (removal requested by annotation or by deletion, held by coordination finalizers, then the
 // downstream copy deleted and awaited, then the finalizer and state label removed); and
 // removes downstream copies whose hub object is no longer synced to the target.

@@ -23,9 +23,6 @@ import (
 
 // sync runs the phases of a hub object that is synced to the target.
 func (r *Reconciler) sync(ctx context.Context, up, down *unstructured.Unstructured) error {
-	if err := r.ensureFinalizer(ctx, up); err != nil {
-		return err
-	}
 	if up.GetNamespace() != "" {
 		if err := r.ensureNamespace(ctx, up.GetNamespace()); err != nil {
 			return err
@@ -41,6 +38,9 @@ func (r *Reconciler) sync(ctx context.Context, up, down *unstructured.Unstructur
 	}
 	down, err := r.ensureDownstream(ctx, up, down)
 	if err != nil || down == nil {
+		return err
+	}
+	if err := r.ensureFinalizer(ctx, up); err != nil {
 		return err
 	}
 	return r.ensureStatus(ctx, up, down)
@@ -135,8 +135,13 @@ func (r *Reconciler) copyWaitsFor(ctx context.Context, claim, up *unstructured.U
 	return name == r.Target.DownstreamName(up), nil
 }
 
-// ensureFinalizer puts the syncer's finalizer on the hub object, so that the object stays
-// until its downstream copy is gone.
+// ensureFinalizer puts the syncer's finalizer on the hub object once its downstream copy
+// exists, so that the object stays until the copy is gone. Coordination reads the finalizer
+// as the copy's existence: it releases a claim's storage through the owner's copies only
+// then, and an owner that could not make them (its namespace still terminating) lets the
+// claim go without releasing what it never held. A copy made just before a crash, its
+// finalizer not yet on, is found from the member and removed as an orphan if its hub object
+// goes.
 func (r *Reconciler) ensureFinalizer(ctx context.Context, up *unstructured.Unstructured) error {
 	if controllerutil.ContainsFinalizer(up, r.Target.Finalizer()) {
 		return nil

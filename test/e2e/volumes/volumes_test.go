@@ -17,6 +17,7 @@ import (
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
 var _ = Describe("Provisioning", func() {
@@ -303,6 +304,56 @@ var _ = Describe("Deleting a claim", func() {
 			g.Expect(v.Releases).To(BeZero())
 			g.Expect(v.Deleted).To(BeZero())
 		}).WithContext(ctx).Should(Succeed())
+	})
+
+	It("keeps the storage, on record, when the owner it moved to never made its copy: nothing released it", func(ctx SpecContext) {
+		ns := app(ctx, "loc")
+		c := claim(ctx, ns, "data", corev1.ReadWriteOnce)
+		vo := bound(ctx, ns, "data")
+		from, to := vo.Status.Owner, other(vo.Status.Owner)
+		pvName := vo.Status.VolumeName
+		h := handle(ctx, pvName)
+
+		By("leaving " + to + " an old copy of the namespace that terminates until the spec lets it go")
+		stuck := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+			Name:       downClaim(to, ns, "data").Namespace,
+			Labels:     transform.Target{Key: to, Hub: hubID}.Markers(),
+			Finalizers: []string{"custody.dev/test-hold"},
+		}}
+		m := member(to)
+		Expect(m.Client.Create(ctx, stuck)).To(Succeed())
+		Expect(m.Client.Delete(ctx, stuck)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) {
+			Expect(client.IgnoreNotFound(m.Client.Get(ctx, client.ObjectKeyFromObject(stuck), stuck))).To(Succeed())
+			patch := client.MergeFrom(stuck.DeepCopy())
+			stuck.Finalizers = nil
+			Expect(client.IgnoreNotFound(m.Client.Patch(ctx, stuck, patch))).To(Succeed())
+		})
+
+		By("moving the claim to " + to + ", which cannot make its copy there")
+		setCordon(ctx, from, true)
+		DeferCleanup(setCordon, context.Background(), from, false)
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+			g.Expect(c.Labels).To(HaveKeyWithValue(workloadv1alpha1.StateLabel(to), string(workloadv1alpha1.ResourceStateSync)))
+			g.Expect(workloadv1alpha1.Targets(c)).To(ConsistOf(to))
+		}).WithContext(ctx).Should(Succeed())
+		Consistently(func() bool {
+			return apierrors.IsNotFound(m.Client.Get(ctx, downClaim(to, ns, "data"), &corev1.PersistentVolumeClaim{}))
+		}).WithContext(ctx).Should(BeTrue(), "the claim's copy was made in a terminating namespace")
+
+		By("deleting the claim")
+		Expect(hub.Delete(ctx, c)).To(Succeed())
+		gone(ctx, c)
+		pv := hubPV(ctx, pvName)
+		Expect(pv.Status.Phase).To(Equal(corev1.VolumeReleased), "the hub PV names storage that no copy released")
+		Expect(pv.Spec.CSI.VolumeHandle).To(Equal(h))
+		Consistently(func(g Gomega) {
+			v := volume(h)
+			g.Expect(v.Releases).To(BeZero())
+			g.Expect(v.Deleted).To(BeZero())
+		}).WithContext(ctx).Should(Succeed())
+		Expect(hub.Delete(ctx, pv)).To(Succeed())
 	})
 })
 
