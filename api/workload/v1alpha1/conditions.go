@@ -85,3 +85,7 @@ const (
 	// ReasonNeverSeen: no syncer ever renewed a heartbeat for the target.
 	ReasonNeverSeen = "NeverSeen"
 )
+
+// ReasonDownstreamConflict is the reason of the event on a hub object that a target's syncer
+// does not sync: the member has an object of the same name that the syncer did not create.
+const ReasonDownstreamConflict = "DownstreamConflict"

@@ -36,7 +36,8 @@ type Reconciler struct {
 	// Contents are the namespaced kinds the syncer syncs. When GVK is Namespace, a downstream
 	// namespace stays while a hub object of these kinds in it is synced to the target.
 	Contents []schema.GroupVersionKind
-	// Recorder records events on hub objects, about the replica a claim is restored from.
+	// Recorder records events on hub objects: a replica a claim is restored from that is
+	// missing, a member object of the same name that the syncer did not create.
 	Recorder events.EventRecorder
 }
 

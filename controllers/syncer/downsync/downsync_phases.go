@@ -166,6 +166,8 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, hubNamespace string) e
 func (r *Reconciler) ensureDownstream(ctx context.Context, up, down *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	log := ctrl.LoggerFrom(ctx)
 	if down != nil && !r.Target.Owns(down) && !r.provisionedFor(up, down) {
+		r.Recorder.Eventf(up, nil, corev1.EventTypeWarning, workloadv1alpha1.ReasonDownstreamConflict, "Sync",
+			"%s has a %s %s that Custody did not create: it is left alone, and this object is not synced there", r.Target.Key, down.GetKind(), client.ObjectKeyFromObject(down))
 		if r.GVK.GroupKind() == transform.PVCKind {
 			// A claim the member made itself: its deletion in the member shows in no watch of
 			// the syncer, so the claim is retried until the upsync adopted it or it is gone.

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -158,13 +159,17 @@ var _ = Describe("Down-sync", func() {
 		}
 		Expect(hub.Create(ctx, hubLocal)).To(Succeed())
 		Eventually(func(g Gomega) {
-			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(hubLocal), hubLocal)).To(Succeed())
-			g.Expect(hubLocal.Finalizers).To(ContainElement(workloadv1alpha1.SyncerFinalizer("m1")))
+			list := &eventsv1.EventList{}
+			g.Expect(hub.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+			g.Expect(list.Items).To(ContainElement(And(HaveField("Reason", workloadv1alpha1.ReasonDownstreamConflict),
+				HaveField("Regarding.Name", "local"), HaveField("Note", ContainSubstring("left alone")))))
 		}).WithContext(ctx).Should(Succeed())
 		Consistently(func(g Gomega) {
 			g.Expect(m1.Get(ctx, client.ObjectKeyFromObject(local), local)).To(Succeed())
 			g.Expect(local.Data).To(Equal(map[string]string{"owner": "member"}))
 			g.Expect(local.Labels).NotTo(HaveKey(transform.TargetLabel))
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(hubLocal), hubLocal)).To(Succeed())
+			g.Expect(hubLocal.Finalizers).NotTo(ContainElement(workloadv1alpha1.SyncerFinalizer("m1")), "held for a copy the syncer did not make")
 		}).WithContext(ctx).Should(Succeed())
 	})
 
