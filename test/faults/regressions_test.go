@@ -352,4 +352,21 @@ var regressions = []Schedule{
 		{At: 2580 * time.Millisecond, Kind: RestartHub, For: 540 * time.Millisecond},
 		{At: 2660 * time.Millisecond, Kind: Partition, Target: Owner, For: 750 * time.Millisecond},
 	}},
+	// A claim moved back to a member whose Fence was still being lifted, and whose old copy
+	// of the namespace was still terminating: its syncer put its finalizer on the claim and
+	// the PV but could not make their copies. The claim was deleted; coordination read the
+	// finalizer as copies that exist, gave the member the release policy Delete, and deleted
+	// the hub PV once the member let go with nothing to release. The storage stayed, named by
+	// no hub PV. A fenced target now takes no namespace, and the syncer's finalizer comes
+	// only with the copy. The replay alone passes: the failure took the timing of the
+	// schedules beside it, which the end-to-end spec "Deleting a claim keeps the storage, on
+	// record, when the owner it moved to never made its copy" sets up on purpose.
+	{Seed: 1795810848190238560, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c3", Mode: corev1.ReadWriteOnce},
+		{At: 240 * time.Millisecond, Kind: Partition, Target: "m3", For: 3780 * time.Millisecond},
+		{At: 470 * time.Millisecond, Kind: Partition, Target: Owner, For: 2280 * time.Millisecond},
+		{At: 2850 * time.Millisecond, Kind: StopMember, Target: Owner, For: 2500 * time.Millisecond},
+	}},
 }
