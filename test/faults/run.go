@@ -216,33 +216,31 @@ type event struct {
 	do   func(context.Context) error
 }
 
-// lanes splits the steps into the faults' events and the workload's, each ordered by time.
-// Faults and their heals act on processes and never wait for an API server; workload steps
-// retry until the hub answers, so a hub outage delays the workload's lane alone. A lost
-// primary has a lane of its own: its heal waits for the failover, which another fault may
-// hold up until it heals.
+// lanes splits the steps into lanes that run at once, each ordered by time: the workload's
+// steps, which retry until the hub answers, so that a hub outage delays the workload alone;
+// and one lane per fault, its start then its heal, so that a heal comes on time even while
+// another fault's action waits. Actions on processes can wait for an API server: stopping a
+// syncer that is still starting waits until its caches synced (controller-runtime's manager
+// does not return before), which takes the hub that a restart of another fault holds down,
+// and the members' lifecycle lock is held meanwhile. A lost primary's heal waits for the
+// failover, which another fault may hold up until it heals.
 func (r *run) lanes(steps []Step) [][]event {
-	var faults, workload []event
-	var own [][]event
+	var workload []event
+	var lanes [][]event
 	for _, st := range steps {
 		start, heal := r.actions(st)
 		lane := []event{{at: st.At, what: st.String(), do: start}}
 		if heal != nil {
 			lane = append(lane, event{at: st.At + st.For, what: "heal " + st.String(), do: heal})
 		}
-		switch {
-		case st.Kind == LosePrimary:
-			own = append(own, lane)
-		case st.workload():
+		if st.workload() {
 			workload = append(workload, lane...)
-		default:
-			faults = append(faults, lane...)
+			continue
 		}
+		lanes = append(lanes, lane)
 	}
-	for _, lane := range [][]event{faults, workload} {
-		slices.SortStableFunc(lane, func(a, b event) int { return int(a.at - b.at) })
-	}
-	return append([][]event{faults, workload}, own...)
+	slices.SortStableFunc(workload, func(a, b event) int { return int(a.at - b.at) })
+	return append(lanes, workload)
 }
 
 // play runs the lanes at once, each lane's events at their offsets from start, and returns
