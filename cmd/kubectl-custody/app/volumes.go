@@ -25,9 +25,9 @@ owner, sharers, phase, time in the phase and the current reclaim policy of its d
 copies. -o wide adds the storage class, storage domain, hub PV and the reason of the phase.
 
 --retained lists instead the hub PVs that deleted claims left behind with their storage
-(reclaim policy Retain, or no target had a copy to release it through): the claim each held, capacity,
-storage class, storage domain, the target that held it last and how long ago it was
-released. Deleting such a PV releases no storage.`,
+(reclaim policy Retain, or no target had a copy to release it through): the claim each
+held, capacity, storage class, storage domain, the target that held it last and how long
+ago it was released. Deleting such a PV releases no storage.`,
 		Example: `  # The volumes of the current namespace
   kubectl custody volumes
 

@@ -2,10 +2,10 @@
 // per resource type. It keeps each hub object labelled Sync for the target equal to its
 // copy in the member, creating the translated namespace first; puts the syncer finalizer on
 // the hub object once the copy exists, which coordination reads as the copy's existence;
-// syncs status up; runs the deletion flow
-// (removal requested by annotation or by deletion, held by coordination finalizers, then the
-// downstream copy deleted and awaited, then the finalizer and state label removed); and
-// removes downstream copies whose hub object is no longer synced to the target.
+// syncs status up; runs the deletion flow (removal requested by annotation or by deletion,
+// held by coordination finalizers, then the downstream copy deleted and awaited, then the
+// finalizer and state label removed); and removes downstream copies whose hub object is no
+// longer synced to the target.
 //
 // It writes downstream with server-side apply under one field manager, so that fields the
 // member itself sets (a PV binding, an allocated address, a controller's annotations) stay
