@@ -39,7 +39,9 @@
 //   - releasing h and giving n Sync are two patches of each object, not one: a crash between
 //     the claim's patch and the PV's then leaves h on one of them, which the fence releases
 //     again, never h and n on the two;
-//   - n's syncer puts its finalizer on the claim and the PV before it makes copies;
+//   - n's syncer puts its finalizer on the claim and the PV once their copies exist in its
+//     member: the finalizer says so, and a deleted claim is released only through copies
+//     that exist;
 //   - each phase is recorded before it acts (WaitingForFence before the Fence is requested,
 //     OwnerFenced before the release, Moved before the grant, which the record keeps while
 //     the new owner holds the volume);
