@@ -47,6 +47,15 @@
 //     the new owner holds the volume);
 //   - n's syncer reports the claim's status to the hub, once per change of it in n.
 //
+// A move from an owner h that answers needs, besides those five, h's consent and h's
+// deletion of its two copies. Invariant 2 puts h's acknowledgement between the request and
+// the grant, so each of the hub claim and PV is patched three times under the label
+// protocol: h asked to let go, h's labels off, n given Sync. That makes eleven writes of
+// Custody's at the least, where the move benchmark's floor makes seven (it gives n Sync in
+// the patch that takes h off); the members' binders add about three (n's PV copy bound to
+// its claim copy, the status of each). The rest goes to the reasons above, and to the
+// record of Moving (WaitingForDetach) written before h is asked.
+//
 // A hold (the HoldFinalizer in the claim's per-target coordination finalizers) keeps a claim
 // on a target while leaving it would break an invariant: during provisioning, for internal
 // volumes, for moves the storage class refuses, and on the owner of a deleted claim until
