@@ -369,4 +369,23 @@ var regressions = []Schedule{
 		{At: 470 * time.Millisecond, Kind: Partition, Target: Owner, For: 2280 * time.Millisecond},
 		{At: 2850 * time.Millisecond, Kind: StopMember, Target: Owner, For: 2500 * time.Millisecond},
 	}},
+	// A pair's replication of c2 moved from e1 to e2 as the claim did. e1's syncer deleted
+	// its ReplicationSource and was stopped before it deleted its copy of the pair's key.
+	// Started again, it deleted the copy and waited for a deletion event that its watches
+	// (ReplicationSources and ReplicationDestinations) never gave, so its finalizer held the
+	// replication, deleted when the pair failed over, for ever: c2 was never protected from
+	// west, and the pair never had all its volumes protected. The syncer now watches its
+	// copies of the key too. The replay alone needs e1's syncer stopped at that moment, which
+	// the schedules beside it did; the syncer suite's spec "a VolumeReplication whose
+	// ReplicationSource it deleted, and not yet its copy of the key" sets it up on purpose.
+	{Seed: 1795833598228079633, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteOnce},
+		{Kind: Protect, Interval: "1d", Threshold: 6790 * time.Millisecond},
+		{At: 340 * time.Millisecond, Kind: Cordon, Target: Owner, For: 920 * time.Millisecond},
+		{At: 550 * time.Millisecond, Kind: KillController, For: 1170 * time.Millisecond},
+		{At: 1040 * time.Millisecond, Kind: KillSyncer, Target: "w1", For: 950 * time.Millisecond},
+		{At: 1810 * time.Millisecond, Kind: FailFencing, For: 1950 * time.Millisecond},
+		{At: 2100 * time.Millisecond, Kind: LosePrimary, For: 1910 * time.Millisecond},
+	}},
 }

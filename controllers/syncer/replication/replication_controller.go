@@ -29,9 +29,9 @@ type Reconciler struct {
 }
 
 // SetupWithManager watches the target's VolumeReplications on the hub and the annotations of
-// their namespaces (a relocate quiesces them), and the ReplicationSources and
-// ReplicationDestinations the syncer made in the member, and looks once at start at the
-// VolumeReplications the syncer's finalizer holds.
+// their namespaces (a relocate quiesces them), and the ReplicationSources,
+// ReplicationDestinations and copies of the pair's key the syncer made in the member, and
+// looks once at start at the VolumeReplications the syncer's finalizer holds.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opts controller.Options) error {
 	inNamespace := enqueue.All(r.Hub, func() client.ObjectList { return &storagev1alpha1.VolumeReplicationList{} }, enqueue.InNamespaceOf)
 	return ctrl.NewControllerManagedBy(mgr).Named("replication").WithOptions(opts).
@@ -40,8 +40,22 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 			handler.EnqueueRequestsFromMapFunc(inNamespace), predicate.AnnotationChangedPredicate{})).
 		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&volsyncv1alpha1.ReplicationSource{}), handler.EnqueueRequestsFromMapFunc(r.Target.Requests(false)))).
 		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&volsyncv1alpha1.ReplicationDestination{}), handler.EnqueueRequestsFromMapFunc(r.Target.Requests(false)))).
+		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&corev1.Secret{}), handler.EnqueueRequestsFromMapFunc(r.keyRequests))).
 		WatchesRawSource(transform.AtStart()).
 		Complete(r)
+}
+
+// keyRequests maps a copy of the pair's key that the syncer made to its VolumeReplication. A
+// clean-up that found the copy of the key left, its ReplicationSource or
+// ReplicationDestination gone already (a syncer stopped between the two deletions), is
+// back once the copy is gone, to let go of the VolumeReplication. Other Secrets the syncer
+// made are the hub's Secrets' copies: they map to nothing.
+func (r *Reconciler) keyRequests(ctx context.Context, obj client.Object) []ctrl.Request {
+	reqs := r.Target.Requests(false)(ctx, obj)
+	if len(reqs) != 1 || obj.GetName() != keyName(reqs[0].Name) {
+		return nil
+	}
+	return reqs
 }
 
 // role is what the target does for a VolumeReplication.
