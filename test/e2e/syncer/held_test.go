@@ -69,17 +69,16 @@ var _ = Describe("A syncer starting", func() {
 		// there to be deleted, whose deletion would bring the syncer back to let go.
 		Entry("a VolumeReplication whose ReplicationSource it deleted, and not yet its copy of the key, once the replication left it",
 			replicationLeft, func(ctx SpecContext, ns string) {
-				member, m1 := bed.Member("m1").Client, targetOf("m1")
-				downstream := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: m1.Namespace(ns)}}
+				member, key := bed.Member("m1").Client, keyCopy(ns)
+				downstream := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: key.Namespace}}
 				Expect(member.Create(ctx, downstream)).To(Succeed())
 				DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(member.Delete(ctx, downstream))).To(Succeed()) })
-				Expect(member.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: m1.Namespace(ns), Name: "custody-replication-data",
-					Labels:      m1.Markers(),
+				Expect(member.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name,
+					Labels:      targetOf("m1").Markers(),
 					Annotations: map[string]string{transform.HubNamespaceAnnotation: ns, transform.HubNameAnnotation: "data"}},
 					Data: map[string][]byte{"psk.txt": []byte("volsyncrsynctls:00")}})).To(Succeed())
 			}, func(ctx SpecContext, ns string) {
-				key := client.ObjectKey{Namespace: targetOf("m1").Namespace(ns), Name: "custody-replication-data"}
-				Eventually(gone(ctx, bed.Member("m1").Client, key, &corev1.Secret{})).WithContext(ctx).Should(Succeed())
+				Eventually(gone(ctx, bed.Member("m1").Client, keyCopy(ns), &corev1.Secret{})).WithContext(ctx).Should(Succeed())
 			}),
 	)
 })
@@ -92,4 +91,9 @@ func replicationLeft(ns string) client.Object {
 		Spec: storagev1alpha1.VolumeReplicationSpec{Pair: "e2e", Source: workloadv1alpha1.ToSyncTargetKey("m2"),
 			Destination: workloadv1alpha1.ToSyncTargetKey("m3"), Schedule: "*/5 * * * *", KeySecret: "custody-pair-e2e"},
 	}
+}
+
+// keyCopy names m1's copy of the pair's key for replicationLeft, as its syncer makes it.
+func keyCopy(ns string) client.ObjectKey {
+	return client.ObjectKey{Namespace: targetOf("m1").Namespace(ns), Name: "custody-replication-data"}
 }
