@@ -178,14 +178,15 @@ func (o Observation) relocateGivenUp(a *schedulingv1alpha1.PairAction) (by strin
 	return "", o.Pair.Automatic && o.lost(a.From) && o.Locations[a.To].anyReady()
 }
 
-// protect replicates every volume bound in the active Location to the other one, unless
-// that one still holds Fences from a failover away from it.
+// protect replicates every volume bound in the active Location to a target of the other
+// one that no Fence holds; nothing while every target there is fenced, as after a failover
+// away from it.
 func (d *Decision) protect(o Observation) {
 	to := o.Locations[o.peer(d.Active)]
-	if len(to.Targets) == 0 || to.fenced() {
+	keys := to.destinations()
+	if len(keys) == 0 {
 		return
 	}
-	keys := to.destinations()
 	byKey := map[string]Target{}
 	for _, t := range to.Targets {
 		byKey[t.Key] = t
@@ -230,7 +231,7 @@ func (d *Decision) phase(o Observation) {
 		d.Phase = schedulingv1alpha1.PairFailingOver
 	case !Over(a):
 		d.Phase = schedulingv1alpha1.PairRelocating
-	case !o.Locations[o.peer(d.Active)].fenced() && o.protectedFrom(d.Active, d.Replicas):
+	case o.protectedFrom(d.Active, d.Replicas):
 		d.Phase = schedulingv1alpha1.PairProtecting
 	case a.Mode == schedulingv1alpha1.Failover:
 		d.Phase = schedulingv1alpha1.PairFailedOver
@@ -800,14 +801,17 @@ func (d *Decision) recheckIn(wait time.Duration) {
 	}
 }
 
-// destinations are the keys of the targets a volume may replicate to: those not cordoned, as
-// a switch restores a volume where its replica is, or every target when all are cordoned.
+// destinations are the keys of the targets a volume may replicate to: those that no Fence
+// holds, as a fenced member takes no replica until it returned clean; of those, the ones not
+// cordoned, as a switch restores a volume where its replica is, or all when all are cordoned.
 func (l Location) destinations() []string {
 	var keys, cordoned []string
 	for _, t := range l.Targets {
-		if t.Cordoned {
+		switch {
+		case t.Fence != fencing.Unfenced:
+		case t.Cordoned:
 			cordoned = append(cordoned, t.Key)
-		} else {
+		default:
 			keys = append(keys, t.Key)
 		}
 	}

@@ -41,8 +41,11 @@ func pair() Observation {
 	}
 }
 
-// dest is where ns's replicas go in west.
-var dest = Destination("ns", []string{"w1", "w2"})
+// dest is where ns's replicas go in west, and otherDest the other target there.
+var (
+	dest      = Destination("ns", []string{"w1", "w2"})
+	otherDest = Destination("ns", slices.DeleteFunc([]string{"w1", "w2"}, func(k string) bool { return k == dest }))
+)
 
 // replicating gives the volume a replication from e1 to dest whose last sync made a ready
 // image age old, recorded on the claim.
@@ -414,11 +417,29 @@ func TestDecide(t *testing.T) {
 		{"a volume replicates to a target of the other Location that is not cordoned: a switch restores it where its replica is", func() Observation {
 			return with(pair(), "west", func(t *Target) { t.Cordoned = true }, dest)
 		}, func(t *testing.T, d Decision) {
-			other := "w1"
-			if dest == "w1" {
-				other = "w2"
-			}
-			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: other}})
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: otherDest}})
+		}},
+		{"a member of the other Location fenced takes no replica: its volumes replicate to another target, and the rest of the Location stays protected", func() Observation {
+			return with(replicating(pair(), time.Minute), "west", fenceState(fencing.Fenced), dest)
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: otherDest}})
+			expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
+			expect(t, condition(d, schedulingv1alpha1.ConditionPeerReady), "False/PeerFenced")
+		}},
+		{"a fenced member takes no replica even when every other target is cordoned", func() Observation {
+			o := with(pair(), "west", func(t *Target) { t.Cordoned = true })
+			return with(o, "west", fenceState(fencing.Failed), dest)
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: otherDest}})
+		}},
+		{"after a failover, each target of the old Location takes replicas once it is unfenced, and the pair protects once every volume has one, while the others are still fenced", func() Observation {
+			o := replicatingBack(schedulingv1alpha1.Failover, 10*time.Minute, 5*time.Minute, 6*time.Minute, time.Minute)
+			back := o.Volumes[0].Replication.Destination
+			return with(o, "east", fenceState(fencing.Fenced), slices.DeleteFunc([]string{"e1", "e2"}, func(k string) bool { return k == back })...)
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: dest, Destination: Destination("ns", []string{"e1", "e2"})}})
+			expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
+			expect(t, condition(d, schedulingv1alpha1.ConditionPeerReady), "False/PeerFenced")
 		}},
 		{"a declared relocate stops the workloads first", func() Observation {
 			o := replicating(pair(), time.Minute)

@@ -6,7 +6,9 @@
 // While the pair protects, the volume of every claim whose namespace runs in the active
 // Location replicates from its owner to one target of the other Location, the same target
 // for every claim of a namespace (Destination), on a cron schedule made from the pair's
-// interval (Schedule), as VolSync's rsync-TLS mover with the snapshot copy method does.
+// interval (Schedule), as VolSync's rsync-TLS mover with the snapshot copy method does. A
+// target that a Fence holds takes no replica: its namespaces replicate to another target of
+// its Location until its Fence is lifted.
 //
 // A switch of the active Location is an action with named steps (Progressions), recorded in
 // the pair's status before it takes effect, so that a controller restarted at any step goes
@@ -27,6 +29,6 @@
 //
 // A declared switch is a spec whose generation is newer than the one the last action
 // answered, so that a failover the pair made on its own is not undone by an activeLocation
-// set before it. Replication runs the other way once the old Location is back, clean and
-// unfenced (PeerReady).
+// set before it. Replication runs the other way, to each target of the old Location as it is
+// back, clean and unfenced; PeerReady once none is fenced.
 package dr
