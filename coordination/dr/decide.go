@@ -48,10 +48,10 @@ func Decide(o Observation) Decision {
 }
 
 // switchAsked starts a failover or a relocate when one is declared or the active Location is
-// lost, and the other Location has a target that answers.
+// lost, and the other Location can take over.
 func (d *Decision) switchAsked(o Observation) bool {
 	to := o.peer(d.Active)
-	if !o.Locations[to].anyReady() {
+	if !o.Locations[to].canTakeOver() {
 		return false
 	}
 	var lastGeneration int64
@@ -175,7 +175,7 @@ func (o Observation) relocateGivenUp(a *schedulingv1alpha1.PairAction) (by strin
 	if o.Pair.Mode == schedulingv1alpha1.Failover && o.Pair.Declared == a.To && o.Pair.Generation > a.Generation {
 		return "spec", true
 	}
-	return "", o.Pair.Automatic && o.lost(a.From) && o.Locations[a.To].anyReady()
+	return "", o.Pair.Automatic && o.lost(a.From) && o.Locations[a.To].canTakeOver()
 }
 
 // protect replicates every volume bound in the active Location to a target of the other
@@ -729,6 +729,12 @@ func (t Target) holds(class *string) (string, bool) {
 
 func (l Location) anyReady() bool {
 	return slices.ContainsFunc(l.Targets, func(t Target) bool { return t.Ready })
+}
+
+// canTakeOver: a target answers and no Fence holds it. A Location whose every target is still
+// fenced after a failover away from it has not cleaned up, and takes no restore.
+func (l Location) canTakeOver() bool {
+	return slices.ContainsFunc(l.Targets, func(t Target) bool { return t.Ready && t.Fence == fencing.Unfenced })
 }
 
 // together tells whether two targets are in one Location of the pair.

@@ -393,6 +393,21 @@ func TestDecide(t *testing.T) {
 			expect(t, d.Phase, schedulingv1alpha1.PairFailedOver)
 			expect(t, len(d.Replications), 0)
 		}},
+		{"a pair whose active Location is lost does not fail over to a Location every target of which is still fenced from the failover before", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced))
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Completed, 10*time.Minute)
+			done := metav1.NewTime(ago(5 * time.Minute))
+			o.Action.CompletionTime = &done
+			o.Volumes[0].Owner, o.Volumes[0].Replication = dest, nil
+			return with(o, "west", lost(2*time.Minute))
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Active, "west")
+			expect(t, d.Action.From, "east")
+			expect(t, d.Action.Progression, Completed)
+			expect(t, d.Restores == nil, true)
+			expect(t, d.Fence, []string{"e1", "e2"})
+			expect(t, condition(d, schedulingv1alpha1.ConditionPeerReady), "False/PeerFenced")
+		}},
 		{"with the old Location unfenced, volumes replicate back, and the pair protects again once they have replicas", func() Observation {
 			return replicatingBack(schedulingv1alpha1.Failover, 10*time.Minute, 5*time.Minute, 6*time.Minute, time.Minute)
 		}, func(t *testing.T, d Decision) {

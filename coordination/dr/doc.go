@@ -15,7 +15,8 @@
 // on from there:
 //
 //   - Failover, automatic once every target of the active Location has been Unreachable for
-//     the pair's threshold, or declared: the active Location's targets that still answer are
+//     the pair's threshold, or declared, to a Location with a target that answers and that no
+//     Fence holds: the active Location's targets that still answer are
 //     fenced first (Fencing); then the other Location becomes active (Restoring), where each
 //     claim is restored from its latest replica; Completed once every claim that has a
 //     replica is bound there.
