@@ -3,6 +3,7 @@ package coordination
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -94,9 +95,24 @@ func claimOfVolume(_ context.Context, o client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}}}
 }
 
-// claimsOnFencedTarget maps a Fence to the claims placed on its target.
+// claimsOnFencedTarget maps a Fence to the claims placed on its target, and to those whose
+// record says the Fence took their volume from it: coordination released them from the
+// target, and they wait for its Fence to be lifted.
 func (r *Reconciler) claimsOnFencedTarget(ctx context.Context, o client.Object) []reconcile.Request {
-	return r.claimsOn(ctx, o.(*storagev1alpha1.Fence).Spec.TargetName)
+	target := o.(*storagev1alpha1.Fence).Spec.TargetName
+	out := r.claimsOn(ctx, target)
+	list := &storagev1alpha1.VolumeOwnershipList{}
+	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing volume ownerships")
+		return out
+	}
+	key := workloadv1alpha1.ToSyncTargetKey(target)
+	for _, vo := range list.Items {
+		if slices.Contains(vo.Status.FencedOff, key) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&vo)})
+		}
+	}
+	return out
 }
 
 // claimsOnTarget maps a target to the claims placed on it, or waiting for a target.

@@ -406,4 +406,17 @@ var regressions = []Schedule{
 		{At: 900 * time.Millisecond, Kind: LosePrimary, For: 1140 * time.Millisecond},
 		{At: 2460 * time.Millisecond, Kind: SlowStorage, Delay: 260 * time.Millisecond, For: 2570 * time.Millisecond},
 	}},
+	// c1's owner m1 was stopped and fenced, and c1 moved on; its record listed m1 as fenced
+	// off it. m1 came back, cleaned up, and its Fence was lifted and went, but a Fence mapped
+	// only to the claims labelled for its target, and coordination had taken m1's labels off
+	// c1: c1 was never looked at again. Deleted at the clean-up, it waited for m1's Fence, by
+	// then gone, until the harness gave up. A Fence now maps to the claims whose records list
+	// its target as fenced off too.
+	{Seed: 1795844994378400550, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteOnce},
+		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteOnce},
+		{At: 210 * time.Millisecond, Kind: DeleteClaim, Name: "c2"},
+		{At: 560 * time.Millisecond, Kind: Keep, Name: "c2"},
+		{At: 990 * time.Millisecond, Kind: StopMember, Target: Owner, For: 3620 * time.Millisecond},
+	}},
 }
