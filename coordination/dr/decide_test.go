@@ -44,8 +44,28 @@ func pair() Observation {
 // dest is where ns's replicas go in west, and otherDest the other target there.
 var (
 	dest      = Destination("ns", []string{"w1", "w2"})
-	otherDest = Destination("ns", slices.DeleteFunc([]string{"w1", "w2"}, func(k string) bool { return k == dest }))
+	otherDest = otherThan(dest, "w1", "w2")
 )
+
+// otherThan is the one of two keys that is not key.
+func otherThan(key, a, b string) string {
+	if key == a {
+		return b
+	}
+	return a
+}
+
+// failedOver is the pair after a failover from east, whose targets are fenced and have not
+// reported since, to west, completed five minutes ago: the volume, bound on dest, does not
+// replicate yet.
+func failedOver() Observation {
+	o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced))
+	o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Completed, 10*time.Minute)
+	done := metav1.NewTime(ago(5 * time.Minute))
+	o.Action.CompletionTime = &done
+	o.Volumes[0].Owner, o.Volumes[0].Replication = dest, nil
+	return o
+}
 
 // replicating gives the volume a replication from e1 to dest whose last sync made a ready
 // image age old, recorded on the claim.
@@ -382,11 +402,7 @@ func TestDecide(t *testing.T) {
 				"failover east to west: waiting for 1 volumes to be restored and bound in west, the first ns/c")
 		}},
 		{"the old active Location back and clean is unfenced, and replication runs the other way", func() Observation {
-			o := with(replicating(pair(), time.Minute), "east", func(t *Target) { t.Fence, t.Reported = fencing.Fenced, now })
-			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Completed, 10*time.Minute)
-			done := metav1.NewTime(ago(5 * time.Minute))
-			o.Action.CompletionTime = &done
-			o.Volumes[0].Owner, o.Volumes[0].Replication = dest, nil
+			o := with(failedOver(), "east", func(t *Target) { t.Reported = now }, "e1")
 			return with(o, "east", func(t *Target) { t.Reported = ago(6 * time.Minute) }, "e2")
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Fence, []string{"e2"})
@@ -394,12 +410,7 @@ func TestDecide(t *testing.T) {
 			expect(t, len(d.Replications), 0)
 		}},
 		{"a pair whose active Location is lost does not fail over to a Location every target of which is still fenced from the failover before", func() Observation {
-			o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced))
-			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Completed, 10*time.Minute)
-			done := metav1.NewTime(ago(5 * time.Minute))
-			o.Action.CompletionTime = &done
-			o.Volumes[0].Owner, o.Volumes[0].Replication = dest, nil
-			return with(o, "west", lost(2*time.Minute))
+			return with(failedOver(), "west", lost(2*time.Minute))
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Active, "west")
 			expect(t, d.Action.From, "east")
@@ -449,8 +460,7 @@ func TestDecide(t *testing.T) {
 		}},
 		{"after a failover, each target of the old Location takes replicas once it is unfenced, and the pair protects once every volume has one, while the others are still fenced", func() Observation {
 			o := replicatingBack(schedulingv1alpha1.Failover, 10*time.Minute, 5*time.Minute, 6*time.Minute, time.Minute)
-			back := o.Volumes[0].Replication.Destination
-			return with(o, "east", fenceState(fencing.Fenced), slices.DeleteFunc([]string{"e1", "e2"}, func(k string) bool { return k == back })...)
+			return with(o, "east", fenceState(fencing.Fenced), otherThan(o.Volumes[0].Replication.Destination, "e1", "e2"))
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: dest, Destination: Destination("ns", []string{"e1", "e2"})}})
 			expect(t, d.Phase, schedulingv1alpha1.PairProtecting)

@@ -15,11 +15,11 @@
 // on from there:
 //
 //   - Failover, automatic once every target of the active Location has been Unreachable for
-//     the pair's threshold, or declared, to a Location with a target that answers and that no
-//     Fence holds: the active Location's targets that still answer are
-//     fenced first (Fencing); then the other Location becomes active (Restoring), where each
-//     claim is restored from its latest replica; Completed once every claim that has a
-//     replica is bound there.
+//     the pair's threshold, or declared, to a Location with a target that answers and that
+//     no Fence holds: the active Location's targets that still answer are fenced first
+//     (Fencing); then the other Location becomes active (Restoring), where each claim is
+//     restored from its latest replica; Completed once every claim that has a replica is
+//     bound there.
 //   - Relocate, declared and lossless: the workloads stop at the active Location and the
 //     syncs leave their schedule, each after one more sync on a manual trigger, as Ramen's
 //     final sync does (Quiescing); a last sync then runs on another manual trigger and its
