@@ -207,6 +207,30 @@ var _ = Describe("A lost owner", func() {
 		}).WithContext(ctx).Should(Succeed())
 		comesBack(ctx, lost, ns)
 	})
+
+	It("whose volume's claim is deleted while its Fence is lifted releases the volume once the Fence is gone", func(ctx SpecContext) {
+		ns, lost, h := ownedVolume(ctx)
+		loseMember(ctx, lost, false)
+		failedOver(ctx, ns, lost)
+		// The lifting takes long enough for the deleted claim to wait for it.
+		slowFencing(5 * time.Second)
+		Expect(env.StartMember(ctx, lost)).To(Succeed())
+		f := waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
+			g.Expect(f.Spec.State).To(Equal(storagev1alpha1.Unfenced))
+		})
+		c := claimObject(ns, "data", corev1.ReadWriteOnce)
+		Expect(hub.Delete(ctx, c)).To(Succeed())
+		// The record no longer has the lost member's labels, only its name as fenced off: the
+		// Fence's going alone can tell the claim that nothing waits any more.
+		waitFor(ctx, ns, "data", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
+			g.Expect(st.Reason).To(Equal(storagev1alpha1.ReasonWaitingForFencedTarget))
+			g.Expect(st.FencedOff).To(ConsistOf(lost))
+		})
+		gone(ctx, f)
+		gone(ctx, c)
+		Eventually(func() bool { return volume(h).Deleted.IsZero() }).WithContext(ctx).Should(BeFalse())
+		Expect(volume(h).Releases).To(Equal(1))
+	})
 })
 
 // ownedVolume binds an owned volume "data" in a new namespace of Location "loc", and returns
