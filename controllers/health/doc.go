@@ -4,5 +4,12 @@
 // grace period, False (Unreachable) once it was not, False (NeverSeen) when no syncer ever
 // renewed one. It also sets the target key and the last heartbeat time, emits an event on
 // every change of Ready, and checks again exactly when the grace period would run out, so
-// that it never polls. The scheduler and coordination read the Ready it writes.
+// that it never polls the targets. The scheduler and coordination read the Ready it writes.
+//
+// A syncer cannot renew its Lease while the hub's API server does not answer, so a heartbeat
+// missed then says nothing of its target. The controller asks the hub, past its cache, every
+// second whether it answers; a Ready target stays Ready while the hub does not answer the
+// controller, and until the grace ran out from the moment it answered again (after the
+// controller starts, too). A target already Unreachable stays so until its syncer renews the
+// Lease.
 package health

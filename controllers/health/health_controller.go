@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -40,8 +41,14 @@ type Reconciler struct {
 	// Grace is how long a Lease may go unrenewed before its target is Unreachable. Zero:
 	// three times the period the syncer announces in the Lease's leaseDurationSeconds.
 	Grace time.Duration
+	// Reader asks the hub's API server, past the cache, whether it answers. Nil: the
+	// manager's API reader.
+	Reader client.Reader
+	// ContactInterval is how often it asks. Zero: DefaultContactInterval.
+	ContactInterval time.Duration
 
-	states *targetStates
+	states  *targetStates
+	contact *contact
 }
 
 // +kubebuilder:rbac:groups=workload.custody.dev,resources=synctargets,verbs=get;list;watch
@@ -51,9 +58,20 @@ type Reconciler struct {
 
 // SetupWithManager registers the reconciler with the hub's manager.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
-	r.states = newTargetStates()
+	r.states, r.contact = newTargetStates(), &contact{}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("custody-health")
+	}
+	if r.Reader == nil {
+		r.Reader = mgr.GetAPIReader()
+	}
+	if r.ContactInterval == 0 {
+		r.ContactInterval = DefaultContactInterval
+	}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		return r.contact.watch(ctx, r.Reader, r.ContactInterval)
+	})); err != nil {
+		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("health").
 		For(&workloadv1alpha1.SyncTarget{}).
@@ -86,7 +104,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	} else if err != nil {
 		return ctrl.Result{}, err
 	}
-	v := r.evaluate(st.Status.LastHeartbeatTime, lease, time.Now())
+	ready := meta.IsStatusConditionTrue(st.Status.Conditions, workloadv1alpha1.ConditionReady)
+	v := r.evaluate(st.Status.LastHeartbeatTime, lease, ready, r.contact.Since(), time.Now())
 	if err := r.writeStatus(ctx, st, v); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -108,8 +127,11 @@ type verdict struct {
 	recheck time.Duration
 }
 
-// evaluate judges a target from its last recorded heartbeat and its Lease (nil: none).
-func (r *Reconciler) evaluate(recorded *metav1.Time, lease *coordinationv1.Lease, now time.Time) verdict {
+// evaluate judges a target from its last recorded heartbeat, its Lease (nil: none), whether
+// it is Ready now, and since when the hub's API server answers the controller (zero: it does
+// not). A Ready target's Lease may be renewed late by as long as the hub did not answer: it
+// stays Ready until the grace ran out from the moment the hub answered again.
+func (r *Reconciler) evaluate(recorded *metav1.Time, lease *coordinationv1.Lease, ready bool, contact, now time.Time) verdict {
 	last, renewed := recorded, time.Time{}
 	if recorded != nil {
 		renewed = recorded.Time
@@ -127,6 +149,15 @@ func (r *Reconciler) evaluate(recorded *metav1.Time, lease *coordinationv1.Lease
 	if age := now.Sub(renewed); age < grace {
 		return verdict{status: metav1.ConditionTrue, reason: workloadv1alpha1.ReasonHeartbeating,
 			message: "The syncer renews its heartbeat Lease", lastHeartbeat: last, recheck: grace - age}
+	}
+	if ready && contact.IsZero() {
+		return verdict{status: metav1.ConditionTrue, reason: workloadv1alpha1.ReasonHeartbeating, lastHeartbeat: last, recheck: grace,
+			message: "The hub's API server does not answer, so the syncer cannot renew its heartbeat Lease; it is judged once the hub answers"}
+	}
+	if since := now.Sub(contact); ready && since < grace {
+		return verdict{status: metav1.ConditionTrue, reason: workloadv1alpha1.ReasonHeartbeating, lastHeartbeat: last, recheck: grace - since,
+			message: fmt.Sprintf("The hub's API server answers again since %s; the syncer has until %s to renew its heartbeat Lease",
+				contact.UTC().Format(time.RFC3339), contact.Add(grace).UTC().Format(time.RFC3339))}
 	}
 	return verdict{status: metav1.ConditionFalse, reason: workloadv1alpha1.ReasonUnreachable, lastHeartbeat: last,
 		message: fmt.Sprintf("The heartbeat Lease was last renewed at %s, more than %s ago", last.UTC().Format(time.RFC3339), grace)}

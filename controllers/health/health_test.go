@@ -25,9 +25,13 @@ func TestEvaluate(t *testing.T) {
 		grace    time.Duration
 		recorded *metav1.Time
 		lease    *coordinationv1.Lease
-		reason   string
-		status   metav1.ConditionStatus
-		recheck  time.Duration
+		// unready: the target is not Ready now. lostHub: the hub's API server does not answer
+		// the controller; else hubBack is how long ago it began to answer (zero: an hour).
+		unready, lostHub bool
+		hubBack          time.Duration
+		reason           string
+		status           metav1.ConditionStatus
+		recheck          time.Duration
 	}{
 		{name: "no Lease, never seen", reason: workloadv1alpha1.ReasonNeverSeen, status: metav1.ConditionFalse},
 		{name: "fresh Lease", grace: 3 * time.Second, lease: lease(time.Second, nil),
@@ -42,10 +46,27 @@ func TestEvaluate(t *testing.T) {
 			reason: workloadv1alpha1.ReasonHeartbeating, status: metav1.ConditionTrue, recheck: time.Second},
 		{name: "Lease gone after heartbeats", grace: 3 * time.Second, recorded: recorded,
 			reason: workloadv1alpha1.ReasonUnreachable, status: metav1.ConditionFalse},
+		{name: "Ready target whose Lease went stale while the hub does not answer", grace: 3 * time.Second, lease: lease(10*time.Second, nil),
+			lostHub: true, reason: workloadv1alpha1.ReasonHeartbeating, status: metav1.ConditionTrue, recheck: 3 * time.Second},
+		{name: "Ready target with a stale Lease, the hub back for less than the grace", grace: 3 * time.Second, lease: lease(10*time.Second, nil),
+			hubBack: time.Second, reason: workloadv1alpha1.ReasonHeartbeating, status: metav1.ConditionTrue, recheck: 2 * time.Second},
+		{name: "Ready target with a stale Lease, the hub back for the grace", grace: 3 * time.Second, lease: lease(10*time.Second, nil),
+			hubBack: 3 * time.Second, reason: workloadv1alpha1.ReasonUnreachable, status: metav1.ConditionFalse},
+		{name: "Unreachable target stays so when the hub is back", grace: 3 * time.Second, lease: lease(10*time.Second, nil),
+			unready: true, hubBack: time.Second, reason: workloadv1alpha1.ReasonUnreachable, status: metav1.ConditionFalse},
+		{name: "Unreachable target stays so while the hub does not answer", grace: 3 * time.Second, lease: lease(10*time.Second, nil),
+			unready: true, lostHub: true, reason: workloadv1alpha1.ReasonUnreachable, status: metav1.ConditionFalse},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &Reconciler{Grace: tc.grace}
-			v := r.evaluate(tc.recorded, tc.lease, now)
+			hubBack := now.Add(-time.Hour)
+			switch {
+			case tc.lostHub:
+				hubBack = time.Time{}
+			case tc.hubBack > 0:
+				hubBack = now.Add(-tc.hubBack)
+			}
+			v := r.evaluate(tc.recorded, tc.lease, !tc.unready, hubBack, now)
 			if v.reason != tc.reason || v.status != tc.status || v.recheck != tc.recheck {
 				t.Fatalf("got %s/%s recheck %s, want %s/%s recheck %s", v.status, v.reason, v.recheck, tc.status, tc.reason, tc.recheck)
 			}
@@ -59,9 +80,30 @@ func TestEvaluate(t *testing.T) {
 func TestEvaluateKeepsASecondResolution(t *testing.T) {
 	renewed := time.Date(2026, 3, 1, 12, 0, 0, 987654321, time.UTC)
 	lease := &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: renewed}}}
-	v := (&Reconciler{Grace: time.Minute}).evaluate(nil, lease, renewed.Add(time.Second))
+	v := (&Reconciler{Grace: time.Minute}).evaluate(nil, lease, true, renewed, renewed.Add(time.Second))
 	// A finer time would differ from its own round trip through the API and patch forever.
 	if !v.lastHeartbeat.Equal(ptr.To(metav1.NewTime(renewed.Truncate(time.Second)))) {
 		t.Fatalf("last heartbeat %s", v.lastHeartbeat)
+	}
+}
+
+func TestContact(t *testing.T) {
+	c, start := &contact{}, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	steps := []struct {
+		answered bool
+		changed  bool
+		since    time.Time
+	}{
+		{answered: false, changed: false},
+		{answered: true, changed: true, since: start.Add(time.Second)},
+		{answered: true, changed: false, since: start.Add(time.Second)},
+		{answered: false, changed: true},
+		{answered: true, changed: true, since: start.Add(4 * time.Second)},
+	}
+	for i, s := range steps {
+		now := start.Add(time.Duration(i) * time.Second)
+		if changed := c.observe(s.answered, now); changed != s.changed || !c.Since().Equal(s.since) {
+			t.Fatalf("step %d (answered %v): changed %v, since %s; want %v, %s", i, s.answered, changed, c.Since(), s.changed, s.since)
+		}
 	}
 }

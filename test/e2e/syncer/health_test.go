@@ -108,6 +108,33 @@ var _ = Describe("Health", func() {
 			Should(ContainElements(workloadv1alpha1.ReasonHeartbeating, workloadv1alpha1.ReasonUnreachable))
 	})
 
+	It("keeps a target Ready through a hub outage longer than the grace when its syncer beats within the grace of the hub's return", func(ctx SpecContext) {
+		createSyncTarget(ctx, "h3")
+		s := startSyncer("h3", bed.Member("m1"))
+		Eventually(ready(ctx, "h3")).WithContext(ctx).Should(withReason(metav1.ConditionTrue, workloadv1alpha1.ReasonHeartbeating))
+		c, err := ready(ctx, "h3")()
+		Expect(err).NotTo(HaveOccurred())
+		readySince := c.LastTransitionTime
+
+		s.stop()
+		Expect(bed.Hub.StopAPIServer()).To(Succeed())
+		// Past the grace: once the hub answers, the Lease is older than the grace.
+		time.Sleep(grace + heartbeatPeriod)
+		Expect(bed.Hub.StartAPIServer(ctx)).To(Succeed())
+		// The syncer beats again well within the grace of the hub's return, not of its last beat.
+		time.Sleep(heartbeatPeriod)
+		s.start()
+		st := &workloadv1alpha1.SyncTarget{}
+		Eventually(func(g Gomega) {
+			g.Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Name: "h3"}, st)).To(Succeed())
+			g.Expect(st.Status.LastHeartbeatTime.Time).To(BeTemporally(">", readySince.Time.Add(grace)))
+		}).WithContext(ctx).Should(Succeed())
+		c = meta.FindStatusCondition(st.Status.Conditions, workloadv1alpha1.ConditionReady)
+		Expect(c).To(withReason(metav1.ConditionTrue, workloadv1alpha1.ReasonHeartbeating))
+		Expect(c.LastTransitionTime).To(Equal(readySince), "h3 was not Ready for a while")
+		Expect(eventReasons(ctx, "h3")).NotTo(ContainElement(workloadv1alpha1.ReasonUnreachable))
+	})
+
 	It("reports a target whose syncer never ran as NeverSeen", func(ctx SpecContext) {
 		createSyncTarget(ctx, "h2")
 		Eventually(ready(ctx, "h2")).WithContext(ctx).Should(withReason(metav1.ConditionFalse, workloadv1alpha1.ReasonNeverSeen))
