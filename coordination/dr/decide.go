@@ -63,6 +63,14 @@ func (d *Decision) switchAsked(o Observation) bool {
 	if !declared && !(lost && o.Pair.Automatic) {
 		return false
 	}
+	if v := o.unprotected(d.Active, nil); !declared && v != "" {
+		// A failover restores each volume from its replica in the other Location; with none
+		// there, the workloads would move to where their data is not. An admin who accepts
+		// that declares the failover.
+		d.Waiting = fmt.Sprintf("%s is lost, but %s has no replica of %s: a failover on its own moves no volume where its data is not; declare one (kubectl custody failover) to go anyway",
+			d.Active, to, v)
+		return false
+	}
 	mode := o.Pair.Mode
 	if !declared || !o.Locations[d.Active].anyReady() {
 		mode = schedulingv1alpha1.Failover
@@ -666,10 +674,17 @@ func (o Observation) oldestRestored(a *schedulingv1alpha1.PairAction, taken map[
 }
 
 // protectedFrom tells whether every volume bound at active has a replica in the other
-// Location. A switch restores each volume from a replica in the Location it goes to, which the
-// record names, so one in the other Location was taken since: it is the reverse replication's.
-// Replica times, to the second, cannot tell a sync that began as the switch completed.
+// Location.
 func (o Observation) protectedFrom(active string, recorded map[string]storagev1alpha1.Replica) bool {
+	return o.unprotected(active, recorded) == ""
+}
+
+// unprotected is a volume bound at active with no replica in the other Location, "" when
+// there is none. A switch restores each volume from a replica in the Location it goes to,
+// which the record names, so one in the other Location was taken since: it is the reverse
+// replication's. Replica times, to the second, cannot tell a sync that began as the switch
+// completed.
+func (o Observation) unprotected(active string, recorded map[string]storagev1alpha1.Replica) string {
 	peer := o.Locations[o.peer(active)]
 	for _, v := range o.Volumes {
 		if !v.Bound || !o.Locations[active].has(v.Owner) {
@@ -680,10 +695,10 @@ func (o Observation) protectedFrom(active string, recorded map[string]storagev1a
 			r = &n
 		}
 		if r == nil || !peer.has(r.Target) {
-			return false
+			return v.Key()
 		}
 	}
-	return true
+	return ""
 }
 
 // stillFenced are the targets of the Location a failover left that have not yet reported

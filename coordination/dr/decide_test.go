@@ -249,6 +249,37 @@ func TestDecide(t *testing.T) {
 			expect(t, d.Fence, []string{"e1", "e2"})
 			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest}})
 		}},
+		{"a lost active Location does not fail over on its own to a Location that has no replica of a volume", func() Observation {
+			return with(pair(), "east", lost(2*time.Minute))
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action == nil, true)
+			expect(t, d.Active, "east")
+			expect(t, d.Restores == nil, true)
+			expect(t, len(d.Fence), 0)
+			expect(t, condition(d, schedulingv1alpha1.ConditionProgressing), "False/"+schedulingv1alpha1.ReasonWaitingForReplicas)
+			c := meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing)
+			expect(t, c.Message, "east is lost, but west has no replica of ns/c: a failover on its own moves no volume where its data is not; declare one (kubectl custody failover) to go anyway")
+		}},
+		{"a pair failed over, lost before it replicated back, does not fail over again on its own", func() Observation {
+			// east reported clean since the failover, and its Fences were lifted.
+			o := with(failedOver(), "east", func(t *Target) { t.Fence, t.Reported = fencing.Unfenced, now })
+			return with(o, "west", lost(2*time.Minute))
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Active, "west")
+			expect(t, d.Action.From, "east")
+			expect(t, d.Action.Progression, Completed)
+			expect(t, d.Restores == nil, true)
+			expect(t, len(d.Fence), 0)
+		}},
+		{"a declared failover goes to a Location with no replica", func() Observation {
+			o := with(pair(), "east", lost(2*time.Minute))
+			o.Pair.Declared, o.Pair.Mode, o.Pair.Generation = "west", schedulingv1alpha1.Failover, 2
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
+			expect(t, d.Action.Automatic, false)
+			expect(t, d.Active, "west")
+		}},
 		{"one target of the active Location still answering keeps it from being lost", func() Observation {
 			return with(replicating(pair(), time.Minute), "east", lost(2*time.Minute), "e1")
 		}, func(t *testing.T, d Decision) {

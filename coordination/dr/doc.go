@@ -15,8 +15,9 @@
 // on from there:
 //
 //   - Failover, automatic once every target of the active Location has been Unreachable for
-//     the pair's threshold, or declared, to a Location with a target that answers and that
-//     no Fence holds: the active Location's targets that still answer are fenced first
+//     the pair's threshold and the other Location holds a replica of every volume bound
+//     there, or declared, to a Location with a target that answers and that no Fence holds:
+//     the active Location's targets that still answer are fenced first
 //     (Fencing); then the other Location becomes active (Restoring), where each claim is
 //     restored from its latest replica; Completed once every claim that has a replica is
 //     bound there.
