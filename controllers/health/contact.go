@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/reconnect"
 )
 
 // DefaultContactInterval is how often the controller asks the hub's API server whether it
@@ -21,23 +22,26 @@ const DefaultContactInterval = time.Second
 // target: the grace runs again from the moment the hub answers again.
 type contact struct {
 	mu sync.Mutex
-	// since is when the current stretch of answers began; zero while the hub does not answer,
-	// and before it was first asked.
+	// asked: the hub was asked at least once.
+	asked bool
+	// since is when the current stretch of answers began; zero while the hub does not answer.
 	since time.Time
 }
 
-// Since is when the hub's API server began to answer without a break; zero while it does
-// not answer.
-func (c *contact) Since() time.Time {
+// Since is when the hub's API server began to answer without a break, zero while it does
+// not answer; asked is false until it was first asked.
+func (c *contact) Since() (since time.Time, asked bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.since
+	return c.since, c.asked
 }
 
 // observe records one answer (or its absence) at now, and tells whether the reach changed.
 func (c *contact) observe(answered bool, now time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	first := !c.asked
+	c.asked = true
 	switch {
 	case answered && c.since.IsZero():
 		c.since = now
@@ -46,28 +50,38 @@ func (c *contact) observe(answered bool, now time.Time) bool {
 		c.since = time.Time{}
 		return true
 	}
-	return false
+	return first
 }
 
+// contactTimeout bounds one question to the hub: a hub that takes longer does not answer.
+const contactTimeout = 5 * time.Second
+
 // watch asks the hub's API server every interval, past any cache, for at most one heartbeat
-// Lease, until ctx ends. An answer that takes longer than the interval counts as none.
+// Lease, until ctx ends. The hub does not answer when it cannot be reached or is not ready
+// (as reconnect.Unreachable tells), or when it refuses the request for a short while after
+// it starts; any other error is an answer, though a wrong one, and is logged.
 func (c *contact) watch(ctx context.Context, r client.Reader, interval time.Duration) error {
 	log := ctrl.LoggerFrom(ctx).WithName("hub-contact")
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	var refusedSince time.Time
 	for {
-		askCtx, cancel := context.WithTimeout(ctx, interval)
+		askCtx, cancel := context.WithTimeout(ctx, contactTimeout)
 		err := r.List(askCtx, &coordinationv1.LeaseList{}, client.InNamespace(workloadv1alpha1.HeartbeatNamespace), client.Limit(1))
 		cancel()
 		if ctx.Err() != nil {
 			return nil
 		}
-		if c.observe(err == nil, time.Now()) {
-			if err != nil {
-				log.Info("The hub's API server does not answer; no target turns Unreachable until it does and the grace ran out again", "error", err.Error())
-			} else {
-				log.Info("The hub's API server answers")
-			}
+		refusedSince = refusal(err, refusedSince, time.Now())
+		silent := reconnect.Unreachable(err) || !refusedSince.IsZero() && time.Since(refusedSince) < refusalWindow
+		switch changed := c.observe(!silent, time.Now()); {
+		case changed && silent:
+			log.Info("The hub's API server does not answer; no Ready target turns Unreachable until it does and the grace ran out again", "error", err.Error())
+		case changed:
+			log.Info("The hub's API server answers")
+		}
+		if err != nil && !silent {
+			log.Error(err, "Asking the hub's API server whether it answers")
 		}
 		select {
 		case <-ctx.Done():
@@ -75,4 +89,20 @@ func (c *contact) watch(ctx context.Context, r client.Reader, interval time.Dura
 		case <-tick.C:
 		}
 	}
+}
+
+// refusalWindow is how long after the hub first refused a request the refusals count as the
+// hub not answering: an API server that starts refuses requests until its authorizer caught up.
+const refusalWindow = 30 * time.Second
+
+// refusal is since when the hub refuses the requests, given err and since when it refused them
+// before; zero when err is no refusal.
+func refusal(err error, since, now time.Time) time.Time {
+	switch {
+	case !reconnect.Refused(err):
+		return time.Time{}
+	case since.IsZero():
+		return now
+	}
+	return since
 }

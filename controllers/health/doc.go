@@ -8,8 +8,10 @@
 //
 // A syncer cannot renew its Lease while the hub's API server does not answer, so a heartbeat
 // missed then says nothing of its target. The controller asks the hub, past its cache, every
-// second whether it answers; a Ready target stays Ready while the hub does not answer the
-// controller, and until the grace ran out from the moment it answered again (after the
-// controller starts, too). A target already Unreachable stays so until its syncer renews the
-// Lease.
+// second (or a third of a shorter grace) whether it answers. A Ready target stays Ready while
+// the hub does not answer the controller, and until the grace has run out since it answers
+// again; when the controller starts, it judges no target before it first asked the hub. A
+// Ready target turns Unreachable only on the Lease as the hub has it, read past the cache,
+// which may lag after an outage. A target already Unreachable stays so until its syncer
+// renews the Lease.
 package health

@@ -44,7 +44,8 @@ type Reconciler struct {
 	// Reader asks the hub's API server, past the cache, whether it answers. Nil: the
 	// manager's API reader.
 	Reader client.Reader
-	// ContactInterval is how often it asks. Zero: DefaultContactInterval.
+	// ContactInterval is how often it asks. Zero: DefaultContactInterval, or a third of the
+	// Grace when that is shorter.
 	ContactInterval time.Duration
 
 	states  *targetStates
@@ -66,7 +67,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		r.Reader = mgr.GetAPIReader()
 	}
 	if r.ContactInterval == 0 {
+		// Often enough to see an outage of the hub shorter than the grace.
 		r.ContactInterval = DefaultContactInterval
+		if r.Grace > 0 {
+			r.ContactInterval = min(DefaultContactInterval, r.Grace/3)
+		}
 	}
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		return r.contact.watch(ctx, r.Reader, r.ContactInterval)
@@ -97,15 +102,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	lease := &coordinationv1.Lease{}
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: req.Name}, lease)
-	if apierrors.IsNotFound(err) {
-		lease = nil
-	} else if err != nil {
+	since, asked := r.contact.Since()
+	if !asked {
+		// The hub is judged before its targets: a Lease may be old because the hub was down.
+		return ctrl.Result{RequeueAfter: r.ContactInterval}, nil
+	}
+	lease, err := heartbeat(ctx, r.Client, req.Name)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	ready := meta.IsStatusConditionTrue(st.Status.Conditions, workloadv1alpha1.ConditionReady)
-	v := r.evaluate(st.Status.LastHeartbeatTime, lease, ready, r.contact.Since(), time.Now())
+	v := r.evaluate(st.Status.LastHeartbeatTime, lease, ready, since, time.Now())
+	if ready && v.status != metav1.ConditionTrue {
+		// After an outage the cache may hold a Lease older than the hub's: a target turns
+		// Unreachable only on the hub's own.
+		if lease, err = heartbeat(ctx, r.Reader, req.Name); err != nil {
+			return ctrl.Result{}, err
+		}
+		v = r.evaluate(st.Status.LastHeartbeatTime, lease, ready, since, time.Now())
+	}
 	if err := r.writeStatus(ctx, st, v); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -115,6 +130,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.states.set(req.Name, state)
 	return ctrl.Result{RequeueAfter: v.recheck}, nil
+}
+
+// heartbeat reads the target's heartbeat Lease; nil when there is none.
+func heartbeat(ctx context.Context, r client.Reader, target string) (*coordinationv1.Lease, error) {
+	lease := &coordinationv1.Lease{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: target}, lease)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return lease, err
 }
 
 // verdict is the health of a target at one moment.

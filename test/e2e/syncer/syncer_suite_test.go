@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -18,6 +19,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/custody-dev/custody/controllers/health"
+	"github.com/custody-dev/custody/controllers/reconnect"
 	"github.com/custody-dev/custody/test/testbed"
 )
 
@@ -68,19 +70,22 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	}
 }, NodeTimeout(testbed.StartTimeout+time.Minute))
 
-// startHealthController runs the hub's health controller, with the controller's role only,
-// until the suite ends.
+// startHealthController runs the hub's health controller, with the controller's role only
+// and as cmd/controller catches up after an outage of the hub, until the suite ends.
 func startHealthController() {
 	cfg, err := bed.Hub.UserConfig("custody-controller", controllersGroup)
 	Expect(err).NotTo(HaveOccurred())
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	recovery := reconnect.New()
+	mgr, err := ctrl.NewManager(reconnect.Config(cfg), ctrl.Options{
 		Scheme:                 testbed.Scheme(),
+		Cache:                  cache.Options{NewInformer: recovery.NewInformer},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	Expect(err).NotTo(HaveOccurred())
-	Expect((&health.Reconciler{Client: mgr.GetClient(), Grace: grace}).SetupWithManager(mgr, controller.Options{})).To(Succeed())
+	opts := controller.Options{NewQueue: recovery.NewQueue}
+	Expect((&health.Reconciler{Client: mgr.GetClient(), Grace: grace}).SetupWithManager(mgr, opts)).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- mgr.Start(ctx) }()
