@@ -67,7 +67,7 @@ func (d *Decision) switchAsked(o Observation) bool {
 		// A failover restores each volume from its replica in the other Location; with none
 		// there, the workloads would move to where their data is not. An admin who accepts
 		// that declares the failover.
-		d.Waiting = fmt.Sprintf("%s is lost, but %s has no replica of %s: a failover on its own moves no volume where its data is not; declare one (kubectl custody failover) to go anyway",
+		d.Waiting = fmt.Sprintf("%s is lost, but %s has no replica of %s: a failover on its own starts no workload away from its data; declare one (kubectl custody failover) to go anyway",
 			d.Active, to, v)
 		return false
 	}
@@ -174,8 +174,8 @@ func (d *Decision) step(o Observation) {
 
 // relocateGivenUp tells whether a relocate that has not restored yet becomes a failover, as
 // it cannot go on without the Location it leaves: on its own once that Location is lost past
-// the threshold and automatic failover is on, or when the spec now asks for a failover to the
-// same Location (by is then "spec").
+// the threshold, automatic failover is on and every volume has a replica where it goes, or
+// when the spec now asks for a failover to the same Location (by is then "spec").
 func (o Observation) relocateGivenUp(a *schedulingv1alpha1.PairAction) (by string, ok bool) {
 	if a.Mode != schedulingv1alpha1.Relocate || (a.Progression != Quiescing && a.Progression != FinalSync) {
 		return "", false
@@ -183,7 +183,7 @@ func (o Observation) relocateGivenUp(a *schedulingv1alpha1.PairAction) (by strin
 	if o.Pair.Mode == schedulingv1alpha1.Failover && o.Pair.Declared == a.To && o.Pair.Generation > a.Generation {
 		return "spec", true
 	}
-	return "", o.Pair.Automatic && o.lost(a.From) && o.Locations[a.To].canTakeOver()
+	return "", o.Pair.Automatic && o.lost(a.From) && o.Locations[a.To].canTakeOver() && o.unprotected(a.From, nil) == ""
 }
 
 // protect replicates every volume bound in the active Location to a target of the other
@@ -291,12 +291,12 @@ func (d *Decision) conditions(o Observation) {
 	switch a := d.Action; {
 	case a != nil && !Over(a):
 		set(schedulingv1alpha1.ConditionProgressing, true, a.Progression, d.waitingFor(o))
+	case d.Waiting != "":
+		set(schedulingv1alpha1.ConditionProgressing, false, schedulingv1alpha1.ReasonWaitingForReplicas, d.Waiting)
 	case a != nil && a.Progression == CalledOff:
 		set(schedulingv1alpha1.ConditionProgressing, false, schedulingv1alpha1.ReasonFailoverCalledOff,
 			fmt.Sprintf("the failover from %s to %s was called off at %s: %s answered again before it was fenced, and stays active",
 				a.From, a.To, a.ProgressionTime.UTC().Format(time.RFC3339), a.From))
-	case d.Waiting != "":
-		set(schedulingv1alpha1.ConditionProgressing, false, schedulingv1alpha1.ReasonWaitingForReplicas, d.Waiting)
 	default:
 		set(schedulingv1alpha1.ConditionProgressing, false, schedulingv1alpha1.ReasonIdle, "no failover or relocate is under way")
 	}

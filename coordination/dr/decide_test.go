@@ -258,7 +258,7 @@ func TestDecide(t *testing.T) {
 			expect(t, len(d.Fence), 0)
 			expect(t, condition(d, schedulingv1alpha1.ConditionProgressing), "False/"+schedulingv1alpha1.ReasonWaitingForReplicas)
 			c := meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing)
-			expect(t, c.Message, "east is lost, but west has no replica of ns/c: a failover on its own moves no volume where its data is not; declare one (kubectl custody failover) to go anyway")
+			expect(t, c.Message, "east is lost, but west has no replica of ns/c: a failover on its own starts no workload away from its data; declare one (kubectl custody failover) to go anyway")
 		}},
 		{"a pair failed over, lost before it replicated back, does not fail over again on its own", func() Observation {
 			// east reported clean since the failover, and its Fences were lifted.
@@ -705,6 +705,16 @@ func TestDecide(t *testing.T) {
 			expect(t, d.Action.Progression, Restoring)
 			expect(t, d.Active, "west")
 			expect(t, d.Quiesce, false)
+		}},
+		{"a relocate whose Location is lost does not become a failover on its own while a volume bound since has no replica where it goes", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
+			o.Action = action(schedulingv1alpha1.Relocate, Quiescing, 3*time.Minute)
+			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "new", Owner: "e2", Bound: true})
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Mode, schedulingv1alpha1.Relocate)
+			expect(t, d.Action.Progression, Quiescing)
+			expect(t, d.Active, "east")
 		}},
 		{"a relocate whose Location stopped answering says so while it waits", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", lost(10*time.Second))

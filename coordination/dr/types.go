@@ -175,7 +175,8 @@ type Decision struct {
 	// passed; or a protected volume's replica turns two intervals old. Zero when no such time
 	// is coming.
 	Recheck time.Duration
-	// Waiting says why a declared switch has not started yet.
+	// Waiting says why a declared switch, or a failover of a lost Location, has not started
+	// yet.
 	Waiting string
 	// Volumes counts the replicated volumes, Protected those with a recent replica, and
 	// OldestLastSync is the oldest replica's time among them.
