@@ -3,7 +3,6 @@ package environment
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/custody-dev/custody/test/testbed"
 )
 
 // TestStartsAndStopsCleanly runs the local environment's default shape with one Location: it
@@ -57,12 +58,11 @@ func TestStartsAndStopsCleanly(t *testing.T) {
 }
 
 func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := testbed.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 func scrape(t *testing.T, url string) string {

@@ -2,7 +2,6 @@ package dr
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
@@ -36,10 +35,8 @@ func TestDR(t *testing.T) {
 // run on m1; it is there for a primary of two members, which fence each other.
 var _ = BeforeSuite(func(ctx context.Context) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := testbed.FreeAddr()
 	Expect(err).NotTo(HaveOccurred())
-	addr := l.Addr().String()
-	Expect(l.Close()).To(Succeed())
 	metricsURL = "http://" + addr + "/metrics"
 	env, err = environment.Start(ctx, environment.Options{VolSync: true, MetricsAddr: addr, Locations: []environment.LocationOptions{
 		{Name: "east", Domain: "east", Members: []string{"m1", "m3"}},

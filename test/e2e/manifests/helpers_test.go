@@ -307,10 +307,9 @@ type process struct {
 func start(ctx context.Context, name string, args []string) *process {
 	GinkgoHelper()
 	binary := build(ctx, name)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	probe, err := testbed.FreeAddr()
 	Expect(err).NotTo(HaveOccurred())
-	p := &process{name: name, probe: l.Addr().String(), log: gbytes.NewBuffer(), done: make(chan struct{})}
-	Expect(l.Close()).To(Succeed())
+	p := &process{name: name, probe: probe, log: gbytes.NewBuffer(), done: make(chan struct{})}
 	cmd := exec.Command(binary, append(slices.Clone(args), "--metrics-bind-address=0", "--health-probe-bind-address="+p.probe)...)
 	cmd.Stdout = io.MultiWriter(GinkgoWriter, p.log)
 	cmd.Stderr = cmd.Stdout
