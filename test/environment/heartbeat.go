@@ -14,9 +14,14 @@ import (
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
 
-// heartbeatPeriod is the period Heartbeat announces: long, so that a target stays as the
-// test set it for the whole test.
-const heartbeatPeriod = time.Hour
+// heartbeatPeriod is the period Heartbeat announces for a live target: long, so that the
+// target stays Ready for the whole test. A target no longer alive announces deadPeriod,
+// renewed four of those ago: past its grace of three, which the health controller counts
+// from no earlier than when it first reached the hub.
+const (
+	heartbeatPeriod = time.Hour
+	deadPeriod      = time.Second
+)
 
 // Heartbeat writes the heartbeat Lease of a target as its syncer would, so that the health
 // controller turns the target Ready (alive) or Unreachable (not alive, renewed long before
@@ -26,9 +31,9 @@ func Heartbeat(ctx context.Context, c client.Client, target string, alive bool) 
 	if err := c.Create(ctx, ns); client.IgnoreAlreadyExists(err) != nil {
 		return err
 	}
-	renewed := time.Now()
+	period, renewed := heartbeatPeriod, time.Now()
 	if !alive {
-		renewed = renewed.Add(-4 * heartbeatPeriod)
+		period, renewed = deadPeriod, renewed.Add(-4*deadPeriod)
 	}
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: target}}
 	err := c.Get(ctx, client.ObjectKeyFromObject(lease), lease)
@@ -37,7 +42,7 @@ func Heartbeat(ctx context.Context, c client.Client, target string, alive bool) 
 	}
 	lease.Spec = coordinationv1.LeaseSpec{
 		HolderIdentity:       ptr.To(target),
-		LeaseDurationSeconds: ptr.To(int32(heartbeatPeriod.Seconds())),
+		LeaseDurationSeconds: ptr.To(int32(period.Seconds())),
 		RenewTime:            &metav1.MicroTime{Time: renewed},
 	}
 	if apierrors.IsNotFound(err) {
