@@ -57,14 +57,14 @@ func (c *contact) observe(answered bool, now time.Time) bool {
 const contactTimeout = 5 * time.Second
 
 // watch asks the hub's API server every interval, past any cache, for at most one heartbeat
-// Lease, until ctx ends. The hub does not answer when reconnect.Silence says so: it cannot
-// be reached or is not ready, or it refuses the request for a short while after it starts;
-// any other error is an answer, though a wrong one, and is logged.
+// Lease, until ctx ends. The hub does not answer when it cannot be reached or is not ready
+// (as reconnect.Unreachable tells), or when it refuses the request for a short while after
+// it starts; any other error is an answer, though a wrong one, and is logged.
 func (c *contact) watch(ctx context.Context, r client.Reader, interval time.Duration) error {
 	log := ctrl.LoggerFrom(ctx).WithName("hub-contact")
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	var silence reconnect.Silence
+	var refusedSince time.Time
 	for {
 		askCtx, cancel := context.WithTimeout(ctx, contactTimeout)
 		err := r.List(askCtx, &coordinationv1.LeaseList{}, client.InNamespace(workloadv1alpha1.HeartbeatNamespace), client.Limit(1))
@@ -72,7 +72,8 @@ func (c *contact) watch(ctx context.Context, r client.Reader, interval time.Dura
 		if ctx.Err() != nil {
 			return nil
 		}
-		silent := silence.Silent(err, time.Now())
+		refusedSince = refusal(err, refusedSince, time.Now())
+		silent := reconnect.Unreachable(err) || !refusedSince.IsZero() && time.Since(refusedSince) < refusalWindow
 		switch changed := c.observe(!silent, time.Now()); {
 		case changed && silent:
 			log.Info("The hub's API server does not answer; no Ready target turns Unreachable until it does and the grace ran out again", "error", err.Error())
@@ -88,4 +89,20 @@ func (c *contact) watch(ctx context.Context, r client.Reader, interval time.Dura
 		case <-tick.C:
 		}
 	}
+}
+
+// refusalWindow is how long after the hub first refused a request the refusals count as the
+// hub not answering: an API server that starts refuses requests until its authorizer caught up.
+const refusalWindow = 30 * time.Second
+
+// refusal is since when the hub refuses the requests, given err and since when it refused them
+// before; zero when err is no refusal.
+func refusal(err error, since, now time.Time) time.Time {
+	switch {
+	case !reconnect.Refused(err):
+		return time.Time{}
+	case since.IsZero():
+		return now
+	}
+	return since
 }

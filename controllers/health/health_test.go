@@ -1,11 +1,14 @@
 package health
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
@@ -110,5 +113,26 @@ func TestContact(t *testing.T) {
 		if since, asked := c.Since(); changed != s.changed || !since.Equal(s.since) || !asked {
 			t.Fatalf("step %d (answered %v): changed %v, since %s; want %v, %s", i, s.answered, changed, since, s.changed, s.since)
 		}
+	}
+}
+
+func TestRefusal(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "leases"}, "", errors.New("no"))
+	for _, tc := range []struct {
+		name        string
+		err         error
+		since, want time.Time
+	}{
+		{name: "an answer", since: now.Add(-time.Second)},
+		{name: "another error", err: apierrors.NewNotFound(schema.GroupResource{Resource: "leases"}, "x"), since: now.Add(-time.Second)},
+		{name: "a first refusal", err: forbidden, want: now},
+		{name: "a refusal after others", err: forbidden, since: now.Add(-time.Minute), want: now.Add(-time.Minute)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := refusal(tc.err, tc.since, now); !got.Equal(tc.want) {
+				t.Fatalf("got %s, want %s", got, tc.want)
+			}
+		})
 	}
 }

@@ -106,13 +106,20 @@ func (l *listerWatcher) WatchWithContext(ctx context.Context, options metav1.Lis
 // recovery.
 func retry[T any](ctx context.Context, l *listerWatcher, f func() (T, error)) (T, error) {
 	delay := MinDelay
-	var silence Silence
+	var refusedSince time.Time
 	for {
 		v, err := f()
 		if err == nil {
 			l.reached()
 		}
-		if err == nil || !silence.Silent(err, time.Now()) {
+		transient := Unreachable(err)
+		if !transient && Refused(err) {
+			if refusedSince.IsZero() {
+				refusedSince = time.Now()
+			}
+			transient = time.Since(refusedSince) < refusalWindow
+		}
+		if err == nil || !transient {
 			return v, err
 		}
 		l.mu.Lock()
@@ -145,26 +152,6 @@ func Unreachable(err error) bool {
 	return errors.As(err, &netErr) || utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) ||
 		utilnet.IsProbableEOF(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsTooManyRequests(err) ||
 		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err)
-}
-
-// Silence follows the errors of one caller's requests to a server, to tell whether the
-// server does not answer yet: it cannot be reached (Unreachable), or it refused them
-// (Refused) for less than refusalWindow since it first did. The zero Silence is ready.
-type Silence struct{ refusedSince time.Time }
-
-// Silent tells whether err, got at now, means that the server does not answer yet. Any other
-// error, or none, ends a run of refusals.
-func (s *Silence) Silent(err error, now time.Time) bool {
-	switch {
-	case Unreachable(err):
-		return true
-	case !Refused(err):
-		s.refusedSince = time.Time{}
-		return false
-	case s.refusedSince.IsZero():
-		s.refusedSince = now
-	}
-	return now.Sub(s.refusedSince) < refusalWindow
 }
 
 // Refused tells whether the server refused the request as forbidden or unauthorized.

@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -113,27 +112,3 @@ func (e *dialError) Error() string   { return "dial tcp 127.0.0.1:6443: " + e.er
 func (e *dialError) Timeout() bool   { return false }
 func (e *dialError) Temporary() bool { return false }
 func (e *dialError) Unwrap() error   { return e.errno }
-
-func TestSilence(t *testing.T) {
-	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "leases"}, "", errors.New("no"))
-	var s Silence
-	for i, step := range []struct {
-		err    error
-		at     time.Duration
-		silent bool
-	}{
-		{err: nil, silent: false},
-		{err: apierrors.NewServiceUnavailable("starting"), silent: true},
-		{err: forbidden, at: time.Second, silent: true},
-		{err: apierrors.NewServiceUnavailable("starting"), at: 2 * time.Second, silent: true},
-		{err: forbidden, at: refusalWindow, silent: true},
-		{err: forbidden, at: refusalWindow + time.Second, silent: false},
-		{err: apierrors.NewNotFound(schema.GroupResource{Resource: "leases"}, "x"), at: refusalWindow + 2*time.Second, silent: false},
-		{err: forbidden, at: refusalWindow + 3*time.Second, silent: true},
-	} {
-		if got := s.Silent(step.err, now.Add(step.at)); got != step.silent {
-			t.Fatalf("step %d (%v at +%s): silent %v, want %v", i, step.err, step.at, got, step.silent)
-		}
-	}
-}
