@@ -424,4 +424,20 @@ var regressions = []Schedule{
 		{At: 560 * time.Millisecond, Kind: Keep, Name: "c2"},
 		{At: 990 * time.Millisecond, Kind: StopMember, Target: Owner, For: 3620 * time.Millisecond},
 	}},
+	// The owner m2 was stopped as it provisioned data-db-0, before its syncer recorded the
+	// volume on the hub (a hub restart beside this schedule). The namespace moved to m3,
+	// which recorded its own volume under the same hub PV name. Back, m2 deleted its copy of
+	// the claim, its PV went Released, Retain, while the hub still gave it the claim; the
+	// claim then left m2, but its going woke nothing that looked at the PV again. m2 kept
+	// it for good, never reported clean, and its Fence was never lifted: every later
+	// schedule waited for it. A claim leaving a target now wakes the PV the member
+	// provisioned for it. The replay alone needs the hub restart beside it; the syncer
+	// suite's spec "removes, keeping the storage, the PV member 1 provisioned whose hub
+	// record is gone" sets the failure up on purpose.
+	{Seed: 1795865665310029059, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteMany},
+		{Kind: CreateStatefulSet, Name: "db", Replicas: 2},
+		{At: 630 * time.Millisecond, Kind: StopMember, Target: Owner, For: 3740 * time.Millisecond},
+		{At: 650 * time.Millisecond, Kind: DeleteClaim, Name: "c1"},
+	}},
 }

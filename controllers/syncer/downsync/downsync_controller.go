@@ -71,6 +71,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 			GenericFunc: func(event.GenericEvent) bool { return false },
 		}
 		b = b.WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(transform.Empty(transform.PVCGVK)), handler.EnqueueRequestsFromMapFunc(r.volumeOfCopy), made))
+		// A claim that leaves the target may be all that frees a PV the member provisioned
+		// for it (see originOfClaim).
+		left := predicate.Funcs{
+			CreateFunc:  func(event.CreateEvent) bool { return false },
+			UpdateFunc:  func(event.UpdateEvent) bool { return false },
+			GenericFunc: func(event.GenericEvent) bool { return false },
+		}
+		b = b.WatchesRawSource(source.Kind(hub.GetCache(), client.Object(transform.Empty(transform.PVCGVK)), handler.EnqueueRequestsFromMapFunc(r.originOfClaim), left))
 	}
 	if transform.HasPodTemplate(gk) {
 		// The SyncTarget's placement goes into the pod templates of every object of the kind.
@@ -121,6 +129,24 @@ func (r *Reconciler) volumeOfCopy(ctx context.Context, obj client.Object) []reco
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}
 	}
 	return nil
+}
+
+// originOfClaim maps a hub claim that left the target to the hub PV that a PV the member
+// provisioned for it was marked as, when the member has such a PV. The hub may never have
+// recorded that PV, as when the upsync did not get through before the claim was taken
+// away: the member's PV then went Released before the claim left, and the claim's going is
+// the only news that the hub gives the target neither any more.
+func (r *Reconciler) originOfClaim(ctx context.Context, claim client.Object) []reconcile.Request {
+	name := workloadv1alpha1.UpsyncedPVName(claim.GetUID())
+	pv, err := r.downstreamPV(ctx, name)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the member PVs upsynced for a claim", "claim", client.ObjectKeyFromObject(claim))
+		return nil
+	}
+	if pv == nil {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}
 }
 
 // namespaceOf maps a hub object to its namespace.

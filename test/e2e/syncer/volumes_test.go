@@ -444,6 +444,48 @@ var _ = Describe("Volumes", Ordered, func() {
 		Expect(v.Releases).To(BeZero())
 	})
 
+	It("removes, keeping the storage, the PV member 1 provisioned whose hub record is gone once the claim leaves after its copy", func(ctx SpecContext) {
+		left, pv, upsynced := provisionedInM1(ctx, "left")
+		Expect(m1.Get(ctx, client.ObjectKeyFromObject(pv), pv)).To(Succeed())
+		Expect(pv.Annotations).To(HaveKeyWithValue(transform.HubNameAnnotation, upsynced.Name))
+
+		By("taking the hub PV from m1, as when the hub never recorded it: m1 keeps its PV while the claim is m1's")
+		update(ctx, hub, upsynced, func() {
+			workloadv1alpha1.Release(upsynced, "m1")
+			controllerutil.RemoveFinalizer(upsynced, workloadv1alpha1.SyncerFinalizer("m1"))
+		})
+		By("asking the claim to leave m1, held as coordination holds it, and deleting its copy Retain before the hub lets it go")
+		update(ctx, hub, left, func() {
+			metav1.SetMetaDataAnnotation(&left.ObjectMeta, workloadv1alpha1.DeletionAnnotation("m1"), time.Now().UTC().Format(time.RFC3339))
+			metav1.SetMetaDataAnnotation(&left.ObjectMeta, workloadv1alpha1.FinalizersAnnotation("m1"), "coordination.example/drain")
+		})
+		update(ctx, m1, pv, func() { pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain })
+		down := &corev1.PersistentVolumeClaim{}
+		Expect(m1.Get(ctx, downKey("m1", left), down)).To(Succeed())
+		Expect(m1.Delete(ctx, down)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(m1.Get(ctx, client.ObjectKeyFromObject(pv), pv)).To(Succeed())
+			g.Expect(pv.Status.Phase).To(Equal(corev1.VolumeReleased))
+		}).WithContext(ctx).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(m1.Get(ctx, client.ObjectKeyFromObject(pv), pv)).To(Succeed())
+			g.Expect(pv.DeletionTimestamp).To(BeNil(), "m1 let its PV go while the hub still gives it the claim")
+		}).WithContext(ctx).WithTimeout(2 * time.Second).Should(Succeed())
+		Eventually(cleanOf(ctx, "m1")).WithContext(ctx).Should(Equal(metav1.ConditionFalse), "a claim the hub takes away counts as held")
+
+		By("letting the claim go: its going is the only news m1 has")
+		update(ctx, hub, left, func() { delete(left.Annotations, workloadv1alpha1.FinalizersAnnotation("m1")) })
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(left), left)).To(Succeed())
+			g.Expect(left.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel("m1")))
+		}).WithContext(ctx).Should(Succeed(), "m1 did not let the claim go")
+		Eventually(gone(ctx, m1, client.ObjectKeyFromObject(pv), &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), "m1 kept the PV of a claim it no longer has")
+		Eventually(cleanOf(ctx, "m1")).WithContext(ctx).Should(Equal(metav1.ConditionTrue))
+		v, _ := storage.Volume(pv.Spec.CSI.VolumeHandle)
+		Expect(v.Deleted).To(BeZero(), "the storage was released")
+		Expect(v.Releases).To(BeZero())
+	})
+
 	It("releases under Delete the storage of a claim deleted as it moves to member 2, through the PV copy it makes for it first", func(ctx SpecContext) {
 		moved, pv, upsynced := provisionedInM1(ctx, "moved")
 		const keep = "e2e.custody.dev/keep"
