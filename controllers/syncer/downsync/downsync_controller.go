@@ -135,18 +135,21 @@ func (r *Reconciler) volumeOfCopy(ctx context.Context, obj client.Object) []reco
 // provisioned for it was marked as, when the member has such a PV. The hub may never have
 // recorded that PV, as when the upsync did not get through before the claim was taken
 // away: the member's PV then went Released before the claim left, and the claim's going is
-// the only news that the hub gives the target neither any more.
+// the only news that the hub gives the target neither any more. A PV the syncer made for a
+// hub PV is that hub PV's to wake.
 func (r *Reconciler) originOfClaim(ctx context.Context, claim client.Object) []reconcile.Request {
 	name := workloadv1alpha1.UpsyncedPVName(claim.GetUID())
-	pv, err := r.downstreamPV(ctx, name)
-	if err != nil {
+	list := transform.EmptyList(transform.PVGVK)
+	if err := r.Member.List(ctx, list, client.MatchingFields{transform.HubPVIndex: name}, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing the member PVs upsynced for a claim", "claim", client.ObjectKeyFromObject(claim))
 		return nil
 	}
-	if pv == nil {
-		return nil
+	for i := range list.Items {
+		if _, _, ok := r.Target.Origin(&list.Items[i]); ok && !r.Target.Owns(&list.Items[i]) {
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}
+		}
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}
+	return nil
 }
 
 // namespaceOf maps a hub object to its namespace.

@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -219,7 +218,8 @@ func (r *Reconciler) clean(ctx context.Context, classes []storagev1.StorageClass
 	}
 	heldClaim := func(c *unstructured.Unstructured, key types.NamespacedName) (bool, error) {
 		phase, _, _ := unstructured.NestedString(c.Object, "status", "phase")
-		return phase == string(corev1.ClaimBound) && !claims.Has(key), nil
+		_, given := claims[key]
+		return phase == string(corev1.ClaimBound) && !given, nil
 	}
 	if err := r.addHeld(ctx, transform.PVCGVK, heldClaim, domainOf, held); err != nil {
 		return nil, err
@@ -230,9 +230,12 @@ func (r *Reconciler) clean(ctx context.Context, classes []storagev1.StorageClass
 	}
 	heldVolume := func(pv *unstructured.Unstructured, key types.NamespacedName) (bool, error) {
 		if hubPV, hubClaim, ok := r.Target.Origin(pv); ok && !r.Target.Owns(pv) {
-			return !volumes.Has(hubPV) && !claims.Has(hubClaim), nil
+			claim, given := claims[hubClaim]
+			_, recorded := volumes[hubPV]
+			return !recorded && !(given && transform.UpsyncedFor(hubPV.Name, claim)), nil
 		}
-		return !volumes.Has(key), nil
+		_, given := volumes[key]
+		return !given, nil
 	}
 	if err := r.addHeld(ctx, transform.PVGVK, heldVolume, domainOf, held); err != nil {
 		return nil, err
@@ -252,20 +255,20 @@ func (r *Reconciler) clean(ctx context.Context, classes []storagev1.StorageClass
 	return out, nil
 }
 
-// given is the set of hub objects of kind gvk synced to the target (the cache holds those
-// labelled Sync or Upsync for it) and not asked to leave it: one the hub is taking away counts
+// given are the hub objects of kind gvk synced to the target (the cache holds those labelled
+// Sync or Upsync for it) and not asked to leave it, by key: one the hub is taking away counts
 // as held until the member let go of it, so that a report made from a view of the hub that
 // has not yet seen a Fence take it is not clean.
-func (r *Reconciler) given(ctx context.Context, gvk schema.GroupVersionKind) (sets.Set[types.NamespacedName], error) {
+func (r *Reconciler) given(ctx context.Context, gvk schema.GroupVersionKind) (map[types.NamespacedName]metav1.Object, error) {
 	// The list is only read: the cache's own objects do.
 	synced := transform.EmptyList(gvk)
 	if err := r.Hub.List(ctx, synced, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
-	given := make(sets.Set[types.NamespacedName], len(synced.Items))
+	given := make(map[types.NamespacedName]metav1.Object, len(synced.Items))
 	for i := range synced.Items {
 		if !r.Target.RemovalRequested(&synced.Items[i]) {
-			given.Insert(client.ObjectKeyFromObject(&synced.Items[i]))
+			given[client.ObjectKeyFromObject(&synced.Items[i])] = &synced.Items[i]
 		}
 	}
 	return given, nil

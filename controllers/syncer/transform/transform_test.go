@@ -709,7 +709,8 @@ func TestDownstreamStatefulSetRetainsItsClaims(t *testing.T) {
 }
 
 // hubCache is a reader of the hub that holds the objects named "Kind namespace/name", each
-// in the state given for the target.
+// in the state given for the target, with the UID "hub" (the one that names the hub PV
+// "pvc-hub").
 type hubCache map[string]workloadv1alpha1.ResourceState
 
 func (c hubCache) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
@@ -718,9 +719,22 @@ func (c hubCache) Get(_ context.Context, key client.ObjectKey, obj client.Object
 	if !ok {
 		return apierrors.NewNotFound(schema.GroupResource{Resource: kind}, key.Name)
 	}
+	obj.SetUID("hub")
 	if state != "" {
 		workloadv1alpha1.SetState(obj, target.Key, state)
 	}
+	return nil
+}
+
+// madeAgain reads the hub as its hubCache does, with every object made again since: another
+// UID under the same name.
+type madeAgain struct{ hubCache }
+
+func (c madeAgain) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if err := c.hubCache.Get(ctx, key, obj, opts...); err != nil {
+		return err
+	}
+	obj.SetUID("again")
 	return nil
 }
 
@@ -740,7 +754,7 @@ func TestOriginReleased(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		obj         metav1.Object
-		cache, live hubCache
+		cache, live client.Reader
 		want        bool
 	}{
 		{"hub PV and claim given", marked, hubCache{"PersistentVolume /pvc-hub": sync, "PersistentVolumeClaim team-a/data": sync}, nil, false},
@@ -749,6 +763,7 @@ func TestOriginReleased(t *testing.T) {
 		{"neither given", marked, hubCache{}, hubCache{}, true},
 		{"the hub PV just upsynced, which the cache does not hold yet", marked, hubCache{}, hubCache{"PersistentVolume /pvc-hub": upsync}, false},
 		{"the hub PV given to another target only", marked, hubCache{}, hubCache{"PersistentVolume /pvc-hub": "", "PersistentVolumeClaim team-a/data": ""}, true},
+		{"the claim made again under its name, given", marked, madeAgain{hubCache{"PersistentVolumeClaim team-a/data": sync}}, madeAgain{hubCache{"PersistentVolumeClaim team-a/data": sync}}, true},
 		{"a copy the syncer made", copied, hubCache{}, hubCache{}, false},
 		{"a claim the member made itself", own, hubCache{}, hubCache{}, false},
 	} {

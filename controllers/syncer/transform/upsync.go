@@ -49,36 +49,46 @@ func (t Target) Origin(pv metav1.Object) (hubPV, hubClaim types.NamespacedName, 
 
 // OriginReleased tells whether pv, a PV the member provisioned and this syncer upsynced, is
 // no longer given to the target: neither its hub PV nor its hub claim is Sync or Upsync for
-// it. The claim counts, as the member provisions and binds the PV before its hub PV is made.
-// hub is the syncer's cache of the hub, which holds only what is given to the target; live
-// reads the hub's API server, and confirms a release the cache shows, as the cache may not
-// yet hold the hub PV the upsync just made. It is false for any object but such a PV.
+// it. The claim counts, as the member provisions and binds the PV before its hub PV is made;
+// a claim made again under its name is another one (see UpsyncedFor). hub is the syncer's
+// cache of the hub, which holds only what is given to the target; live reads the hub's API
+// server, and confirms a release the cache shows, as the cache may not yet hold the hub PV
+// the upsync just made. It is false for any object but such a PV.
 func (t Target) OriginReleased(ctx context.Context, hub, live client.Reader, pv metav1.Object) (bool, error) {
 	hubPV, hubClaim, ok := t.Origin(pv)
 	if !ok {
 		return false, nil
 	}
 	for _, r := range []client.Reader{hub, live} {
-		if given, err := t.given(ctx, r, PVGVK, hubPV); err != nil || given {
+		if given, err := t.given(ctx, r, PVGVK, hubPV); err != nil || given != nil {
 			return false, err
 		}
 		if hubClaim.Name == "" {
 			continue
 		}
-		if given, err := t.given(ctx, r, PVCGVK, hubClaim); err != nil || given {
+		if claim, err := t.given(ctx, r, PVCGVK, hubClaim); err != nil || claim != nil && UpsyncedFor(hubPV.Name, claim) {
 			return false, err
 		}
 	}
 	return true, nil
 }
 
-// given tells whether the reader holds the object of the kind called key, Sync or Upsync for
-// the target.
-func (t Target) given(ctx context.Context, r client.Reader, gvk schema.GroupVersionKind, key types.NamespacedName) (bool, error) {
+// UpsyncedFor tells whether the hub PV called hubPV records the volume the member
+// provisioned for claim: it is named after the claim's UID, so a claim deleted and made
+// again under the same name is not the one it was upsynced for.
+func UpsyncedFor(hubPV string, claim metav1.Object) bool {
+	return hubPV == workloadv1alpha1.UpsyncedPVName(claim.GetUID())
+}
+
+// given returns the object of the kind called key when the reader holds it Sync or Upsync
+// for the target; nil otherwise.
+func (t Target) given(ctx context.Context, r client.Reader, gvk schema.GroupVersionKind, key types.NamespacedName) (metav1.Object, error) {
 	obj := Empty(gvk)
 	if err := r.Get(ctx, key, obj); err != nil {
-		return false, client.IgnoreNotFound(err)
+		return nil, client.IgnoreNotFound(err)
 	}
-	state, _ := t.State(obj)
-	return state == workloadv1alpha1.ResourceStateSync || state == workloadv1alpha1.ResourceStateUpsync, nil
+	if state, _ := t.State(obj); state != workloadv1alpha1.ResourceStateSync && state != workloadv1alpha1.ResourceStateUpsync {
+		return nil, nil
+	}
+	return obj, nil
 }

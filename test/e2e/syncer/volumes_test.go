@@ -449,10 +449,10 @@ var _ = Describe("Volumes", Ordered, func() {
 		Expect(m1.Get(ctx, client.ObjectKeyFromObject(pv), pv)).To(Succeed())
 		Expect(pv.Annotations).To(HaveKeyWithValue(transform.HubNameAnnotation, upsynced.Name))
 
-		By("taking the hub PV from m1, as when the hub never recorded it: m1 keeps its PV while the claim is m1's")
+		By("taking the hub PV from m1: m1 keeps its PV while the claim is m1's")
 		update(ctx, hub, upsynced, func() {
 			workloadv1alpha1.Release(upsynced, "m1")
-			controllerutil.RemoveFinalizer(upsynced, workloadv1alpha1.SyncerFinalizer("m1"))
+			upsynced.Finalizers = nil
 		})
 		By("asking the claim to leave m1, held as coordination holds it, and deleting its copy Retain before the hub lets it go")
 		update(ctx, hub, left, func() {
@@ -467,9 +467,13 @@ var _ = Describe("Volumes", Ordered, func() {
 			g.Expect(m1.Get(ctx, client.ObjectKeyFromObject(pv), pv)).To(Succeed())
 			g.Expect(pv.Status.Phase).To(Equal(corev1.VolumeReleased))
 		}).WithContext(ctx).Should(Succeed())
+		By("deleting the hub PV, which the upsync no longer makes again without the copy: as if the hub had never recorded it")
+		Expect(hub.Delete(ctx, upsynced)).To(Succeed())
+		Eventually(gone(ctx, hub, client.ObjectKeyFromObject(upsynced), &corev1.PersistentVolume{})).WithContext(ctx).Should(Succeed())
 		Consistently(func(g Gomega) {
 			g.Expect(m1.Get(ctx, client.ObjectKeyFromObject(pv), pv)).To(Succeed())
 			g.Expect(pv.DeletionTimestamp).To(BeNil(), "m1 let its PV go while the hub still gives it the claim")
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(upsynced), &corev1.PersistentVolume{})).To(MatchError(ContainSubstring("not found")), "the upsync made the hub PV again")
 		}).WithContext(ctx).WithTimeout(2 * time.Second).Should(Succeed())
 		Eventually(cleanOf(ctx, "m1")).WithContext(ctx).Should(Equal(metav1.ConditionFalse), "a claim the hub takes away counts as held")
 
@@ -481,7 +485,8 @@ var _ = Describe("Volumes", Ordered, func() {
 		}).WithContext(ctx).Should(Succeed(), "m1 did not let the claim go")
 		Eventually(gone(ctx, m1, client.ObjectKeyFromObject(pv), &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), "m1 kept the PV of a claim it no longer has")
 		Eventually(cleanOf(ctx, "m1")).WithContext(ctx).Should(Equal(metav1.ConditionTrue))
-		v, _ := storage.Volume(pv.Spec.CSI.VolumeHandle)
+		v, found := storage.Volume(pv.Spec.CSI.VolumeHandle)
+		Expect(found).To(BeTrue())
 		Expect(v.Deleted).To(BeZero(), "the storage was released")
 		Expect(v.Releases).To(BeZero())
 	})
