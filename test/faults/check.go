@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -233,7 +234,9 @@ func (r *run) cleanUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := await(ctx, "the claims to go", Liveness, func(ctx context.Context) error {
+	// Faults of the schedules beside this one may hit the bed while it cleans up: each wait
+	// has Liveness from the last heal, as settling has.
+	if err := awaitUntil(ctx, "the claims to go", r.settleBound(time.Now()), func(ctx context.Context) error {
 		if err := r.hub.List(ctx, claims, client.InNamespace(r.ns)); err != nil {
 			return err
 		}
@@ -247,7 +250,7 @@ func (r *run) cleanUp(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	if err := await(ctx, "the volumes to be released", Liveness, r.released); err != nil {
+	if err := awaitUntil(ctx, "the volumes to be released", r.settleBound(time.Now()), r.released); err != nil {
 		return err
 	}
 	// The namespace and the Placement go in the background, while the next schedule runs.

@@ -386,9 +386,10 @@ func await(ctx context.Context, what string, within time.Duration, done func(con
 	return awaitUntil(ctx, what, func() time.Time { return deadline }, done)
 }
 
-// settleBound is when the bed must have settled: Liveness after the later of the schedule's
-// last heal and the bed's, as the faults of the schedules beside it keep the bed from
-// settling, but never more than four times Liveness after the schedule's own heal.
+// settleBound is when the bed must have settled: Liveness after the later of healed (the
+// schedule's last heal, or the start of a wait of its clean-up) and the bed's last heal, as
+// the faults of the schedules beside it keep the bed from settling, but never more than four
+// times Liveness after healed.
 func (r *run) settleBound(healed time.Time) func() time.Time {
 	return func() time.Time {
 		from := r.shared.quietSince()
