@@ -235,8 +235,22 @@ func own(o Observation, d *Decision) {
 				ownerLost(o, d, k, t)
 			default:
 				leave(o, d, k)
+				if d.Class == storagev1alpha1.Owned {
+					recheckWhenLost(o, d, t)
+				}
 			}
 		}
+	}
+}
+
+// recheckWhenLost has the decision taken again when t, which does not answer, is lost: it is
+// then fenced instead of waited for, and only time tells.
+func recheckWhenLost(o Observation, d *Decision, t Target) {
+	if t.UnreachableSince.IsZero() {
+		return
+	}
+	if due := t.UnreachableSince.Add(t.FenceDelay).Sub(o.Now); d.Recheck == 0 || due < d.Recheck {
+		d.Recheck = due
 	}
 }
 
@@ -265,7 +279,7 @@ func depart(o Observation, d *Decision, h string) {
 		// An owner that does not answer cannot let go: it is asked once it answers again,
 		// or released once fenced. Asking now would cost two writes per volume of a lost
 		// member, on the way of its failover.
-		d.Recheck = t.UnreachableSince.Add(t.FenceDelay).Sub(o.Now)
+		recheckWhenLost(o, d, t)
 		d.Message = fmt.Sprintf("waiting for %s, unreachable since %s, to answer and let go of the volume",
 			h, t.UnreachableSince.UTC().Format(time.RFC3339))
 		return

@@ -62,6 +62,8 @@ type decideCase struct {
 	wantOwner   string
 	wantReason  string
 	wantActions []Action
+	// wantRecheck is when the decision asks to be taken again with time alone; zero: never.
+	wantRecheck time.Duration
 }
 
 func decideCases() []decideCase {
@@ -131,6 +133,16 @@ func decideCases() []decideCase {
 			o:         lost(obs(rwo, map[string]Presence{"a": departing, "b": synced}, map[string]Presence{"b": pvSync}, Record{Owner: "b", Phase: storagev1alpha1.Moving}), "a", fencing.Unfenced),
 			wantPhase: storagev1alpha1.Moving, wantOwner: "b", wantReason: storagev1alpha1.ReasonWaitingForFence,
 			wantActions: []Action{act(RequestFence, "a")}},
+		{name: "two holders: one the namespace left that stopped answering a moment ago is asked, and fenced once it is lost",
+			o: func() Observation {
+				o := lost(obs(rwo, map[string]Presence{"a": departing, "b": synced}, map[string]Presence{"b": pvSync}, Record{Owner: "b", Phase: storagev1alpha1.Moving}), "a", fencing.Unfenced)
+				t := o.Targets["a"]
+				t.FenceDelay = 90 * time.Second
+				o.Targets["a"] = t
+				return o
+			}(),
+			wantPhase: storagev1alpha1.Moving, wantOwner: "b", wantReason: storagev1alpha1.ReasonMultipleHolders,
+			wantActions: []Action{act(Unhold, "a")}, wantRecheck: 30 * time.Second},
 		{name: "two placed holders wait: no one can say which copy is in use",
 			o:         obs(rwo, map[string]Presence{"a": synced, "b": synced}, map[string]Presence{"a": pvSync}, bound("a")),
 			wantPhase: storagev1alpha1.Bound, wantOwner: "a", wantReason: storagev1alpha1.ReasonMultipleHolders},
@@ -144,7 +156,7 @@ func decideCases() []decideCase {
 				t.FenceDelay = 2 * time.Minute
 				o.Targets["a"] = t
 				return o
-			}(), wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonWaitingForDetach, wantActions: []Action{}},
+			}(), wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonWaitingForDetach, wantActions: []Action{}, wantRecheck: time.Minute},
 		{name: "Moving: an owner unreachable for less than the fence delay is waited for",
 			o: func() Observation {
 				o := lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Fenced)
@@ -152,7 +164,7 @@ func decideCases() []decideCase {
 				t.FenceDelay = 2 * time.Minute
 				o.Targets["a"] = t
 				return o
-			}(), wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonWaitingForDetach, wantActions: []Action{}},
+			}(), wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonWaitingForDetach, wantActions: []Action{}, wantRecheck: time.Minute},
 		{name: "Moving: a failed Fence moves nothing",
 			o:         lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Failed),
 			wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonFenceFailed, wantActions: []Action{}},
@@ -328,6 +340,9 @@ func checkDecision(t *testing.T, tc decideCase, d Decision) {
 	}
 	if tc.wantActions != nil && !slices.Equal(d.Actions, tc.wantActions) {
 		t.Errorf("actions %v, want %v", d.Actions, tc.wantActions)
+	}
+	if d.Recheck != tc.wantRecheck {
+		t.Errorf("recheck in %s, want %s", d.Recheck, tc.wantRecheck)
 	}
 }
 

@@ -163,9 +163,7 @@ func letGo(o Observation, d *Decision, keys []string, domain string) {
 			d.Actions = append(d.Actions, Action{Kind: DropTarget, Target: k})
 		case !t.Ready && !t.UnreachableSince.IsZero():
 			leave(o, d, k)
-			if due := t.UnreachableSince.Add(t.FenceDelay).Sub(o.Now); d.Recheck == 0 || due < d.Recheck {
-				d.Recheck = due
-			}
+			recheckWhenLost(o, d, t)
 		default:
 			leave(o, d, k)
 		}

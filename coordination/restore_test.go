@@ -66,7 +66,7 @@ func restoreCases() []decideCase {
 				return o
 			}(),
 			wantPhase: storagev1alpha1.Restoring, wantOwner: "a", wantReason: storagev1alpha1.ReasonSettingAside,
-			wantActions: []Action{act(Unhold, "a"), act(RemoveVolume, "a")}},
+			wantActions: []Action{act(Unhold, "a"), act(RemoveVolume, "a")}, wantRecheck: 29 * time.Second},
 		{name: "restore: with no holder left, the volume is set aside and its hub PV deleted",
 			o:         restoreObs("snap-1", map[string]Presence{"c": placed}, map[string]Presence{}, "h-old", moving),
 			wantPhase: storagev1alpha1.Restoring, wantOwner: "a", wantReason: storagev1alpha1.ReasonSettingAside,

@@ -120,8 +120,11 @@ func (r *Reconciler) claimsOnTarget(ctx context.Context, o client.Object) []reco
 	return r.claimsOn(ctx, o.GetName())
 }
 
+// claimsOn are the claims placed on the target or waiting for a target, and the claims of the
+// PVs it still holds: a departing owner whose syncer let go of the claim, but was lost before
+// it let go of the PV, holds the volume through the PV alone.
 func (r *Reconciler) claimsOn(ctx context.Context, target string) []reconcile.Request {
-	key := workloadv1alpha1.ToSyncTargetKey(target)
+	label := workloadv1alpha1.StateLabel(workloadv1alpha1.ToSyncTargetKey(target))
 	list := &corev1.PersistentVolumeClaimList{}
 	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing claims")
@@ -129,9 +132,17 @@ func (r *Reconciler) claimsOn(ctx context.Context, target string) []reconcile.Re
 	}
 	var out []reconcile.Request
 	for _, c := range list.Items {
-		if _, on := c.Labels[workloadv1alpha1.StateLabel(key)]; on || c.Spec.VolumeName == "" {
+		if _, on := c.Labels[label]; on || c.Spec.VolumeName == "" {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&c)})
 		}
+	}
+	volumes := &corev1.PersistentVolumeList{}
+	if err := r.Client.List(ctx, volumes, client.HasLabels{label}, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing volumes")
+		return out
+	}
+	for i := range volumes.Items {
+		out = append(out, claimOfVolume(ctx, &volumes.Items[i])...)
 	}
 	return out
 }

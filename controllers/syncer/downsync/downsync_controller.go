@@ -66,7 +66,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 	if gk == transform.PVKind {
 		// A claim's copy made as the claim is deleted waits for its PV (see claimGone).
 		made := predicate.Funcs{
-			UpdateFunc:  func(event.UpdateEvent) bool { return false },
+			UpdateFunc:  replaced,
 			DeleteFunc:  func(event.DeleteEvent) bool { return false },
 			GenericFunc: func(event.GenericEvent) bool { return false },
 		}
@@ -75,7 +75,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 		// for it (see originOfClaim).
 		left := predicate.Funcs{
 			CreateFunc:  func(event.CreateEvent) bool { return false },
-			UpdateFunc:  func(event.UpdateEvent) bool { return false },
+			UpdateFunc:  replaced,
 			GenericFunc: func(event.GenericEvent) bool { return false },
 		}
 		b = b.WatchesRawSource(source.Kind(hub.GetCache(), client.Object(transform.Empty(transform.PVCGVK)), handler.EnqueueRequestsFromMapFunc(r.originOfClaim), left))
@@ -130,6 +130,10 @@ func (r *Reconciler) volumeOfCopy(ctx context.Context, obj client.Object) []reco
 	}
 	return nil
 }
+
+// replaced tells an update that is an object made again under its name: a cache that listed
+// again after its watch broke shows the deletion of the one and the creation of the other so.
+func replaced(e event.UpdateEvent) bool { return e.ObjectOld.GetUID() != e.ObjectNew.GetUID() }
 
 // originOfClaim maps a hub claim that left the target to the hub PV that a PV the member
 // provisioned for it was marked as, when the member has such a PV. The hub may never have
