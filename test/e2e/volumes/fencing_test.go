@@ -3,6 +3,7 @@ package volumes
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -205,6 +206,41 @@ var _ = Describe("A lost owner", func() {
 			g.Expect(f.Status.Phase).To(Equal(storagev1alpha1.FenceFenced))
 			g.Expect(storage.Fenced(lost)).To(BeTrue())
 		}).WithContext(ctx).Should(Succeed())
+		comesBack(ctx, lost, ns)
+	})
+
+	It("that let go of the claim but not yet of its PV is fenced, and its volume moves", func(ctx SpecContext) {
+		ns, lost, _ := ownedVolume(ctx)
+		vo := ownership(ctx, ns, "data")
+		By("keeping the owner's PV copy from going, so that it holds the volume through the hub PV alone")
+		const keep = "e2e.custody.dev/keep"
+		pv := downPV(ctx, lost, ns, "data")
+		patchFinalizers(ctx, member(lost).Client, pv, append(slices.Clone(pv.Finalizers), keep))
+		letGo := func(ctx context.Context) {
+			GinkgoHelper()
+			err := member(lost).Client.Get(ctx, client.ObjectKeyFromObject(pv), pv)
+			if apierrors.IsNotFound(err) {
+				return
+			}
+			Expect(err).NotTo(HaveOccurred())
+			patchFinalizers(ctx, member(lost).Client, pv, slices.DeleteFunc(slices.Clone(pv.Finalizers), func(f string) bool { return f == keep }))
+		}
+		DeferCleanup(letGo)
+		setCordon(ctx, lost, true)
+		DeferCleanup(setCordon, context.Background(), lost, false)
+		Eventually(func(g Gomega) {
+			c := &corev1.PersistentVolumeClaim{}
+			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data"}, c)).To(Succeed())
+			g.Expect(c.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel(lost)), "the owner did not let go of the claim")
+			g.Expect(hubPV(ctx, vo.Status.VolumeName).Labels).To(HaveKey(workloadv1alpha1.StateLabel(lost)))
+			g.Expect(ownership(ctx, ns, "data").Status.Reason).To(Equal(storagev1alpha1.ReasonWaitingForDetach))
+		}).WithContext(ctx).Should(Succeed())
+
+		By("losing the owner before it let go of the PV: only its loss can move the volume now")
+		loseMember(ctx, lost, false)
+		failedOver(ctx, ns, lost)
+		Expect(env.StartMember(ctx, lost)).To(Succeed())
+		letGo(ctx)
 		comesBack(ctx, lost, ns)
 	})
 
@@ -471,4 +507,13 @@ func metric(name string) float64 {
 		}
 	}
 	return sum
+}
+
+// patchFinalizers sets the object's finalizers in c, in a merge patch made against its
+// version, so that no one else's change is lost.
+func patchFinalizers(ctx context.Context, c client.Client, obj client.Object, finalizers []string) {
+	GinkgoHelper()
+	orig := obj.DeepCopyObject().(client.Object)
+	obj.SetFinalizers(finalizers)
+	Expect(c.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))).To(Succeed())
 }
