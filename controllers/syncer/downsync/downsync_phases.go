@@ -7,7 +7,6 @@ import (
 
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v6/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -255,7 +254,7 @@ func (r *Reconciler) ensureStatus(ctx context.Context, up, down *unstructured.Un
 		return nil
 	}
 	downStatus, found := down.Object["status"]
-	if !found || equality.Semantic.DeepEqual(up.Object["status"], downStatus) || binding(up, down) {
+	if !found || transform.SameStatus(up.Object["status"], downStatus) || binding(up, down) {
 		return nil
 	}
 	report := transform.Empty(r.GVK)

@@ -3,8 +3,10 @@ package transform
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"maps"
 	"math/big"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -62,6 +64,40 @@ func Contains(have, want any) bool {
 		}
 		return have == want
 	}
+}
+
+// SameStatus tells whether a status reported from a member says what the hub object's says
+// already: equal but for the times of conditions that kept their status, reason and message.
+// A condition's time is its member's: a claim's new owner reports it Unused since its copy
+// came up, which the hub, where it was unused before, need not hear again.
+func SameStatus(hub, member any) bool {
+	return equality.Semantic.DeepEqual(withoutConditionTimes(hub), withoutConditionTimes(member))
+}
+
+// withoutConditionTimes is a status with its conditions' lastTransitionTime and
+// lastProbeTime left out.
+func withoutConditionTimes(status any) any {
+	m, ok := status.(map[string]any)
+	if !ok {
+		return status
+	}
+	conditions, ok := m["conditions"].([]any)
+	if !ok {
+		return status
+	}
+	out := maps.Clone(m)
+	stripped := make([]any, len(conditions))
+	for i, c := range conditions {
+		if cm, ok := c.(map[string]any); ok {
+			cm = maps.Clone(cm)
+			delete(cm, "lastTransitionTime")
+			delete(cm, "lastProbeTime")
+			c = cm
+		}
+		stripped[i] = c
+	}
+	out["conditions"] = stripped
+	return out
 }
 
 func empty(v any) bool {

@@ -536,6 +536,38 @@ func TestContains(t *testing.T) {
 	}
 }
 
+func TestSameStatus(t *testing.T) {
+	unused := func(at, status string) map[string]any {
+		return map[string]any{"type": "Unused", "status": status, "reason": "NoPodsUsingPVC", "lastTransitionTime": at, "lastProbeTime": nil}
+	}
+	bound := func(conditions ...any) map[string]any {
+		s := map[string]any{"phase": "Bound", "capacity": map[string]any{"storage": "1Gi"}}
+		if conditions != nil {
+			s["conditions"] = conditions
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name      string
+		hub, down any
+		same      bool
+	}{
+		{"equal", bound(), bound(), true},
+		{"a condition's times differ", bound(unused("2026-11-28T15:23:20Z", "True")), bound(unused("2026-11-28T15:23:33Z", "True")), true},
+		{"a condition's status differs", bound(unused("2026-11-28T15:23:20Z", "True")), bound(unused("2026-11-28T15:23:20Z", "False")), false},
+		{"a condition is new", bound(), bound(unused("2026-11-28T15:23:33Z", "True")), false},
+		{"a condition went", bound(unused("2026-11-28T15:23:20Z", "True")), bound(), false},
+		{"the phase differs", bound(), map[string]any{"phase": "Lost", "capacity": map[string]any{"storage": "1Gi"}}, false},
+		{"no status on the hub yet", nil, bound(), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := SameStatus(tc.hub, tc.down); got != tc.same {
+				t.Fatalf("SameStatus(%v, %v) = %v", tc.hub, tc.down, got)
+			}
+		})
+	}
+}
+
 func TestUpToDate(t *testing.T) {
 	cm := func(data map[string]any) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{
