@@ -129,7 +129,8 @@ func newHubCluster(o Options, target transform.Target, recovery *reconnect.Recov
 }
 
 // newMemberManager makes the manager, on the member, with a cache of only the objects the
-// syncer created, plus every PV (the member provisions some) and StorageClass.
+// syncer created, plus every PV (the member provisions some), every claim (the member makes
+// some, which the upsync adopts) and every StorageClass.
 func newMemberManager(o Options, target transform.Target, recovery *reconnect.Recovery, log logr.Logger) (ctrl.Manager, error) {
 	scheme := api.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{csiaddonsv1alpha1.AddToScheme, volsyncv1alpha1.AddToScheme, snapshotv1.AddToScheme} {
@@ -143,8 +144,9 @@ func newMemberManager(o Options, target transform.Target, recovery *reconnect.Re
 			NewInformer:          recovery.NewInformer,
 			DefaultLabelSelector: target.Selector(),
 			ByObject: map[client.Object]cache.ByObject{
-				transform.Empty(transform.PVGVK): {Label: labels.Everything()},
-				&storagev1.StorageClass{}:        {Label: labels.Everything()},
+				transform.Empty(transform.PVGVK):  {Label: labels.Everything()},
+				transform.Empty(transform.PVCGVK): {Label: labels.Everything()},
+				&storagev1.StorageClass{}:         {Label: labels.Everything()},
 			},
 		},
 		Client:                 client.Options{Cache: &client.CacheOptions{Unstructured: true}},

@@ -221,8 +221,10 @@ func (r *Reconciler) upstream(ctx context.Context, key types.NamespacedName) (*u
 }
 
 // downstream returns the downstream object standing for the hub object key, whoever created
-// it; nil when there is none. Without the hub object, a PV is found by the syncer's
-// annotations, as its name may be the member's own.
+// it, from the cache, which holds what the syncer made, every claim and every PV; nil when
+// it holds none. Without the hub object, a PV is found by the syncer's annotations, as its
+// name may be the member's own. What the syncer does because there is no copy, it confirms
+// past the cache first (confirmed).
 func (r *Reconciler) downstream(ctx context.Context, key types.NamespacedName, up *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	if up == nil {
 		if r.GVK.GroupKind() == transform.PVKind {
@@ -232,7 +234,22 @@ func (r *Reconciler) downstream(ctx context.Context, key types.NamespacedName, u
 		up.SetNamespace(key.Namespace)
 		up.SetName(key.Name)
 	}
-	return r.get(ctx, r.GVK, client.ObjectKey{Namespace: r.Target.DownstreamNamespace(up), Name: r.Target.DownstreamName(up)})
+	return transform.Read(ctx, r.Member, nil, r.GVK, r.downstreamKey(up))
+}
+
+// confirmed returns down, or, when the cache showed no copy of up, what the member itself
+// holds under the copy's name. The cache may not show yet an object made a moment ago:
+// by someone else, which a copy applied over it would take over, or by the syncer, whose
+// hub object would be told that its copy is gone.
+func (r *Reconciler) confirmed(ctx context.Context, up, down *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if down != nil {
+		return down, nil
+	}
+	return transform.Read(ctx, r.MemberReader, nil, r.GVK, r.downstreamKey(up))
+}
+
+func (r *Reconciler) downstreamKey(up *unstructured.Unstructured) client.ObjectKey {
+	return client.ObjectKey{Namespace: r.Target.DownstreamNamespace(up), Name: r.Target.DownstreamName(up)}
 }
 
 // downstreamPV finds the PV the syncer created or took over for the hub PV called name, or
@@ -248,10 +265,4 @@ func (r *Reconciler) downstreamPV(ctx context.Context, name string) (*unstructur
 		}
 	}
 	return nil, nil
-}
-
-// get reads a member object from the cache, then directly, since the cache holds only what
-// the syncer created; nil when it does not exist.
-func (r *Reconciler) get(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) (*unstructured.Unstructured, error) {
-	return transform.Read(ctx, r.Member, r.MemberReader, gvk, key)
 }

@@ -164,12 +164,16 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, hubNamespace string) e
 // PV the member provisioned for a claim, which the hub PV names as the same volume.
 func (r *Reconciler) ensureDownstream(ctx context.Context, up, down *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	log := ctrl.LoggerFrom(ctx)
+	down, err := r.confirmed(ctx, up, down)
+	if err != nil {
+		return nil, err
+	}
 	if down != nil && !r.Target.Owns(down) && !r.provisionedFor(up, down) {
 		r.Recorder.Eventf(up, nil, corev1.EventTypeWarning, workloadv1alpha1.ReasonDownstreamConflict, "Sync",
 			"%s has a %s %s that Custody did not create: it is left alone, and this object is not synced there", r.Target.Key, down.GetKind(), client.ObjectKeyFromObject(down))
 		if r.GVK.GroupKind() == transform.PVCKind {
-			// A claim the member made itself: its deletion in the member shows in no watch of
-			// the syncer, so the claim is retried until the upsync adopted it or it is gone.
+			// A claim the member made itself: the downsync maps only its own copies to hub
+			// objects, so the claim is retried until the upsync adopted it or it is gone.
 			return nil, fmt.Errorf("downstream claim %s exists and was not created by the syncer; it is left alone until adopted or deleted", client.ObjectKeyFromObject(down))
 		}
 		log.Info("Leaving alone a downstream object the syncer did not create", "downstream", client.ObjectKeyFromObject(down))

@@ -29,6 +29,10 @@ func (r *Reconciler) remove(ctx context.Context, up, down *unstructured.Unstruct
 	if waiting, err := r.holdsContents(ctx, up.GetName()); err != nil || waiting {
 		return err
 	}
+	down, err := r.confirmed(ctx, up, down)
+	if err != nil {
+		return err
+	}
 	if down != nil && (r.Target.Owns(down) || r.provisionedFor(up, down)) {
 		return r.deleteDownstream(ctx, down, transform.ReleasePolicy(up))
 	}
@@ -44,15 +48,7 @@ func (r *Reconciler) removeOrphan(ctx context.Context, key types.NamespacedName,
 		return err
 	}
 	if down != nil {
-		if !r.Target.Owns(down) {
-			if released, err := r.Target.OriginReleased(ctx, r.Hub, r.HubReader, down); err != nil || !released {
-				return err
-			}
-			if retained, err := r.retainOrigin(ctx, down.GetName()); err != nil || !retained {
-				return err
-			}
-		}
-		return r.deleteDownstream(ctx, down, corev1.PersistentVolumeReclaimRetain)
+		return r.removeOrphanCopy(ctx, down)
 	}
 	up := transform.Empty(r.GVK)
 	if err := r.HubReader.Get(ctx, key, up); err != nil {
@@ -60,6 +56,13 @@ func (r *Reconciler) removeOrphan(ctx context.Context, key types.NamespacedName,
 	}
 	if state, _ := r.Target.State(up); state == workloadv1alpha1.ResourceStateSync || !controllerutil.ContainsFinalizer(up, r.Target.Finalizer()) {
 		return nil
+	}
+	// The finalizer says that a copy was made.
+	if down, err := r.confirmed(ctx, up, nil); err != nil || down != nil {
+		if err != nil {
+			return err
+		}
+		return r.removeOrphanCopy(ctx, down)
 	}
 	// The state label is coordination's to change here: the syncer only lets go.
 	orig := up.DeepCopy()
@@ -69,6 +72,21 @@ func (r *Reconciler) removeOrphan(ctx context.Context, key types.NamespacedName,
 	}
 	ctrl.LoggerFrom(ctx).Info("Released a hub object no longer synced to the target", "hubObject", key)
 	return nil
+}
+
+// removeOrphanCopy deletes the copy of a hub object no longer synced to the target, Retain,
+// if the syncer made it, or if the member provisioned it and the hub gives neither it nor
+// its claim to the target any more.
+func (r *Reconciler) removeOrphanCopy(ctx context.Context, down *unstructured.Unstructured) error {
+	if !r.Target.Owns(down) {
+		if released, err := r.Target.OriginReleased(ctx, r.Hub, r.HubReader, down); err != nil || !released {
+			return err
+		}
+		if retained, err := r.retainOrigin(ctx, down.GetName()); err != nil || !retained {
+			return err
+		}
+	}
+	return r.deleteDownstream(ctx, down, corev1.PersistentVolumeReclaimRetain)
 }
 
 // holdsContents tells, for a namespace, whether hub objects in it are still synced to the

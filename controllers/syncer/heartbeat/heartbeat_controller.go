@@ -278,7 +278,7 @@ func (r *Reconciler) given(ctx context.Context, gvk schema.GroupVersionKind) (ma
 // hub object, made or upsynced by the syncer, and that the hub no longer gives the target
 // according to holds.
 func (r *Reconciler) addHeld(ctx context.Context, gvk schema.GroupVersionKind, holds func(*unstructured.Unstructured, types.NamespacedName) (bool, error), domainOf map[string]string, held map[string][]string) error {
-	// The member's cache holds the syncer's claims and every PV.
+	// The member's cache holds every claim and PV.
 	list := transform.EmptyList(gvk)
 	if err := r.Member.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("reading the member's %s: %w", gvk.Kind, err)

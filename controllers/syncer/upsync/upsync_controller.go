@@ -46,10 +46,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 // the hub claim of the claim's name, whoever made the member's claim: one the member made
 // itself is adopted.
 func (r *Reconciler) fromBoundNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
-	key, ok := transform.ClaimOf(obj.(*unstructured.Unstructured))
-	if !ok {
-		return nil
+	if key, ok := transform.ClaimOf(obj.(*unstructured.Unstructured)); ok {
+		return r.hubClaimOf(ctx, key)
 	}
+	return nil
+}
+
+// hubClaimOf maps a member claim, in one of the syncer's namespaces, to the hub claim of its
+// name.
+func (r *Reconciler) hubClaimOf(ctx context.Context, key types.NamespacedName) []reconcile.Request {
 	ns := transform.Empty(transform.NamespaceGVK)
 	if err := r.Member.Get(ctx, client.ObjectKey{Name: key.Namespace}, ns); err != nil {
 		return nil

@@ -10,12 +10,14 @@ import (
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
-// fromDownstreamClaim maps a downstream claim the syncer created to its hub claim.
-func (r *Reconciler) fromDownstreamClaim(_ context.Context, obj client.Object) []reconcile.Request {
+// fromDownstreamClaim maps a downstream claim the syncer created to its hub claim, and one
+// the member made itself in one of the syncer's namespaces to the hub claim of its name,
+// which adopts it.
+func (r *Reconciler) fromDownstreamClaim(ctx context.Context, obj client.Object) []reconcile.Request {
 	if key, ok := r.Target.Upstream(obj, false); ok {
 		return []reconcile.Request{{NamespacedName: key}}
 	}
-	return nil
+	return r.hubClaimOf(ctx, client.ObjectKeyFromObject(obj))
 }
 
 // fromMemberPV maps a member PV to the hub claim of the downstream claim it is bound to, and

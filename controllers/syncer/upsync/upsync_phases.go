@@ -35,7 +35,7 @@ func (r *Reconciler) provisioned(ctx context.Context, key types.NamespacedName) 
 	if state != workloadv1alpha1.ResourceStateSync && state != workloadv1alpha1.ResourceStateUpsync {
 		return nil, nil, nil
 	}
-	down, err := r.memberClaim(ctx, key, state == workloadv1alpha1.ResourceStateUpsync)
+	down, err := r.memberClaim(ctx, key)
 	if err != nil || down == nil {
 		return nil, nil, err
 	}
@@ -175,25 +175,31 @@ func (r *Reconciler) pruneUpsynced(ctx context.Context, key types.NamespacedName
 // hub claim's volume is another one: then the member's claim stays as it is, with its volume,
 // and an event on the hub claim says why.
 func (r *Reconciler) adopt(ctx context.Context, key types.NamespacedName) error {
-	up, err := r.hubClaim(ctx, key)
+	cached, err := transform.Read(ctx, r.Hub, nil, transform.PVCGVK, key)
 	if err != nil {
 		return err
+	}
+	if cached != nil && cached.GetDeletionTimestamp() != nil {
+		if state, _ := r.Target.State(cached); state == workloadv1alpha1.ResourceStateUpsync {
+			// Deleted before coordination took it up: the member's claim stays the member's.
+			return r.release(ctx, cached)
+		}
+	}
+	down, err := r.memberClaim(ctx, key)
+	if err != nil || down == nil || r.Target.Owns(down) || down.GetDeletionTimestamp() != nil {
+		return err
+	}
+	// Only for a claim the member made itself is the hub claim read past the cache, which
+	// holds only the claims given to the target.
+	up := cached
+	if up == nil {
+		if up, err = transform.Read(ctx, r.HubReader, nil, transform.PVCGVK, key); err != nil {
+			return err
+		}
 	}
 	state, placed := workloadv1alpha1.ResourceState(""), false
 	if up != nil {
 		state, placed = r.Target.State(up)
-	}
-	switch {
-	case placed && state == workloadv1alpha1.ResourceStateUpsync && up.GetDeletionTimestamp() != nil:
-		// Deleted before coordination took it up: the member's claim stays the member's.
-		return r.release(ctx, up)
-	case placed && (state != workloadv1alpha1.ResourceStateSync || r.Target.RemovalRequested(up)):
-		return nil // waiting for coordination, or leaving the target: nothing to adopt
-	}
-	// Only now is the member read past the cache, which holds only the syncer's claims.
-	down, err := r.memberClaim(ctx, key, true)
-	if err != nil || down == nil || r.Target.Owns(down) || down.GetDeletionTimestamp() != nil {
-		return err
 	}
 	switch {
 	case up == nil:
@@ -201,6 +207,8 @@ func (r *Reconciler) adopt(ctx context.Context, key types.NamespacedName) error 
 	case !placed:
 		r.refuse(up, down, "the hub claim is not on this target")
 		return nil
+	case state != workloadv1alpha1.ResourceStateSync || r.Target.RemovalRequested(up):
+		return nil // waiting for coordination, or leaving the target: nothing to adopt
 	}
 	return r.markOwned(ctx, up, down)
 }
@@ -295,20 +303,9 @@ func (r *Reconciler) release(ctx context.Context, up *unstructured.Unstructured)
 }
 
 // memberClaim reads the member's claim of the hub claim's name in the syncer's namespace from
-// the cache, which holds the claims the syncer made, and, with madeByMember, past it; nil when
-// there is none.
-func (r *Reconciler) memberClaim(ctx context.Context, key types.NamespacedName, madeByMember bool) (*unstructured.Unstructured, error) {
-	var direct client.Reader
-	if madeByMember {
-		direct = r.MemberReader
-	}
-	return transform.Read(ctx, r.Member, direct, transform.PVCGVK, types.NamespacedName{Namespace: r.Target.Namespace(key.Namespace), Name: key.Name})
-}
-
-// hubClaim reads a hub claim: from the cache when it is synced to the target, else directly;
-// nil when there is none.
-func (r *Reconciler) hubClaim(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, error) {
-	return transform.Read(ctx, r.Hub, r.HubReader, transform.PVCGVK, key)
+// the cache, which holds every claim of the member; nil when there is none.
+func (r *Reconciler) memberClaim(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, error) {
+	return transform.Read(ctx, r.Member, nil, transform.PVCGVK, types.NamespacedName{Namespace: r.Target.Namespace(key.Namespace), Name: key.Name})
 }
 
 func merged(into, from map[string]string) map[string]string {
