@@ -271,6 +271,9 @@ func depart(o Observation, d *Decision, h string) {
 	t := o.Targets[h]
 	if d.Class == storagev1alpha1.Owned && fencing.Lost(t.UnreachableSince, o.Now, t.FenceDelay) {
 		ownerLost(o, d, h, t)
+		if slices.Contains(d.Actions, Action{Kind: ReleaseFenced, Target: h}) {
+			handOver(o, d, h)
+		}
 		return
 	}
 	d.Phase, d.Reason = storagev1alpha1.Moving, storagev1alpha1.ReasonWaitingForDetach
@@ -330,6 +333,20 @@ func ownerLost(o Observation, d *Decision, h string, t Target) {
 	d.Reason = storagev1alpha1.ReasonWaitingForFence
 	d.Message = fmt.Sprintf("%s has been unreachable since %s; the volume moves once Fence %s cuts it off storage domain %s, or %s comes back",
 		h, t.UnreachableSince.UTC().Format(time.RFC3339), fence, d.Domain, h)
+}
+
+// handOver gives the volume that the fenced owner h is released from, in the same writes, to
+// the next owner. The Fence, confirmed before the writes, keeps h off the storage, and no
+// version of the claim or of the PV names both: a crash between the claim's write and the
+// PV's leaves h on one of them, which the Fence releases again.
+func handOver(o Observation, d *Decision, h string) {
+	next, _, _ := nextOwner(o, d, h)
+	if next == "" {
+		return
+	}
+	d.Phase, d.Owner = storagev1alpha1.Bound, next
+	d.Reason, d.Message = storagev1alpha1.ReasonMoved, fmt.Sprintf("moved to %s from %s, fenced off storage domain %s", next, h, d.Domain)
+	syncOn(o, d, next)
 }
 
 // nextOwner picks the target that takes the volume after from: the first target of the

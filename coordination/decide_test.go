@@ -182,8 +182,12 @@ func decideCases() []decideCase {
 		{name: "Moving: a Fence being lifted moves nothing and asks for no other",
 			o:         lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Unfencing),
 			wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonWaitingForFence, wantActions: []Action{}},
-		{name: "Moving: the lost owner is fenced; coordination acknowledges the detach in its place",
+		{name: "Moving → Bound: the lost owner is fenced; coordination acknowledges the detach in its place and hands the volume over",
 			o:         lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Fenced),
+			wantPhase: storagev1alpha1.Bound, wantOwner: "b", wantReason: storagev1alpha1.ReasonMoved,
+			wantActions: []Action{act(ReleaseFenced, "a"), act(SyncVolume, "b"), act(Hold, "b"), act(SyncClaim, "b")}},
+		{name: "Moving: the lost owner is fenced and no target can take the volume; coordination acknowledges the detach in its place",
+			o:         lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Fenced),
 			wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonOwnerFenced, wantActions: []Action{act(ReleaseFenced, "a")}},
 		{name: "Moving waits while the old owner's PV label is still there",
 			o: obs(rwo, map[string]Presence{"b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), wantPhase: storagev1alpha1.Moving, wantOwner: "a"},
@@ -454,6 +458,21 @@ func TestProvisions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := Decide(tt.o).Provisions(); got != tt.want {
 				t.Fatalf("Provisions() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// A volume handed over from its fenced owner keeps that owner in the record until its Fence
+// is lifted: the storage is not released under the copy the owner still has attached.
+func TestHandOverKeepsTheFencedOwnerOnRecord(t *testing.T) {
+	for _, tc := range decideCases() {
+		if tc.wantReason != storagev1alpha1.ReasonMoved || !slices.Contains(tc.wantActions, act(ReleaseFenced, "a")) {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			if d := Decide(tc.o); !slices.Contains(d.FencedOff, "a") {
+				t.Fatalf("fenced off %v, want a among them", d.FencedOff)
 			}
 		})
 	}

@@ -36,16 +36,19 @@
 //
 //   - the workload controller marks the claim as leaving h when its namespace does (h is not
 //     asked to let go while it does not answer: it is asked when it answers again);
-//   - releasing h and giving n Sync are two patches of each object, not one: a crash between
-//     the claim's patch and the PV's then leaves h on one of them, which the fence releases
-//     again, never h and n on the two;
 //   - n's syncer puts its finalizer on the claim and the PV once their copies exist in its
 //     member: the finalizer says so, and a deleted claim is released only through copies
 //     that exist;
 //   - each phase is recorded before it acts (WaitingForFence before the Fence is requested,
-//     OwnerFenced before the release, Moved before the grant, which the record keeps while
-//     the new owner holds the volume);
-//   - n's syncer reports the claim's status to the hub, once per change of it in n.
+//     Moved, with h fenced off, before the release and the grant, which the record keeps
+//     while the new owner holds the volume);
+//   - n's syncer reports the claim's status to the hub, once per change of it in n, but for
+//     the times of its member's conditions.
+//
+// Releasing h and giving n Sync is one patch of each object: no version of either names
+// both, and a crash between the claim's patch and the PV's leaves h on one of them, which
+// the Fence, read past the cache before the writes, releases again. A volume that has
+// nowhere to go yet is released from h alone (OwnerFenced), and given on later.
 //
 // A move from an owner h that answers needs, besides those five, h's consent and h's
 // deletion of its two copies. Invariant 2 puts h's acknowledgement between the request and

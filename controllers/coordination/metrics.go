@@ -132,7 +132,7 @@ func (m *volumeMetrics) transition(before, after storagev1alpha1.VolumeOwnership
 		if before.PhaseSince != nil {
 			moveDuration.Observe(time.Since(before.PhaseSince.Time).Seconds())
 		}
-		if before.Reason == storagev1alpha1.ReasonOwnerFenced && !lostSince.IsZero() {
+		if slices.Contains(after.FencedOff, before.Owner) && !lostSince.IsZero() {
 			failoverDuration.Observe(time.Since(lostSince).Seconds())
 		}
 	}

@@ -319,7 +319,8 @@ func failedOver(ctx context.Context, ns, lost string) string {
 	if f := waitFence(ctx, lost, func(Gomega, *storagev1alpha1.Fence) {}); f.Spec.Mode == storagev1alpha1.Network {
 		Expect(storage.Fenced(lost)).To(BeTrue(), "the volume is bound on %s while %s is not fenced", survivor, lost)
 	}
-	Expect(reasons(vo)).To(ContainElement(storagev1alpha1.ReasonOwnerFenced))
+	Expect(reasons(vo)).To(ContainElement(storagev1alpha1.ReasonWaitingForFence))
+	Expect(vo.Status.FencedOff).To(ContainElement(lost), "the record does not keep the fenced owner")
 	Expect(targetCondition(ctx, Default, lost, workloadv1alpha1.ConditionFenced).Status).To(Equal(metav1.ConditionTrue))
 	// The lost member keeps its attachment until it is back; fenced, it cannot use it.
 	Eventually(func() []string { return volume(handle(ctx, vo.Status.VolumeName)).Holders }).WithContext(ctx).Should(ContainElement(survivor))
