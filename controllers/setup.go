@@ -1,8 +1,10 @@
 package controllers
 
 import (
+	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -23,7 +25,8 @@ import (
 
 // Options configure the hub controllers.
 type Options struct {
-	// Resources are the namespaced types the workload controller labels; nil means
+	// Resources are the namespaced types that follow their namespace's placement (claims in
+	// the coordination controller, the others in the workload controller); nil means
 	// workload.DefaultResources.
 	Resources []schema.GroupVersionKind
 	// HeartbeatGrace is how long a target may miss heartbeats before it is Unreachable;
@@ -66,7 +69,10 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := (&storageclass.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-storageclass")}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	if err := (&coordination.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-coordination"), Compatible: classes.Compatible, FenceDelay: o.FenceDelay, HeartbeatGrace: o.HeartbeatGrace}).SetupWithManager(mgr, opts); err != nil {
+	// Coordination makes the claims follow their namespaces, in the writes of their steps.
+	claims := corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim")
+	follow := slices.Contains(o.Resources, claims)
+	if err := (&coordination.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-coordination"), Compatible: classes.Compatible, FenceDelay: o.FenceDelay, HeartbeatGrace: o.HeartbeatGrace, FollowNamespaces: follow}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if err := (&dr.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-dr")}).SetupWithManager(mgr, opts); err != nil {
@@ -75,5 +81,5 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := (&statefulset.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-statefulset")}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	return workload.SetupWithManager(mgr, o.Resources, opts)
+	return workload.SetupWithManager(mgr, slices.DeleteFunc(slices.Clone(o.Resources), func(k schema.GroupVersionKind) bool { return k == claims }), opts)
 }

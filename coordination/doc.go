@@ -34,8 +34,8 @@
 // The failover benchmark makes exactly these as its floor. The protocol makes more, each for
 // a reason:
 //
-//   - the workload controller marks the claim as leaving h when its namespace does (h is not
-//     asked to let go while it does not answer: it is asked when it answers again);
+//   - the claim is marked as leaving h when its namespace does (h is not asked to let go
+//     while it does not answer: it is asked when it answers again);
 //   - n's syncer puts its finalizer on the claim and the PV once their copies exist in its
 //     member: the finalizer says so, and a deleted claim is released only through copies
 //     that exist;

@@ -1,6 +1,6 @@
 // Command controller runs Custody's hub controllers against the hub API server: placement,
 // location, scheduler, health, storageclass, coordination, and one workload controller per
-// synced resource type.
+// synced resource type other than claims, which coordination places.
 package main
 
 import (

@@ -26,9 +26,11 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/health"
+	"github.com/custody-dev/custody/controllers/internal/enqueue"
 	"github.com/custody-dev/custody/controllers/internal/protection"
 	"github.com/custody-dev/custody/controllers/internal/status"
 	"github.com/custody-dev/custody/controllers/internal/versions"
+	"github.com/custody-dev/custody/controllers/workload"
 	"github.com/custody-dev/custody/coordination"
 )
 
@@ -55,6 +57,9 @@ type Reconciler struct {
 	FenceDelay time.Duration
 	// HeartbeatGrace is the health controller's grace; zero: three periods of each Lease.
 	HeartbeatGrace time.Duration
+	// FollowNamespaces makes each claim follow its namespace's placement here, written with
+	// the step the claim takes, instead of in a write of the workload controller's of its own.
+	FollowNamespaces bool
 
 	metrics *volumeMetrics
 	// written are the versions of the records this controller wrote last.
@@ -76,15 +81,19 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	}); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).Named("coordination").
+	b := ctrl.NewControllerManagedBy(mgr).Named("coordination").
 		For(&corev1.PersistentVolumeClaim{}).
 		Owns(&storagev1alpha1.VolumeOwnership{}).
 		Watches(&corev1.PersistentVolume{}, handler.EnqueueRequestsFromMapFunc(claimOfVolume)).
 		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(r.claimsOnTarget),
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: targetChanged})).
-		Watches(&storagev1alpha1.Fence{}, handler.EnqueueRequestsFromMapFunc(r.claimsOnFencedTarget)).
-		WithOptions(opts).
-		Complete(r)
+		Watches(&storagev1alpha1.Fence{}, handler.EnqueueRequestsFromMapFunc(r.claimsOnFencedTarget))
+	if r.FollowNamespaces {
+		claimsIn := enqueue.All(r.Client, func() client.ObjectList { return &corev1.PersistentVolumeClaimList{} }, enqueue.InNamespaceOf)
+		b = b.Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(claimsIn),
+			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})))
+	}
+	return b.WithOptions(opts).Complete(r)
 }
 
 func claimOfVolume(_ context.Context, o client.Object) []reconcile.Request {
@@ -172,6 +181,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.written.Forget(req.NamespacedName)
 		return ctrl.Result{}, r.releaseRecord(ctx, req.NamespacedName)
 	}
+	read := claim.DeepCopy()
+	followed, err := r.follow(ctx, claim)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	if !coordinated(claim) {
 		// A deleted claim that was never placed: let go of the hub's protection.
 		return ctrl.Result{}, protection.Release(ctx, r.Client, claim)
@@ -183,6 +197,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	s.read, s.followed = read, followed
 	d, err := r.decide(ctx, s)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -191,6 +206,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: d.Recheck}, r.carryOut(ctx, s, d)
+}
+
+// follow makes the claim follow its namespace's placement, in memory: a state (Pending) on
+// each target the namespace is on, and its removal requested from each target the namespace
+// leaves. The step the claim takes writes it. It tells whether the claim changed.
+func (r *Reconciler) follow(ctx context.Context, claim *corev1.PersistentVolumeClaim) (bool, error) {
+	if !r.FollowNamespaces || !claim.DeletionTimestamp.IsZero() {
+		return false, nil
+	}
+	ns := &corev1.Namespace{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: claim.Namespace}, ns); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	change := workload.Propagate(ns, claim, true, time.Now())
+	if change.Empty() {
+		return false, nil
+	}
+	change.Apply(claim)
+	ctrl.LoggerFrom(ctx).V(1).Info("Following namespace placement", "placed", change.Place, "leaving", change.Leave, "returning", change.Return)
+	return true, nil
 }
 
 // decide takes the next step's decision. A claim given to a target to provision may have had
@@ -296,6 +331,9 @@ func (r *Reconciler) carryOut(ctx context.Context, s *scope, d coordination.Deci
 		w.add(a)
 	}
 	w.ensureDomain(d)
+	if s.followed {
+		w.onClaim(func(*corev1.PersistentVolumeClaim) {})
+	}
 	if w.fence != "" {
 		if err := confirmFenced(ctx, r.APIReader, w.fence); err != nil {
 			return err

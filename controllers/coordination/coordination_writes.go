@@ -23,7 +23,8 @@ import (
 // writes gathers a decision's actions into at most one patch of the claim, one of the PV, and
 // a deletion or a status write of the PV, run in the order the actions first name them.
 type writes struct {
-	claim                   *corev1.PersistentVolumeClaim
+	// claim is patched from base, the claim as read.
+	claim, base             *corev1.PersistentVolumeClaim
 	pv                      *corev1.PersistentVolume
 	domain                  string
 	targets                 []workloadv1alpha1.SyncTarget
@@ -36,7 +37,10 @@ type writes struct {
 }
 
 func newWrites(s *scope, domain string) *writes {
-	w := &writes{claim: s.claim.DeepCopy(), domain: domain, targets: s.targets}
+	w := &writes{claim: s.claim.DeepCopy(), base: s.read, domain: domain, targets: s.targets}
+	if w.base == nil {
+		w.base = s.claim.DeepCopy()
+	}
 	if s.volume != nil {
 		w.pv = s.volume.DeepCopy()
 	}
@@ -45,7 +49,7 @@ func newWrites(s *scope, domain string) *writes {
 
 func (w *writes) onClaim(f func(*corev1.PersistentVolumeClaim)) {
 	if w.claimPatch == nil {
-		w.claimPatch = client.MergeFromWithOptions(w.claim.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		w.claimPatch = client.MergeFromWithOptions(w.base, client.MergeFromWithOptimisticLock{})
 		w.order = append(w.order, func(ctx context.Context, c client.Client) error { return c.Patch(ctx, w.claim, w.claimPatch) })
 	}
 	f(w.claim)

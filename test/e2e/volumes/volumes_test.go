@@ -215,7 +215,8 @@ var _ = Describe("Owned volumes", func() {
 			c := meta.FindStatusCondition(loc.Status.Conditions, schedulingv1alpha1.ConditionStorageClassesCompatible)
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(c.Message).To(And(ContainSubstring(domain), ContainSubstring(to)))
+			// The class is missing on the target for a moment first, which says so too.
+			g.Expect(c.Message).To(And(ContainSubstring(domain), ContainSubstring(to), ContainSubstring("differs in")))
 		}).WithContext(ctx).Should(Succeed())
 
 		setCordon(ctx, from, true)
