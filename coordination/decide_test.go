@@ -462,18 +462,3 @@ func TestProvisions(t *testing.T) {
 		})
 	}
 }
-
-// A volume handed over from its fenced owner keeps that owner in the record until its Fence
-// is lifted: the storage is not released under the copy the owner still has attached.
-func TestHandOverKeepsTheFencedOwnerOnRecord(t *testing.T) {
-	for _, tc := range decideCases() {
-		if tc.wantReason != storagev1alpha1.ReasonMoved || !slices.Contains(tc.wantActions, act(ReleaseFenced, "a")) {
-			continue
-		}
-		t.Run(tc.name, func(t *testing.T) {
-			if d := Decide(tc.o); !slices.Contains(d.FencedOff, "a") {
-				t.Fatalf("fenced off %v, want a among them", d.FencedOff)
-			}
-		})
-	}
-}

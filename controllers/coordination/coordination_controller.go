@@ -202,10 +202,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	w := plan(s, d)
+	if w.fence != "" {
+		// Before the decision is recorded: a volume recorded moved off a target whose Fence
+		// is being lifted would be a record of a release that does not happen.
+		if err := confirmFenced(ctx, r.APIReader, w.fence); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if err := r.record(ctx, s, d); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: d.Recheck}, r.carryOut(ctx, s, d)
+	return ctrl.Result{RequeueAfter: d.Recheck}, r.carryOut(ctx, w, d)
 }
 
 // follow makes the claim follow its namespace's placement, in memory: a state (Pending) on
@@ -323,22 +331,9 @@ func (r *Reconciler) record(ctx context.Context, s *scope, d coordination.Decisi
 	return nil
 }
 
-// carryOut takes the decision's actions: on the PV and the claim, each patched once, in the
+// carryOut makes the decision's writes (plan): the PV and the claim each patched once, in the
 // order the actions first name them.
-func (r *Reconciler) carryOut(ctx context.Context, s *scope, d coordination.Decision) error {
-	w := newWrites(s, d.Domain)
-	for _, a := range d.Actions {
-		w.add(a)
-	}
-	w.ensureDomain(d)
-	if s.followed {
-		w.onClaim(func(*corev1.PersistentVolumeClaim) {})
-	}
-	if w.fence != "" {
-		if err := confirmFenced(ctx, r.APIReader, w.fence); err != nil {
-			return err
-		}
-	}
+func (r *Reconciler) carryOut(ctx context.Context, w *writes, d coordination.Decision) error {
 	for _, step := range w.order {
 		if err := step(ctx, r.Client); err != nil {
 			return fmt.Errorf("%s: %w", w.describe(), err)

@@ -2,7 +2,9 @@ package coordination
 
 import (
 	"testing"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
@@ -56,5 +58,20 @@ func TestRecordDecisionKeepsEarlierSetAside(t *testing.T) {
 	}
 	if len(st.EarlierSetAside) != 1 || st.EarlierSetAside[0].VolumeHandle != "vol-1" {
 		t.Fatalf("earlier set aside %+v, want vol-1 alone", st.EarlierSetAside)
+	}
+}
+
+// A volume handed over from its fenced owner in one step is a move started and completed.
+func TestTransitionCountsAHandOver(t *testing.T) {
+	m := newVolumeMetrics()
+	started, completed := testutil.ToFloat64(movesStarted), testutil.ToFloat64(movesCompleted)
+	m.transition(storagev1alpha1.VolumeOwnershipStatus{Phase: storagev1alpha1.Bound, Reason: storagev1alpha1.ReasonInUse, Owner: "a"},
+		storagev1alpha1.VolumeOwnershipStatus{Phase: storagev1alpha1.Bound, Reason: storagev1alpha1.ReasonMoved, Owner: "b", FencedOff: []string{"a"}},
+		time.Now().Add(-time.Minute))
+	if got := testutil.ToFloat64(movesStarted) - started; got != 1 {
+		t.Errorf("moves started: %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(movesCompleted) - completed; got != 1 {
+		t.Errorf("moves completed: %v, want 1", got)
 	}
 }

@@ -47,6 +47,20 @@ func newWrites(s *scope, domain string) *writes {
 	return w
 }
 
+// plan gathers the writes of a decision: its actions, the claim's storage domain, and the
+// claim's placement when it changed as it followed its namespace.
+func plan(s *scope, d coordination.Decision) *writes {
+	w := newWrites(s, d.Domain)
+	for _, a := range d.Actions {
+		w.add(a)
+	}
+	w.ensureDomain(d)
+	if s.followed {
+		w.onClaim(func(*corev1.PersistentVolumeClaim) {})
+	}
+	return w
+}
+
 func (w *writes) onClaim(f func(*corev1.PersistentVolumeClaim)) {
 	if w.claimPatch == nil {
 		w.claimPatch = client.MergeFromWithOptions(w.base, client.MergeFromWithOptimisticLock{})

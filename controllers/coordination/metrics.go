@@ -124,12 +124,15 @@ func (m *volumeMetrics) add(b bucket, n int) {
 // transition counts the moves a change of status starts, completes or stops; lostSince is
 // when the previous owner became Unreachable, zero while it answers.
 func (m *volumeMetrics) transition(before, after storagev1alpha1.VolumeOwnershipStatus, lostSince time.Time) {
-	switch {
-	case before.Phase != storagev1alpha1.Moving && after.Phase == storagev1alpha1.Moving:
+	moving := before.Phase == storagev1alpha1.Moving
+	// A volume handed over from a fenced owner in one step starts and completes its move.
+	moved := after.Phase == storagev1alpha1.Bound && after.Reason == storagev1alpha1.ReasonMoved && (moving || before.Owner != after.Owner)
+	if !moving && (after.Phase == storagev1alpha1.Moving || moved) {
 		movesStarted.Inc()
-	case before.Phase == storagev1alpha1.Moving && after.Phase == storagev1alpha1.Bound && after.Reason == storagev1alpha1.ReasonMoved:
+	}
+	if moved {
 		movesCompleted.Inc()
-		if before.PhaseSince != nil {
+		if moving && before.PhaseSince != nil {
 			moveDuration.Observe(time.Since(before.PhaseSince.Time).Seconds())
 		}
 		if slices.Contains(after.FencedOff, before.Owner) && !lostSince.IsZero() {

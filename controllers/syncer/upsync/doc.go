@@ -15,10 +15,11 @@
 //
 // It also adopts the claims a member made itself in the syncer's namespaces (a member's
 // StatefulSet controller that made a pod's claim before the hub's arrived, or an operator in
-// the member), found through the member PVs bound to them. Without a hub claim of that name it
-// upsyncs one, labelled Upsync for the target, and records the member's PV for it as for a
-// provisioned one; coordination binds the two and turns the claim to Sync. Once the hub claim
-// is Sync for the target, it marks the member's claim as its own copy, so that the downsync
-// keeps it, unless the hub claim's volume is another one: then the member's claim and its
-// volume stay as they are, and a ClaimNotAdopted event on the hub claim says why.
+// the member), found once bound, through the claims and the member PVs bound to them.
+// Without a hub claim of that name it upsyncs one, labelled Upsync for the target, and
+// records the member's PV for it as for a provisioned one; coordination binds the two and
+// turns the claim to Sync. Once the hub claim is Sync for the target, it marks the member's
+// claim as its own copy, so that the downsync keeps it, unless the hub claim's volume is
+// another one: then the member's claim and its volume stay as they are, and a
+// ClaimNotAdopted event on the hub claim says why.
 package upsync

@@ -11,11 +11,15 @@ import (
 )
 
 // fromDownstreamClaim maps a downstream claim the syncer created to its hub claim, and one
-// the member made itself in one of the syncer's namespaces to the hub claim of its name,
-// which adopts it.
+// the member made itself in one of the syncer's namespaces, once bound, to the hub claim of
+// its name, which adopts it: as the member PV bound to it does (fromBoundNamespace), which
+// the cache may show before the claim.
 func (r *Reconciler) fromDownstreamClaim(ctx context.Context, obj client.Object) []reconcile.Request {
 	if key, ok := r.Target.Upstream(obj, false); ok {
 		return []reconcile.Request{{NamespacedName: key}}
+	}
+	if volume, _, _ := unstructured.NestedString(obj.(*unstructured.Unstructured).Object, "spec", "volumeName"); volume == "" {
+		return nil
 	}
 	return r.hubClaimOf(ctx, client.ObjectKeyFromObject(obj))
 }

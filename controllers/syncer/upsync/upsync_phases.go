@@ -203,6 +203,11 @@ func (r *Reconciler) adopt(ctx context.Context, key types.NamespacedName) error 
 	}
 	switch {
 	case up == nil:
+		// A hub claim is made for it only as the member itself holds it: the cache may still
+		// show a claim deleted there a moment ago.
+		if down, err = r.memberClaimLive(ctx, key); err != nil || down == nil || r.Target.Owns(down) || down.GetDeletionTimestamp() != nil {
+			return err
+		}
 		return r.upsyncClaim(ctx, key, down)
 	case !placed:
 		r.refuse(up, down, "the hub claim is not on this target")
@@ -305,7 +310,16 @@ func (r *Reconciler) release(ctx context.Context, up *unstructured.Unstructured)
 // memberClaim reads the member's claim of the hub claim's name in the syncer's namespace from
 // the cache, which holds every claim of the member; nil when there is none.
 func (r *Reconciler) memberClaim(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, error) {
-	return transform.Read(ctx, r.Member, nil, transform.PVCGVK, types.NamespacedName{Namespace: r.Target.Namespace(key.Namespace), Name: key.Name})
+	return transform.Read(ctx, r.Member, nil, transform.PVCGVK, r.memberKey(key))
+}
+
+// memberClaimLive reads it from the member itself.
+func (r *Reconciler) memberClaimLive(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, error) {
+	return transform.Read(ctx, r.MemberReader, nil, transform.PVCGVK, r.memberKey(key))
+}
+
+func (r *Reconciler) memberKey(key types.NamespacedName) types.NamespacedName {
+	return types.NamespacedName{Namespace: r.Target.Namespace(key.Namespace), Name: key.Name}
 }
 
 func merged(into, from map[string]string) map[string]string {

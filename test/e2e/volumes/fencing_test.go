@@ -319,8 +319,7 @@ func failedOver(ctx context.Context, ns, lost string) string {
 	if f := waitFence(ctx, lost, func(Gomega, *storagev1alpha1.Fence) {}); f.Spec.Mode == storagev1alpha1.Network {
 		Expect(storage.Fenced(lost)).To(BeTrue(), "the volume is bound on %s while %s is not fenced", survivor, lost)
 	}
-	Expect(reasons(vo)).To(ContainElement(storagev1alpha1.ReasonWaitingForFence))
-	Expect(vo.Status.FencedOff).To(ContainElement(lost), "the record does not keep the fenced owner")
+	Expect(vo.Status.FencedOff).To(ContainElement(lost), "the volume did not move on the strength of the Fence")
 	Expect(targetCondition(ctx, Default, lost, workloadv1alpha1.ConditionFenced).Status).To(Equal(metav1.ConditionTrue))
 	// The lost member keeps its attachment until it is back; fenced, it cannot use it.
 	Eventually(func() []string { return volume(handle(ctx, vo.Status.VolumeName)).Holders }).WithContext(ctx).Should(ContainElement(survivor))
@@ -379,14 +378,6 @@ func waitFence(ctx context.Context, target string, check func(g Gomega, f *stora
 		check(g, f)
 	}).WithContext(ctx).Should(Succeed())
 	return f
-}
-
-func reasons(vo *storagev1alpha1.VolumeOwnership) []string {
-	out := make([]string, 0, len(vo.Status.Transitions))
-	for _, t := range vo.Status.Transitions {
-		out = append(out, t.Reason)
-	}
-	return out
 }
 
 // write writes n records as member, every one acknowledged.
