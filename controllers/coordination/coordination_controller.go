@@ -181,8 +181,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.written.Forget(req.NamespacedName)
 		return ctrl.Result{}, r.releaseRecord(ctx, req.NamespacedName)
 	}
-	read := claim.DeepCopy()
-	followed, err := r.follow(ctx, claim)
+	read, err := r.follow(ctx, claim)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -197,7 +196,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	s.read, s.followed = read, followed
+	s.read = read
 	d, err := r.decide(ctx, s)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -218,22 +217,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // follow makes the claim follow its namespace's placement, in memory: a state (Pending) on
 // each target the namespace is on, and its removal requested from each target the namespace
-// leaves. The step the claim takes writes it. It tells whether the claim changed.
-func (r *Reconciler) follow(ctx context.Context, claim *corev1.PersistentVolumeClaim) (bool, error) {
+// leaves. The step the claim takes writes it. It returns the claim as it was read when it
+// changed, else nil.
+func (r *Reconciler) follow(ctx context.Context, claim *corev1.PersistentVolumeClaim) (*corev1.PersistentVolumeClaim, error) {
 	if !r.FollowNamespaces || !claim.DeletionTimestamp.IsZero() {
-		return false, nil
+		return nil, nil
 	}
 	ns := &corev1.Namespace{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: claim.Namespace}, ns); err != nil {
-		return false, client.IgnoreNotFound(err)
+		return nil, client.IgnoreNotFound(err)
 	}
 	change := workload.Propagate(ns, claim, true, time.Now())
 	if change.Empty() {
-		return false, nil
+		return nil, nil
 	}
+	read := claim.DeepCopy()
 	change.Apply(claim)
 	ctrl.LoggerFrom(ctx).V(1).Info("Following namespace placement", "placed", change.Place, "leaving", change.Leave, "returning", change.Return)
-	return true, nil
+	return read, nil
 }
 
 // decide takes the next step's decision. A claim given to a target to provision may have had

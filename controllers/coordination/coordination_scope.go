@@ -18,11 +18,10 @@ import (
 
 // scope is what one reconcile of a claim read.
 type scope struct {
-	// claim is as it follows its namespace; read, as it was read, is the base of its patch,
-	// and followed tells whether the two differ.
+	// claim is as it follows its namespace; read is the claim as it was read, when following
+	// changed it, else nil.
 	claim     *corev1.PersistentVolumeClaim
 	read      *corev1.PersistentVolumeClaim
-	followed  bool
 	volume    *corev1.PersistentVolume
 	ownership *storagev1alpha1.VolumeOwnership
 	targets   []workloadv1alpha1.SyncTarget

@@ -39,7 +39,7 @@ type writes struct {
 func newWrites(s *scope, domain string) *writes {
 	w := &writes{claim: s.claim.DeepCopy(), base: s.read, domain: domain, targets: s.targets}
 	if w.base == nil {
-		w.base = s.claim.DeepCopy()
+		w.base = s.claim // not changed since it was read; the writes change w.claim
 	}
 	if s.volume != nil {
 		w.pv = s.volume.DeepCopy()
@@ -55,8 +55,8 @@ func plan(s *scope, d coordination.Decision) *writes {
 		w.add(a)
 	}
 	w.ensureDomain(d)
-	if s.followed {
-		w.onClaim(func(*corev1.PersistentVolumeClaim) {})
+	if s.read != nil {
+		w.onClaim(func(*corev1.PersistentVolumeClaim) {}) // its placement changed
 	}
 	return w
 }

@@ -58,10 +58,11 @@ func (r *Reconciler) removeOrphan(ctx context.Context, key types.NamespacedName,
 		return nil
 	}
 	// The finalizer says that a copy was made.
-	if down, err := r.confirmed(ctx, up, nil); err != nil || down != nil {
-		if err != nil {
-			return err
-		}
+	down, err := r.confirmed(ctx, up, nil)
+	if err != nil {
+		return err
+	}
+	if down != nil {
 		return r.removeOrphanCopy(ctx, down)
 	}
 	// The state label is coordination's to change here: the syncer only lets go.

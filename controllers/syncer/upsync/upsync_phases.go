@@ -186,7 +186,7 @@ func (r *Reconciler) adopt(ctx context.Context, key types.NamespacedName) error 
 		}
 	}
 	down, err := r.memberClaim(ctx, key)
-	if err != nil || down == nil || r.Target.Owns(down) || down.GetDeletionTimestamp() != nil {
+	if err != nil || !r.memberMade(down) {
 		return err
 	}
 	// Only for a claim the member made itself is the hub claim read past the cache, which
@@ -205,7 +205,7 @@ func (r *Reconciler) adopt(ctx context.Context, key types.NamespacedName) error 
 	case up == nil:
 		// A hub claim is made for it only as the member itself holds it: the cache may still
 		// show a claim deleted there a moment ago.
-		if down, err = r.memberClaimLive(ctx, key); err != nil || down == nil || r.Target.Owns(down) || down.GetDeletionTimestamp() != nil {
+		if down, err = r.memberClaimLive(ctx, key); err != nil || !r.memberMade(down) {
 			return err
 		}
 		return r.upsyncClaim(ctx, key, down)
@@ -311,6 +311,11 @@ func (r *Reconciler) release(ctx context.Context, up *unstructured.Unstructured)
 // the cache, which holds every claim of the member; nil when there is none.
 func (r *Reconciler) memberClaim(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, error) {
 	return transform.Read(ctx, r.Member, nil, transform.PVCGVK, r.memberKey(key))
+}
+
+// memberMade tells whether down is a claim the member made itself and keeps.
+func (r *Reconciler) memberMade(down *unstructured.Unstructured) bool {
+	return down != nil && !r.Target.Owns(down) && down.GetDeletionTimestamp() == nil
 }
 
 // memberClaimLive reads it from the member itself.
