@@ -57,7 +57,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := (&location.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-location")}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	if err := (&scheduler.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-scheduler")}).SetupWithManager(mgr, opts); err != nil {
+	if err := (&scheduler.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-scheduler"), FenceDelay: o.FenceDelay, HeartbeatGrace: o.HeartbeatGrace}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if err := (&health.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-health"), Grace: o.HeartbeatGrace}).SetupWithManager(mgr, opts); err != nil {

@@ -254,15 +254,9 @@ func (r *Reconciler) decide(ctx context.Context, s *scope) (coordination.Decisio
 }
 
 // fenceDelay is how long the target must be Unreachable before its owned volumes wait for a
-// Fence of it: its own spec.fenceDelay, else the controller's, else three of its graces.
+// Fence of it (health.FenceDelay).
 func (r *Reconciler) fenceDelay(t *workloadv1alpha1.SyncTarget, lease *coordinationv1.Lease) time.Duration {
-	switch {
-	case t.Spec.FenceDelay != nil:
-		return t.Spec.FenceDelay.Duration
-	case r.FenceDelay > 0:
-		return r.FenceDelay
-	}
-	return 3 * health.Grace(r.HeartbeatGrace, lease)
+	return health.FenceDelay(t, r.FenceDelay, r.HeartbeatGrace, lease)
 }
 
 // coordinated: the claim is placed on a target, or the coordinator still holds it.

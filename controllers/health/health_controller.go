@@ -203,6 +203,20 @@ func Grace(configured time.Duration, lease *coordinationv1.Lease) time.Duration 
 	return 3 * DefaultPeriod
 }
 
+// FenceDelay is how long the target may be Unreachable before it is lost: its owned volumes
+// then wait for a Fence of it instead of its acknowledgement, and its namespaces leave it.
+// It is the target's own spec.fenceDelay, else the controller's (configured), else three of
+// its graces (the configured grace, or the one its Lease, nil when there is none, announces).
+func FenceDelay(t *workloadv1alpha1.SyncTarget, configured, grace time.Duration, lease *coordinationv1.Lease) time.Duration {
+	switch {
+	case t.Spec.FenceDelay != nil:
+		return t.Spec.FenceDelay.Duration
+	case configured > 0:
+		return configured
+	}
+	return 3 * Grace(grace, lease)
+}
+
 // writeStatus applies the key, the last heartbeat and Ready when they changed, and emits an
 // event when Ready changed. The syncer writes other fields of the same status under a field
 // manager of its own.

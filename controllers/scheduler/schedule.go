@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -17,8 +18,12 @@ type Candidate struct {
 	Name string
 	Key  string
 	// Usable: the namespace's Placement may use the target (see Usable).
-	Usable        bool
-	Ready         bool
+	Usable bool
+	Ready  bool
+	// LostIn is, for a target that is not Ready, how long until it has been Unreachable for
+	// its fence delay; zero once it has, or when it never answered. Until then it keeps its
+	// namespaces: a heartbeat missed under load must not move every workload it runs.
+	LostIn        time.Duration
 	Unschedulable bool
 	// Fenced: a Fence holds the target; it takes no namespace until the Fence is lifted.
 	Fenced bool
@@ -49,6 +54,9 @@ type Result struct {
 	Key     string
 	Reason  string
 	Message string
+	// Recheck is when to choose again, because the answer changes with time alone (the
+	// namespace stays on a target that is not Ready until it is lost); zero: never.
+	Recheck time.Duration
 }
 
 // Schedule chooses the target of one namespace in one Location.
@@ -88,11 +96,17 @@ func Schedule(r Request) Result {
 		stays := c.Usable && !c.Gone && reaches(c, r.VolumeDomains)
 		// A target that is not Ready or cordoned keeps the namespace until another target
 		// can take it: a removal would gain nothing, and undo the workloads where they may
-		// run again. Any target gives it up to the one that holds its replicas.
+		// run again. One that stopped answering keeps it until it is lost, as its owned
+		// volumes do. Any target gives it up to the one that holds its replicas.
 		toReplicas := best >= 0 && r.Candidates[best].Replicas && !c.Replicas
-		if stays && ((c.Ready && !c.Unschedulable && !c.Fenced) || best < 0) && !toReplicas {
+		eligible := (c.Ready || c.LostIn > 0) && !c.Unschedulable && !c.Fenced
+		if stays && (eligible || best < 0) && !toReplicas {
 			msg := "stays on " + c.Name
-			if !c.Ready {
+			switch {
+			case !c.Ready && eligible:
+				msg += fmt.Sprintf(", which is not Ready, until it has been unreachable for its fence delay (%s from now)", c.LostIn.Round(time.Second))
+				return Result{Key: c.Key, Reason: schedulingv1alpha1.ReasonScheduled, Message: msg, Recheck: c.LostIn}
+			case !c.Ready:
 				msg += ", which is not Ready, until another target can take it"
 			}
 			return Result{Key: c.Key, Reason: schedulingv1alpha1.ReasonScheduled, Message: msg}

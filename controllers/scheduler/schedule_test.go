@@ -3,6 +3,7 @@ package scheduler
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -19,10 +20,11 @@ func with(c Candidate, f func(*Candidate)) Candidate { f(&c); return c }
 
 func TestSchedule(t *testing.T) {
 	tests := []struct {
-		name       string
-		req        Request
-		wantKey    string
-		wantReason string
+		name        string
+		req         Request
+		wantKey     string
+		wantReason  string
+		wantRecheck time.Duration
 	}{
 		{name: "no targets", req: Request{}, wantReason: schedulingv1alpha1.ReasonNoEligibleTarget},
 		{name: "highest score wins", req: Request{Candidates: []Candidate{ok("a", 1, 3), ok("b", 1, 1), ok("c", 1, 2)}}, wantKey: "b"},
@@ -54,6 +56,9 @@ func TestSchedule(t *testing.T) {
 		{name: "the target holding the replicas wins over a better score", req: Request{Candidates: []Candidate{ok("a", 5, 0), with(ok("b", 1, 9), func(c *Candidate) { c.Replicas = true })}}, wantKey: "b"},
 		{name: "the target holding the replicas is passed over when it cannot take the namespace", req: Request{Candidates: []Candidate{ok("a", 1, 0), with(ok("b", 1, 0), func(c *Candidate) { c.Replicas, c.Ready = true, false })}}, wantKey: "a"},
 		{name: "current gives the namespace up to the target holding the replicas", req: Request{Current: "a", Candidates: []Candidate{ok("a", 1, 0), with(ok("b", 1, 9), func(c *Candidate) { c.Replicas = true })}}, wantKey: "b"},
+		{name: "current unreachable, not yet lost: stays, and is weighed again when lost", req: Request{Current: "a", Candidates: []Candidate{with(ok("a", 1, 0), func(c *Candidate) { c.Ready, c.LostIn = false, 5*time.Second }), ok("b", 1, 9)}}, wantKey: "a", wantRecheck: 5 * time.Second},
+		{name: "current unreachable, not yet lost, cordoned: moves", req: Request{Current: "a", Candidates: []Candidate{with(ok("a", 1, 0), func(c *Candidate) { c.Ready, c.LostIn, c.Unschedulable = false, 5*time.Second, true }), ok("b", 1, 9)}}, wantKey: "b"},
+		{name: "an unreachable target not yet lost takes no new namespace", req: Request{Candidates: []Candidate{with(ok("a", 1, 0), func(c *Candidate) { c.Ready, c.LostIn = false, 5*time.Second }), ok("b", 1, 9)}}, wantKey: "b"},
 		{name: "current out of the Location moves", req: Request{Current: "x", Candidates: []Candidate{ok("b", 1, 9)}}, wantKey: "b"},
 	}
 	for _, tt := range tests {
@@ -64,6 +69,9 @@ func TestSchedule(t *testing.T) {
 			}
 			if tt.wantReason != "" && got.Reason != tt.wantReason {
 				t.Fatalf("reason = %q, want %q (%s)", got.Reason, tt.wantReason, got.Message)
+			}
+			if got.Recheck != tt.wantRecheck {
+				t.Fatalf("recheck = %s, want %s (%s)", got.Recheck, tt.wantRecheck, got.Message)
 			}
 		})
 	}

@@ -27,8 +27,12 @@ import (
 type Reconciler struct {
 	Client   client.Client
 	Recorder events.EventRecorder
-	// Now is the clock of deletion annotations; nil means time.Now.
+	// Now is the clock of deletion annotations and of the targets' health; nil means
+	// time.Now.
 	Now func() time.Time
+	// FenceDelay and HeartbeatGrace are coordination's (see health.FenceDelay): a target that
+	// stopped answering keeps its namespaces until it is lost.
+	FenceDelay, HeartbeatGrace time.Duration
 
 	// decide serialises the choices, so that each one counts the load the previous ones
 	// added; the writes that follow run in parallel.
@@ -65,6 +69,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch
 // +kubebuilder:rbac:groups=scheduling.custody.dev,resources=placements;locations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
 
 // Reconcile chooses the namespace's targets and writes the state labels and deletion
 // annotations that follow.
@@ -80,19 +85,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	var recheck time.Duration
 	for _, res := range results {
 		if res.Key == "" {
 			r.Recorder.Eventf(ns, nil, corev1.EventTypeWarning, res.Reason, "Schedule", res.Message)
 		}
+		if res.Recheck > 0 && (recheck == 0 || res.Recheck < recheck) {
+			recheck = res.Recheck
+		}
 	}
-	if w.Empty() {
-		return ctrl.Result{}, nil
+	if !w.Empty() {
+		if err := r.write(ctx, ns, w); err != nil {
+			r.assumed.forget(ns.Name)
+			return ctrl.Result{}, err
+		}
 	}
-	if err := r.write(ctx, ns, w); err != nil {
-		r.assumed.forget(ns.Name)
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: recheck}, nil
 }
 
 // choose decides the namespace's targets and assumes the new ones placed until the cache

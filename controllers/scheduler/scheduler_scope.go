@@ -6,7 +6,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,6 +16,7 @@ import (
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/health"
 )
 
 // scope is what one reconcile of a namespace read.
@@ -26,6 +29,10 @@ type scope struct {
 	volumeDomains []string
 	// replicas are the keys of the targets the namespace's claims are to be restored on.
 	replicas []string
+	// now is the moment of the reading, and fenceDelay how long a target may be Unreachable
+	// before it is lost (health.FenceDelay).
+	now        time.Time
+	fenceDelay func(*workloadv1alpha1.SyncTarget) time.Duration
 }
 
 func (r *Reconciler) observe(ctx context.Context, ns *corev1.Namespace) (*scope, error) {
@@ -55,6 +62,18 @@ func (r *Reconciler) observe(ctx context.Context, ns *corev1.Namespace) (*scope,
 	}
 	if err := r.Client.List(ctx, claims, client.InNamespace(ns.Name), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
+	}
+	leases := &coordinationv1.LeaseList{}
+	if err := r.Client.List(ctx, leases, client.InNamespace(workloadv1alpha1.HeartbeatNamespace), client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	byName := make(map[string]*coordinationv1.Lease, len(leases.Items))
+	for i := range leases.Items {
+		byName[leases.Items[i].Name] = &leases.Items[i]
+	}
+	s.now = r.now()
+	s.fenceDelay = func(t *workloadv1alpha1.SyncTarget) time.Duration {
+		return health.FenceDelay(t, r.FenceDelay, r.HeartbeatGrace, byName[t.Name])
 	}
 	s.locations, s.targets = locations.Items, targets.Items
 	s.loads = r.assumed.loads(namespaces.Items, ns.Name)
@@ -129,6 +148,7 @@ func (s *scope) candidate(location string, t *workloadv1alpha1.SyncTarget) Candi
 			return p.Status.SelectedLocation == location && p.MayUse(t)
 		}),
 		Ready:         t.IsReady(),
+		LostIn:        lostIn(t, s.now, s.fenceDelay(t)),
 		Unschedulable: t.Spec.Unschedulable,
 		Fenced:        t.IsFenced(),
 		Gone:          t.Departing(),
@@ -138,6 +158,16 @@ func (s *scope) candidate(location string, t *workloadv1alpha1.SyncTarget) Candi
 		Leaving:       presence.Leaving,
 		Replicas:      slices.Contains(s.replicas, key),
 	}
+}
+
+// lostIn is how long until the target, Unreachable, has been so for its fence delay; zero
+// when it has, or when it is not Unreachable.
+func lostIn(t *workloadv1alpha1.SyncTarget, now time.Time, fenceDelay time.Duration) time.Duration {
+	since := t.UnreachableSince()
+	if since.IsZero() {
+		return 0
+	}
+	return max(0, since.Add(fenceDelay).Sub(now))
 }
 
 // assumedPlacements remembers the targets the scheduler wrote until the cache shows them, so

@@ -129,7 +129,7 @@ func seedVolumes(ctx context.Context, b *testing.B, c client.Client, n int) stri
 // when given) and returns that owner.
 func waitOwners(ctx context.Context, b *testing.B, r client.Reader, ns string, n int, want string, accept func(storagev1alpha1.VolumeOwnershipStatus) bool) string {
 	owner := ""
-	poll(b, fmt.Sprintf("%d volumes of %s on one owner (%q)", n, ns, want), 20*time.Minute, cachePoll, func() bool {
+	poll(b, fmt.Sprintf("%d volumes of %s on one owner (%q)", n, ns, want), max(20*time.Minute, time.Duration(n)*200*time.Millisecond), cachePoll, func() bool {
 		owner = soleOwner(ctx, b, r, ns, n, want, accept)
 		return owner != ""
 	})
