@@ -47,6 +47,34 @@ var _ = Describe("A lost owner", func() {
 		comesBack(ctx, lost, ns)
 	})
 
+	It("that answers again within its fence delay keeps its namespace and its volume", func(ctx SpecContext) {
+		ns, owner, h := ownedVolume(ctx)
+		setFenceDelay(ctx, owner, &metav1.Duration{Duration: time.Minute})
+		DeferCleanup(setFenceDelay, context.Background(), owner, (*metav1.Duration)(nil))
+		loseMember(ctx, owner, true)
+		Eventually(func(g Gomega) {
+			g.Expect(targetCondition(ctx, g, owner, workloadv1alpha1.ConditionReady).Reason).To(Equal(workloadv1alpha1.ReasonUnreachable))
+		}).WithContext(ctx).Should(Succeed())
+		stays := func(g Gomega) {
+			n := &corev1.Namespace{}
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: ns}, n)).To(Succeed())
+			g.Expect(workloadv1alpha1.ActiveTargets(n)).To(Equal([]string{owner}), "the namespace moved")
+			leaving, _ := workloadv1alpha1.RemovalRequested(n, owner)
+			g.Expect(leaving).To(BeFalse(), "the namespace is leaving %s", owner)
+			st := ownership(ctx, ns, "data").Status
+			g.Expect(st.Phase).To(Equal(storagev1alpha1.Bound))
+			g.Expect(st.Owner).To(Equal(owner))
+		}
+		Consistently(stays).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
+		Expect(env.StartMember(ctx, owner)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(targetCondition(ctx, g, owner, workloadv1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+		}).WithContext(ctx).Should(Succeed())
+		stays(Default)
+		holders(ctx, h, owner)
+		Expect(apierrors.IsNotFound(hub.Get(ctx, client.ObjectKey{Name: storagev1alpha1.FenceName(owner, domain)}, &storagev1alpha1.Fence{}))).To(BeTrue(), "a Fence was made")
+	})
+
 	It("in a partition stops being written at the fence, and takes work again once clean", func(ctx SpecContext) {
 		ns, lost, h := ownedVolume(ctx)
 		w := startWriter(lost, h)
