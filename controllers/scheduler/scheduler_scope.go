@@ -29,10 +29,8 @@ type scope struct {
 	volumeDomains []string
 	// replicas are the keys of the targets the namespace's claims are to be restored on.
 	replicas []string
-	// now is the moment of the reading, and fenceDelay how long a target may be Unreachable
-	// before it is lost (health.FenceDelay).
-	now        time.Time
-	fenceDelay func(*workloadv1alpha1.SyncTarget) time.Duration
+	// lostIn is, by name, how long until each Unreachable target is lost (see Candidate).
+	lostIn map[string]time.Duration
 }
 
 func (r *Reconciler) observe(ctx context.Context, ns *corev1.Namespace) (*scope, error) {
@@ -63,19 +61,12 @@ func (r *Reconciler) observe(ctx context.Context, ns *corev1.Namespace) (*scope,
 	if err := r.Client.List(ctx, claims, client.InNamespace(ns.Name), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
-	leases := &coordinationv1.LeaseList{}
-	if err := r.Client.List(ctx, leases, client.InNamespace(workloadv1alpha1.HeartbeatNamespace), client.UnsafeDisableDeepCopy); err != nil {
+	s.locations, s.targets = locations.Items, targets.Items
+	lostIn, err := r.lostIn(ctx, s.targets)
+	if err != nil {
 		return nil, err
 	}
-	byName := make(map[string]*coordinationv1.Lease, len(leases.Items))
-	for i := range leases.Items {
-		byName[leases.Items[i].Name] = &leases.Items[i]
-	}
-	s.now = r.now()
-	s.fenceDelay = func(t *workloadv1alpha1.SyncTarget) time.Duration {
-		return health.FenceDelay(t, r.FenceDelay, r.HeartbeatGrace, byName[t.Name])
-	}
-	s.locations, s.targets = locations.Items, targets.Items
+	s.lostIn = lostIn
 	s.loads = r.assumed.loads(namespaces.Items, ns.Name)
 	for _, c := range claims.Items {
 		if d := c.Annotations[storagev1alpha1.DomainAnnotation]; d != "" && !slices.Contains(s.volumeDomains, d) {
@@ -148,7 +139,7 @@ func (s *scope) candidate(location string, t *workloadv1alpha1.SyncTarget) Candi
 			return p.Status.SelectedLocation == location && p.MayUse(t)
 		}),
 		Ready:         t.IsReady(),
-		LostIn:        lostIn(t, s.now, s.fenceDelay(t)),
+		LostIn:        s.lostIn[t.Name],
 		Unschedulable: t.Spec.Unschedulable,
 		Fenced:        t.IsFenced(),
 		Gone:          t.Departing(),
@@ -160,14 +151,30 @@ func (s *scope) candidate(location string, t *workloadv1alpha1.SyncTarget) Candi
 	}
 }
 
-// lostIn is how long until the target, Unreachable, has been so for its fence delay; zero
-// when it has, or when it is not Unreachable.
-func lostIn(t *workloadv1alpha1.SyncTarget, now time.Time, fenceDelay time.Duration) time.Duration {
-	since := t.UnreachableSince()
-	if since.IsZero() {
-		return 0
+// lostIn tells, by name, how long until each Unreachable target has been so for its fence
+// delay (health.FenceDelay, which may need its heartbeat Lease); a target that answers, or
+// is lost already, is left out.
+func (r *Reconciler) lostIn(ctx context.Context, targets []workloadv1alpha1.SyncTarget) (map[string]time.Duration, error) {
+	out := map[string]time.Duration{}
+	now := r.now()
+	for i := range targets {
+		t := &targets[i]
+		since := t.UnreachableSince()
+		if since.IsZero() {
+			continue
+		}
+		lease := &coordinationv1.Lease{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: t.Name}, lease); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return nil, err
+			}
+			lease = nil
+		}
+		if left := since.Add(health.FenceDelay(t, r.FenceDelay, r.HeartbeatGrace, lease)).Sub(now); left > 0 {
+			out[t.Name] = left
+		}
 	}
-	return max(0, since.Add(fenceDelay).Sub(now))
+	return out, nil
 }
 
 // assumedPlacements remembers the targets the scheduler wrote until the cache shows them, so

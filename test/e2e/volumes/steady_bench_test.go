@@ -17,8 +17,8 @@ import (
 	"github.com/custody-dev/custody/test/environment"
 )
 
-// steadyClaims is how many claims the steady-state benchmark holds. The goal's ten members
-// do not fit this machine's two cores beside the hub; its two members hold the 10,000.
+// steadyClaims is how many claims the steady-state benchmark holds, all on one member of the
+// bed's two: the goal's ten members do not fit this machine's two cores beside the hub.
 const steadyClaims = 10000
 
 // BenchmarkSteadyState10000Claims binds 10,000 owned volumes on one member of a Location of
@@ -52,7 +52,7 @@ func BenchmarkSteadyState10000Claims(b *testing.B) {
 		before := writes(ctx, b, clusters)
 		time.Sleep(time.Minute)
 		rest := writes(ctx, b, clusters).since(before)
-		rss, heap := memory(b)
+		process := memory(b)
 		b.Logf("%d claims bound on %s after %.0fs", steadyClaims, owner, seeded.Seconds())
 
 		controller := resync(ctx, b, r, "coordination", r.StopController, r.StartController)
@@ -61,8 +61,8 @@ func BenchmarkSteadyState10000Claims(b *testing.B) {
 		r.stop(b)
 
 		b.ReportMetric(float64(rest.total()), "rest-writes/min")
-		b.ReportMetric(rss, "rss-MB")
-		b.ReportMetric(heap, "heap-MB")
+		b.ReportMetric(process.rss, "rss-MB")
+		b.ReportMetric(process.heap, "heap-MB")
 		b.ReportMetric(controller.held.rss, "controller-rss-MB")
 		b.ReportMetric(controller.held.heap, "controller-heap-MB")
 		b.ReportMetric(syncer.held.rss, "syncer-rss-MB")
@@ -85,6 +85,9 @@ type restart struct {
 // held is memory in MB: a resident set and a Go heap in use.
 type held struct{ rss, heap float64 }
 
+// less is what h holds beyond other.
+func (h held) less(other held) held { return held{rss: h.rss - other.rss, heap: h.heap - other.heap} }
+
 // resync stops a part of a quiet bed, starts it again at once (before a stopped syncer's
 // target could turn Unreachable), and waits until its controller named name reconciled every
 // claim since the start and has nothing queued. What the part held is what the process
@@ -93,12 +96,11 @@ func resync(ctx context.Context, b *testing.B, r *run, name string, stop, start 
 	clusters := r.clusters()
 	settle(ctx, b, clusters)
 	w := writes(ctx, b, clusters)
-	rss, heap := memory(b)
+	with := memory(b)
 	if err := stop(); err != nil {
 		b.Fatal(err)
 	}
-	rssAfter, heapAfter := memory(b)
-	part := held{rss: rss - rssAfter, heap: heap - heapAfter}
+	part := with.less(memory(b))
 	before := reconciled(b, name)
 	began := time.Now()
 	if err := start(); err != nil {
@@ -144,10 +146,11 @@ func gathered(b *testing.B, family, label, value string) float64 {
 
 // memory is the process's resident set and Go heap in use, in MB, after a collection that
 // returned what it freed to the system.
-func memory(b *testing.B) (rss, heap float64) {
+func memory(b *testing.B) held {
 	debug.FreeOSMemory()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
+	h := held{heap: float64(m.HeapInuse) / (1 << 20)}
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		b.Fatal(err)
@@ -158,8 +161,8 @@ func memory(b *testing.B) (rss, heap float64) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			rss = kb / 1024
+			h.rss = kb / 1024
 		}
 	}
-	return rss, float64(m.HeapInuse) / (1 << 20)
+	return h
 }
