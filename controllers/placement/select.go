@@ -50,7 +50,9 @@ func decide(o observed) outcome {
 				schedulingv1alpha1.ReasonSelectorValid, "every selector parses"))
 			out.location, out.conditions = selectLocation(p, locSelectors, o.locations, out.conditions)
 			out.location, out.conditions = followPair(out.location, o.pairs, out.conditions)
-			out.namespaces = matchingNamespaces(nsSelector, o.namespaces)
+			var refused []string
+			out.namespaces, refused = matchingNamespaces(nsSelector, o.namespaces)
+			out.conditions = append(out.conditions, namespacesCondition(refused))
 		}
 	}
 	if err != nil {
@@ -133,16 +135,51 @@ func matchesLocation(p *schedulingv1alpha1.Placement, selectors []labels.Selecto
 	return slices.ContainsFunc(selectors, func(s labels.Selector) bool { return s.Matches(labels.Set(l.Labels)) })
 }
 
-func matchingNamespaces(s labels.Selector, namespaces []namespaceLabels) []string {
-	var out []string
+// matchingNamespaces returns, sorted, the namespaces the selector matches that may be placed,
+// and those it matches that are refused as system namespaces. A refused namespace is left out
+// of the bindings, so that one bound before is unbound.
+func matchingNamespaces(s labels.Selector, namespaces []namespaceLabels) (placed, refused []string) {
 	for _, ns := range namespaces {
-		if s.Matches(ns.labels) {
-			out = append(out, ns.name)
+		switch {
+		case !s.Matches(ns.labels):
+		case systemNamespace(ns.name):
+			refused = append(refused, ns.name)
+		default:
+			placed = append(placed, ns.name)
 		}
 	}
-	sort.Strings(out)
-	return out
+	sort.Strings(placed)
+	sort.Strings(refused)
+	return placed, refused
 }
+
+// systemNamespace tells whether a namespace is Kubernetes' own (kube-system, kube-public,
+// kube-node-lease, any kube-*) or Custody's (custody-system, the heartbeat Leases' namespace,
+// any custody-*). Placing one would copy the hub's own objects, Custody's identities among
+// them, into a member, and hand a member's syncer the namespace of every target's heartbeat:
+// no Placement ever selects one, however wide its selector.
+func systemNamespace(name string) bool {
+	return strings.HasPrefix(name, "kube-") || strings.HasPrefix(name, "custody-") ||
+		name == workloadv1alpha1.HeartbeatNamespace
+}
+
+// namespacesCondition reports the system namespaces the selector matched and that were
+// refused, naming at most maxNamed of them so that the message stays short.
+func namespacesCondition(refused []string) metav1.Condition {
+	if len(refused) == 0 {
+		return condition(schedulingv1alpha1.ConditionNamespacesAllowed, true, schedulingv1alpha1.ReasonNamespacesAllowed,
+			"the namespace selector matches no system namespace")
+	}
+	named := strings.Join(refused[:min(len(refused), maxNamed)], ", ")
+	if more := len(refused) - maxNamed; more > 0 {
+		named += fmt.Sprintf(" and %d more", more)
+	}
+	return condition(schedulingv1alpha1.ConditionNamespacesAllowed, false, schedulingv1alpha1.ReasonSystemNamespacesRefused,
+		fmt.Sprintf("the namespace selector matches system namespaces, which are never placed: %s", named))
+}
+
+// maxNamed bounds the namespaces a condition's message names.
+const maxNamed = 10
 
 // targetsCondition tells whether the Placement may use a target of its Location: every
 // target it names must exist, and a Location whose usable targets are all restricted is

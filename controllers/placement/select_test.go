@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -132,6 +133,102 @@ func TestDecide(t *testing.T) {
 				if c == nil || c.Reason != reason {
 					t.Fatalf("condition %s = %+v, want reason %s", typ, c, reason)
 				}
+			}
+		})
+	}
+}
+
+func TestSystemNamespace(t *testing.T) {
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{"kube-system", true},
+		{"kube-public", true},
+		{"kube-node-lease", true},
+		{"kube-anything", true},
+		{"custody-system", true},
+		{"custody-heartbeats", true},
+		{workloadv1alpha1.HeartbeatNamespace, true},
+		{"default", false},
+		{"demo", false},
+		{"kube", false},
+		{"kubeflow", false},
+		{"custody", false},
+		{"my-kube-system", false},
+		{"app-custody-system", false},
+	}
+	for _, tt := range tests {
+		if got := systemNamespace(tt.name); got != tt.want {
+			t.Errorf("systemNamespace(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestDecideRefusesSystemNamespaces(t *testing.T) {
+	locs := []schedulingv1alpha1.Location{location("east", 1, nil)}
+	targets := []workloadv1alpha1.SyncTarget{target("e1", "east", false)}
+	many := []namespaceLabels{{name: "demo"}}
+	for i := range 12 {
+		many = append(many, namespaceLabels{name: fmt.Sprintf("kube-x%02d", i)})
+	}
+	tests := []struct {
+		name        string
+		namespaces  []namespaceLabels
+		selector    metav1.LabelSelector
+		wantNS      []string
+		wantStatus  metav1.ConditionStatus
+		wantReason  string
+		wantMessage string
+	}{
+		{
+			name: "an empty selector places user namespaces only, and unbinds a system namespace bound before",
+			namespaces: []namespaceLabels{
+				{name: "demo"}, {name: "kube-system", placements: []string{"p"}}, {name: "kube-public"}, {name: "kube-node-lease"},
+				{name: "custody-system"}, {name: "default"},
+			},
+			wantNS: []string{"default", "demo"}, wantStatus: metav1.ConditionFalse, wantReason: schedulingv1alpha1.ReasonSystemNamespacesRefused,
+			wantMessage: "the namespace selector matches system namespaces, which are never placed: custody-system, kube-node-lease, kube-public, kube-system",
+		},
+		{
+			name:       "a selector that matches no system namespace",
+			namespaces: []namespaceLabels{{name: "demo", labels: labels.Set{"app": "db"}}, {name: "kube-system"}},
+			selector:   metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+			wantNS:     []string{"demo"}, wantStatus: metav1.ConditionTrue, wantReason: schedulingv1alpha1.ReasonNamespacesAllowed,
+		},
+		{
+			name:       "a labelled system namespace is refused too",
+			namespaces: []namespaceLabels{{name: "kube-system", labels: labels.Set{"app": "db"}}},
+			selector:   metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+			wantStatus: metav1.ConditionFalse, wantReason: schedulingv1alpha1.ReasonSystemNamespacesRefused,
+			wantMessage: "the namespace selector matches system namespaces, which are never placed: kube-system",
+		},
+		{
+			name: "the heartbeat Leases' namespace", namespaces: []namespaceLabels{{name: workloadv1alpha1.HeartbeatNamespace}},
+			wantStatus: metav1.ConditionFalse, wantReason: schedulingv1alpha1.ReasonSystemNamespacesRefused,
+			wantMessage: "the namespace selector matches system namespaces, which are never placed: " + workloadv1alpha1.HeartbeatNamespace,
+		},
+		{
+			name: "the message names ten and counts the rest", namespaces: many, wantNS: []string{"demo"},
+			wantStatus: metav1.ConditionFalse, wantReason: schedulingv1alpha1.ReasonSystemNamespacesRefused,
+			wantMessage: "the namespace selector matches system namespaces, which are never placed: " +
+				"kube-x00, kube-x01, kube-x02, kube-x03, kube-x04, kube-x05, kube-x06, kube-x07, kube-x08, kube-x09 and 2 more",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &schedulingv1alpha1.Placement{Spec: schedulingv1alpha1.PlacementSpec{LocationName: "east", NamespaceSelector: tt.selector}}
+			p.Name = "p"
+			out := decide(observed{placement: p, locations: locs, targets: targets, namespaces: tt.namespaces})
+			if out.keepBindings || !slices.Equal(out.namespaces, tt.wantNS) {
+				t.Fatalf("namespaces %v keep %v, want %v", out.namespaces, out.keepBindings, tt.wantNS)
+			}
+			c := meta.FindStatusCondition(out.conditions, schedulingv1alpha1.ConditionNamespacesAllowed)
+			if c == nil || c.Status != tt.wantStatus || c.Reason != tt.wantReason {
+				t.Fatalf("condition %+v, want %s %s", c, tt.wantStatus, tt.wantReason)
+			}
+			if tt.wantMessage != "" && c.Message != tt.wantMessage {
+				t.Fatalf("message %q, want %q", c.Message, tt.wantMessage)
 			}
 		})
 	}

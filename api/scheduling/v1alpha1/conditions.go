@@ -26,6 +26,10 @@ const (
 	// ConditionSpecValid (Placement): every selector of the spec parses. While it is False
 	// the Placement keeps the Location and namespaces it had.
 	ConditionSpecValid = "SpecValid"
+	// ConditionNamespacesAllowed (Placement): the namespace selector matches no namespace of
+	// the system or of Custody itself (kube-*, custody-*, the heartbeat Leases' namespace).
+	// While it is False the Placement places the other namespaces it matches, never those.
+	ConditionNamespacesAllowed = "NamespacesAllowed"
 	// ConditionSelectorValid (Location): the instance selector parses. While it is False the
 	// scheduler leaves the Location's namespaces where they are.
 	ConditionSelectorValid = "SelectorValid"
@@ -59,6 +63,11 @@ const (
 	ReasonInvalidSelector = "InvalidSelector"
 	// ReasonSelectorValid: the selector parses.
 	ReasonSelectorValid = "SelectorValid"
+	// ReasonNamespacesAllowed: every namespace the selector matches may be placed.
+	ReasonNamespacesAllowed = "NamespacesAllowed"
+	// ReasonSystemNamespacesRefused: the selector matches namespaces of the system or of
+	// Custody, which are never placed; the condition's message names them.
+	ReasonSystemNamespacesRefused = "SystemNamespacesRefused"
 	// ReasonTargetsAvailable: the Location has targets this Placement may use.
 	ReasonTargetsAvailable = "TargetsAvailable"
 	// ReasonTargetNotFound: a target the spec names does not exist.
