@@ -72,22 +72,29 @@ func (r *Reconciler) readRecord(ctx context.Context, vo *storagev1alpha1.VolumeO
 	return client.IgnoreNotFound(versions.Get(ctx, r.written, r.Client, r.APIReader, client.ObjectKeyFromObject(vo), vo))
 }
 
-// volumeOf finds the claim's hub PV: the one it is bound to, else the one that names it.
+// volumeOf finds the claim's hub PV: the one it is bound to, else the one that names it and,
+// if a target upsynced it, was provisioned for it (coordination.ProvisionedFor).
 // For a deleted claim the PV is read from the API server: its reclaim policy decides whether
 // the storage is released, and an admin's Retain written just before the claim was deleted
 // must count even when the cache has not shown it yet; so must a PV upsynced just before.
 func (r *Reconciler) volumeOf(ctx context.Context, claim *corev1.PersistentVolumeClaim) (*corev1.PersistentVolume, error) {
 	deleting := !claim.DeletionTimestamp.IsZero()
 	if name := claim.Spec.VolumeName; name != "" {
-		return r.getVolume(ctx, name, deleting)
+		pv, err := r.getVolume(ctx, name, deleting)
+		if err != nil || pv == nil || !coordination.ProvisionedFor(claim.UID, claimOf(claim), pv.Name, presences(pv)) {
+			return nil, err
+		}
+		return pv, nil
 	}
 	list := &corev1.PersistentVolumeList{}
 	if err := r.Client.List(ctx, list, client.MatchingFields{claimRefIndex: claim.Namespace + "/" + claim.Name}); err != nil {
 		return nil, err
 	}
 	for i := range list.Items {
-		if ref := list.Items[i].Spec.ClaimRef; ref.UID == "" || ref.UID == claim.UID {
-			return &list.Items[i], nil
+		pv := &list.Items[i]
+		ref := pv.Spec.ClaimRef
+		if (ref.UID == "" || ref.UID == claim.UID) && coordination.ProvisionedFor(claim.UID, claimOf(claim), pv.Name, presences(pv)) {
+			return pv, nil
 		}
 	}
 	if deleting {
@@ -123,15 +130,7 @@ func (r *Reconciler) getVolume(ctx context.Context, name string, live bool) (*co
 // observation translates the objects into what package coordination reads, at now.
 func (s *scope) observation(compatible coordination.CompatibleFunc, now time.Time, fenceDelay func(*workloadv1alpha1.SyncTarget, *coordinationv1.Lease) time.Duration) coordination.Observation {
 	o := coordination.Observation{
-		Claim: coordination.Claim{
-			AccessModes:      s.claim.Spec.AccessModes,
-			VolumeName:       s.claim.Spec.VolumeName,
-			Deleting:         !s.claim.DeletionTimestamp.IsZero(),
-			ReleasePolicy:    corev1.PersistentVolumeReclaimPolicy(s.claim.Annotations[storagev1alpha1.ReleasePolicyAnnotation]),
-			StorageClassName: s.claim.Spec.StorageClassName,
-			On:               presences(s.claim),
-			Restore:          restoreOf(s.claim),
-		},
+		Claim:   claimOf(s.claim),
 		Targets: map[string]coordination.Target{},
 		Record: coordination.Record{
 			Owner:           s.ownership.Status.Owner,
@@ -174,6 +173,19 @@ func (s *scope) observation(compatible coordination.CompatibleFunc, now time.Tim
 		}
 	}
 	return o
+}
+
+// claimOf translates the hub claim into what package coordination reads.
+func claimOf(claim *corev1.PersistentVolumeClaim) coordination.Claim {
+	return coordination.Claim{
+		AccessModes:      claim.Spec.AccessModes,
+		VolumeName:       claim.Spec.VolumeName,
+		Deleting:         !claim.DeletionTimestamp.IsZero(),
+		ReleasePolicy:    corev1.PersistentVolumeReclaimPolicy(claim.Annotations[storagev1alpha1.ReleasePolicyAnnotation]),
+		StorageClassName: claim.Spec.StorageClassName,
+		On:               presences(claim),
+		Restore:          restoreOf(claim),
+	}
 }
 
 // restoreOf reads the claim's restore-from annotation, <key>/<snapshot>; an empty one says

@@ -75,6 +75,14 @@ func OneLocation() Options {
 	return Options{Locations: []LocationOptions{{Name: "loc", Domain: "shared", Members: []string{"m1", "m2"}}}}
 }
 
+// Other is the member of OneLocation's Location that is not key.
+func Other(key string) string {
+	if key == "m1" {
+		return "m2"
+	}
+	return "m1"
+}
+
 // Environment is a running Custody.
 type Environment struct {
 	*testbed.Bed

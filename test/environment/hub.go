@@ -70,6 +70,12 @@ func (e *Environment) join(ctx context.Context, l LocationOptions, m *testbed.Cl
 	return clientcmd.RESTConfigFromKubeConfig(kubeconfig)
 }
 
+// SyncerHubConfig is how the named member's syncer reaches the hub: with the token of the
+// identity that join made for its target.
+func (e *Environment) SyncerHubConfig(member string) *rest.Config {
+	return rest.CopyConfig(e.hubConfigs[member])
+}
+
 // Custody runs kubectl custody in-process as the hub's admin, and returns its exit code and
 // what it wrote to stdout and to stderr.
 func (e *Environment) Custody(ctx context.Context, args ...string) (code int, out, errOut string) {

@@ -203,9 +203,10 @@ func (r *Reconciler) quiesced(ctx context.Context, up *unstructured.Unstructured
 	return leaving || asked, nil
 }
 
-// upstream returns the hub object when it is labelled Sync for the target, or when it is a
-// PV upsynced from the target that coordination asks to leave it, else nil: the member's
-// own PV then goes as a synced copy does, and the hub is told once it is gone.
+// upstream returns the hub object when it is labelled Sync for the target in a namespace
+// placed on the target, or when it is a PV upsynced from the target that coordination asks
+// to leave it, else nil: the member's own PV then goes as a synced copy does, and the hub is
+// told once it is gone.
 func (r *Reconciler) upstream(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, error) {
 	up := transform.Empty(r.GVK)
 	if err := r.Hub.Get(ctx, key, up); err != nil {
@@ -213,11 +214,34 @@ func (r *Reconciler) upstream(ctx context.Context, key types.NamespacedName) (*u
 	}
 	switch state, _ := r.Target.State(up); {
 	case state == workloadv1alpha1.ResourceStateSync:
+		if placed, err := r.namespacePlaced(ctx, key.Namespace); err != nil || !placed {
+			return nil, err
+		}
 		return up, nil
 	case state == workloadv1alpha1.ResourceStateUpsync && r.GVK.GroupKind() == transform.PVKind && r.Target.LeaveRequested(up):
 		return up, nil
 	}
 	return nil, nil
+}
+
+// namespacePlaced tells whether the hub namespace ns is placed on the target; a cluster-scoped
+// object ("") is in none. Only a Placement decides where objects run: a state label on an
+// object of a namespace placed elsewhere, or nowhere, is not the target's, whoever wrote it.
+// A namespace the cache does not hold is read from the hub, as the cache may not yet show
+// the placement of the namespace whose object came up.
+func (r *Reconciler) namespacePlaced(ctx context.Context, ns string) (bool, error) {
+	if ns == "" {
+		return true, nil
+	}
+	namespace, err := transform.Read(ctx, r.Hub, r.HubReader, transform.NamespaceGVK, client.ObjectKey{Name: ns})
+	if err != nil || namespace == nil {
+		return false, err
+	}
+	_, placed := r.Target.State(namespace)
+	if !placed {
+		ctrl.LoggerFrom(ctx).V(1).Info("Object labelled for the target in a namespace not placed on it", "namespace", ns)
+	}
+	return placed, nil
 }
 
 // downstream returns the downstream object standing for the hub object key, whoever created

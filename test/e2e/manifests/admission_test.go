@@ -29,6 +29,7 @@ const (
 	rulePlaced     = "custody: a syncer may only change objects placed on its target, and of others only let go of its finalizer"
 	ruleStatus     = "custody: a syncer may only write the status of objects placed on its target"
 	ruleDelete     = "custody: a syncer may only delete objects labelled Upsync for its own target"
+	ruleHubSource  = "custody: a syncer may only hold, let go of and acknowledge the removal of what the hub places on its target, not change its spec, data, labels, annotations or other finalizers"
 )
 
 // syncerIdentity is the hub ServiceAccount that kubectl custody join makes for target's
@@ -163,7 +164,7 @@ var _ = Describe("The admission policy of config/admission", Ordered, func() {
 		Expect(patchAs(ctx, syncerA, onA, func(o *corev1.ConfigMap) { workloadv1alpha1.Release(o, a) })).To(Succeed())
 	})
 
-	It("lets a syncer change only objects placed on its target, and of others only let go of its finalizer", func(ctx SpecContext) {
+	It("lets a syncer change only objects placed on its target, only to hold them, and of others only let go of its finalizer", func(ctx SpecContext) {
 		onB := configMap(ctx, ns, "held-on-b", func(o *corev1.ConfigMap) { workloadv1alpha1.SetState(o, b, workloadv1alpha1.ResourceStateSync) })
 		for what, change := range map[string]func(*corev1.ConfigMap){
 			"hold it":         func(o *corev1.ConfigMap) { controllerutil.AddFinalizer(o, workloadv1alpha1.SyncerFinalizer(a)) },
@@ -174,7 +175,10 @@ var _ = Describe("The admission policy of config/admission", Ordered, func() {
 		}
 
 		onA := configMap(ctx, ns, "held-on-a", func(o *corev1.ConfigMap) { workloadv1alpha1.SetState(o, a, workloadv1alpha1.ResourceStateSync) })
-		Expect(patchAs(ctx, syncerA, onA, func(o *corev1.ConfigMap) { o.Data = map[string]string{"k": "v"} })).To(Succeed())
+		expectDenied(patchAs(ctx, syncerA, onA, func(o *corev1.ConfigMap) { o.Data = map[string]string{"k": "v"} }), ruleHubSource)
+		Expect(patchAs(ctx, syncerA, onA, func(o *corev1.ConfigMap) {
+			controllerutil.AddFinalizer(o, workloadv1alpha1.SyncerFinalizer(a))
+		})).To(Succeed(), "holding an object placed on its target")
 		left := configMap(ctx, ns, "left-a", func(o *corev1.ConfigMap) { controllerutil.AddFinalizer(o, workloadv1alpha1.SyncerFinalizer(a)) })
 		Expect(patchAs(ctx, syncerA, left, func(o *corev1.ConfigMap) {
 			controllerutil.RemoveFinalizer(o, workloadv1alpha1.SyncerFinalizer(a))

@@ -234,14 +234,6 @@ func member(key string) *testbed.Cluster {
 	return m
 }
 
-// other is the member of Location "loc" that is not key.
-func other(key string) string {
-	if key == "m1" {
-		return "m2"
-	}
-	return "m1"
-}
-
 func setCordon(ctx context.Context, target string, cordoned bool) {
 	GinkgoHelper()
 	Expect(environment.Cordon(ctx, hub, target, cordoned)).To(Succeed())

@@ -14,6 +14,7 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
+	"github.com/custody-dev/custody/test/environment"
 )
 
 var _ = Describe("A StatefulSet", func() {
@@ -70,7 +71,7 @@ func movesWithItsData(ctx context.Context, set *appsv1.StatefulSet, owner string
 		Eventually(func() error { return storage.Write(owner, h, n) }).WithContext(ctx).Should(Succeed())
 	}
 
-	to := other(owner)
+	to := environment.Other(owner)
 	setCordon(ctx, owner, true)
 	DeferCleanup(setCordon, context.Background(), owner, false)
 	_, moved := boundOn(ctx, set.Namespace, to, names)
@@ -223,7 +224,7 @@ var _ = Describe("A claim a member made itself, of a claim whose volume is elsew
 		c.Namespace = ns
 		Expect(hub.Create(ctx, &c)).To(Succeed())
 		from, handles := boundOn(ctx, ns, "", []string{"data"})
-		to := other(from)
+		to := environment.Other(from)
 
 		By("keeping the volume on " + from + " with a pod while the namespace moves to " + to)
 		fromNS := transform.Target{Key: from, Hub: hubID}.Namespace(ns)

@@ -59,7 +59,7 @@ func BenchmarkFailover1000OwnedVolumes(b *testing.B) {
 		r := startRun(ctx, b, o)
 		ns := seedVolumes(ctx, b, r.Hub.Client, volumes)
 		lost := waitOwners(ctx, b, r.cache, ns, volumes, "", inUse)
-		floor := writeFloor(ctx, b, r, ns, other(lost), volumes, false)
+		floor := writeFloor(ctx, b, r, ns, environment.Other(lost), volumes, false)
 		f := measureFailover(ctx, b, r, ns, lost, volumes)
 		r.stop(b)
 		checkLedger(b, r.Storage(domain))
@@ -78,7 +78,7 @@ type failover struct {
 // measureFailover stops the lost member and waits for each step of its failover.
 func measureFailover(ctx context.Context, b *testing.B, r *run, ns, lost string, n int) failover {
 	settle(ctx, b, r.clusters())
-	survivor := other(lost)
+	survivor := environment.Other(lost)
 	clusters := []*testbed.Cluster{r.Hub, r.Member(survivor)}
 	before := writes(ctx, b, clusters)
 	start := time.Now()
@@ -179,12 +179,12 @@ func writeFloor(ctx context.Context, b *testing.B, r *run, ns, to string, n int,
 	hub, member := r.Hub.Client, r.Member(to).Client
 	var left client.Client
 	if acknowledged {
-		left = r.Member(other(to)).Client
+		left = r.Member(environment.Other(to)).Client
 	}
 	statuses := ownershipStatuses(ctx, b, r.cache, ns)
 	vols := make([]*floorVolume, n)
 	for i := range vols {
-		vols[i] = newFloorVolume(fmt.Sprintf("data-%03d", i), other(to))
+		vols[i] = newFloorVolume(fmt.Sprintf("data-%03d", i), environment.Other(to))
 	}
 	prepareFloor(ctx, b, hub, member, left, vols)
 	settle(ctx, b, r.clusters())
@@ -348,7 +348,7 @@ func (v *floorVolume) applyCopies(ctx context.Context, member client.Client) err
 func (v *floorVolume) handOver(ctx context.Context, hub client.Client, survivor string) error {
 	for _, o := range []client.Object{v.claim, v.pv} {
 		patch := client.MergeFromWithOptions(o.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
-		hand(o, other(survivor), survivor)
+		hand(o, environment.Other(survivor), survivor)
 		if err := hub.Patch(ctx, o, patch); err != nil {
 			return err
 		}

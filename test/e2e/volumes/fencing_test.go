@@ -339,7 +339,7 @@ func memberStatus(name string) environment.MemberStatus {
 // after a Fence of lost held, and returns the survivor.
 func failedOver(ctx context.Context, ns, lost string) string {
 	GinkgoHelper()
-	survivor := other(lost)
+	survivor := environment.Other(lost)
 	vo := waitFor(ctx, ns, "data", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
 		g.Expect(st.Phase).To(Equal(storagev1alpha1.Bound))
 		g.Expect(st.Owner).To(Equal(survivor))
@@ -383,8 +383,8 @@ func comesBack(ctx context.Context, lost, ns string) {
 // a new namespace's volume is provisioned on it.
 func takesWork(ctx context.Context, target string) {
 	GinkgoHelper()
-	setCordon(ctx, other(target), true)
-	DeferCleanup(setCordon, context.Background(), other(target), false)
+	setCordon(ctx, environment.Other(target), true)
+	DeferCleanup(setCordon, context.Background(), environment.Other(target), false)
 	_, owner, _ := ownedVolume(ctx)
 	Expect(owner).To(Equal(target))
 }

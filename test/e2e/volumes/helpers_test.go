@@ -152,14 +152,6 @@ func setFencing(ctx context.Context, target string, fencing *workloadv1alpha1.Fe
 	patchTarget(ctx, target, func(s *workloadv1alpha1.SyncTargetSpec) { s.Fencing = fencing })
 }
 
-// other is the member of Location "loc" that is not key.
-func other(key string) string {
-	if key == "m1" {
-		return "m2"
-	}
-	return "m1"
-}
-
 // volume is the ledger's record of a handle.
 func volume(h string) simstorage.Volume {
 	v, ok := storage.Volume(h)

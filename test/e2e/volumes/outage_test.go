@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/test/environment"
 )
 
 // outageLength is how long a cluster's API server stays down in the specs below.
@@ -30,7 +31,7 @@ var _ = Describe("An outage during an owned move", Ordered, func() {
 		ns := app(ctx, "loc")
 		claim(ctx, ns, "data", corev1.ReadWriteOnce)
 		vo := bound(ctx, ns, "data")
-		from, to := vo.Status.Owner, other(vo.Status.Owner)
+		from, to := vo.Status.Owner, environment.Other(vo.Status.Owner)
 		h := handle(ctx, vo.Status.VolumeName)
 		setCordon(ctx, from, true)
 		DeferCleanup(setCordon, context.Background(), from, false)

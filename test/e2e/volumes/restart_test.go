@@ -11,6 +11,7 @@ import (
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/test/environment"
 )
 
 var _ = Describe("A controller restart", func() {
@@ -38,7 +39,7 @@ var _ = Describe("A controller restart", func() {
 		for _, step := range steps {
 			By("moving with the controller stopped " + step.name)
 			vo := bound(ctx, ns, "data")
-			from, to := vo.Status.Owner, other(vo.Status.Owner)
+			from, to := vo.Status.Owner, environment.Other(vo.Status.Owner)
 			if step.reached == nil {
 				Expect(env.StopController()).To(Succeed())
 				setCordon(ctx, from, true)

@@ -18,6 +18,7 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
+	"github.com/custody-dev/custody/test/environment"
 )
 
 var _ = Describe("Provisioning", func() {
@@ -43,7 +44,7 @@ var _ = Describe("Provisioning", func() {
 		Expect(hub.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
 		Expect(c.Spec.VolumeName).To(Equal(st.VolumeName))
 		Expect(c.Labels).To(HaveKeyWithValue(workloadv1alpha1.StateLabel(owner), "Sync"))
-		Expect(c.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel(other(owner))))
+		Expect(c.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel(environment.Other(owner))))
 		Expect(c.Annotations).To(HaveKeyWithValue(storagev1alpha1.DomainAnnotation, domain))
 		Expect(c.Annotations).To(HaveKeyWithValue(workloadv1alpha1.FinalizersAnnotation(owner), storagev1alpha1.HoldFinalizer))
 		pv := hubPV(ctx, st.VolumeName)
@@ -78,11 +79,11 @@ var _ = Describe("Claims that name no storage class", func() {
 		setCordon(ctx, owner, true)
 		DeferCleanup(setCordon, context.Background(), owner, false)
 		moved := waitFor(ctx, ns, "plain", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
-			g.Expect(st.Owner).To(Equal(other(owner)))
+			g.Expect(st.Owner).To(Equal(environment.Other(owner)))
 			g.Expect(st.Phase).To(Equal(storagev1alpha1.Bound))
 		})
 		Expect(handle(ctx, moved.Status.VolumeName)).To(Equal(h))
-		holders(ctx, h, other(owner))
+		holders(ctx, h, environment.Other(owner))
 	})
 
 	It("says by name that no target has the class a claim asks for", func(ctx SpecContext) {
@@ -123,7 +124,7 @@ var _ = Describe("Owned volumes", func() {
 		ns := app(ctx, "loc")
 		claim(ctx, ns, "data", corev1.ReadWriteOnce)
 		vo := bound(ctx, ns, "data")
-		from, to := vo.Status.Owner, other(vo.Status.Owner)
+		from, to := vo.Status.Owner, environment.Other(vo.Status.Owner)
 		h := handle(ctx, vo.Status.VolumeName)
 
 		setCordon(ctx, from, true)
@@ -153,7 +154,7 @@ var _ = Describe("Owned volumes", func() {
 		ns := app(ctx, "loc")
 		claim(ctx, ns, "data", corev1.ReadWriteOnce)
 		vo := bound(ctx, ns, "data")
-		from, to := vo.Status.Owner, other(vo.Status.Owner)
+		from, to := vo.Status.Owner, environment.Other(vo.Status.Owner)
 		key := downClaim(from, ns, "data")
 		m := member(from)
 		pod := &corev1.Pod{
@@ -199,7 +200,7 @@ var _ = Describe("Owned volumes", func() {
 		ns := app(ctx, "loc")
 		claim(ctx, ns, "data", corev1.ReadWriteOnce)
 		vo := bound(ctx, ns, "data")
-		from, to := vo.Status.Owner, other(vo.Status.Owner)
+		from, to := vo.Status.Owner, environment.Other(vo.Status.Owner)
 
 		By("giving " + to + " a class of the same name with other parameters")
 		original := replaceClass(ctx, to, map[string]string{"domain": domain, "tier": "slow"})
@@ -311,7 +312,7 @@ var _ = Describe("Deleting a claim", func() {
 		ns := app(ctx, "loc")
 		c := claim(ctx, ns, "data", corev1.ReadWriteOnce)
 		vo := bound(ctx, ns, "data")
-		from, to := vo.Status.Owner, other(vo.Status.Owner)
+		from, to := vo.Status.Owner, environment.Other(vo.Status.Owner)
 		pvName := vo.Status.VolumeName
 		h := handle(ctx, pvName)
 

@@ -1,0 +1,98 @@
+package security
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/syncer/transform"
+	"github.com/custody-dev/custody/test/testbed"
+)
+
+const domain = "shared"
+
+// Messages of config/admission's policies.
+const (
+	ruleHubSource = "custody: a syncer may only hold, let go of and acknowledge the removal of what the hub places on its target"
+	ruleNamespace = "custody: a syncer may only create objects in namespaces placed on its target"
+	ruleKeys      = "custody: only Custody writes its labels, annotations and finalizers"
+	ruleBinding   = "custody: only Custody binds a claim to a volume"
+)
+
+// tenant makes a namespace of its own and a user who may do anything in it and nothing
+// elsewhere, as a platform gives a team its namespace; placed, the namespace runs in
+// Location "loc". It returns the namespace and a client acting as its user.
+func tenant(ctx context.Context, placed bool) (string, client.Client) {
+	GinkgoHelper()
+	ns := "team-" + rand.String(5)
+	Expect(hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"team": ns}}})).To(Succeed())
+	all := []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}
+	Expect(hub.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "owner"}, Rules: all})).To(Succeed())
+	user := ns + "-owner"
+	Expect(hub.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "owner"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "owner"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	})).To(Succeed())
+	if placed {
+		Expect(hub.Create(ctx, &schedulingv1alpha1.Placement{
+			ObjectMeta: metav1.ObjectMeta{Name: ns},
+			Spec: schedulingv1alpha1.PlacementSpec{
+				LocationName:      "loc",
+				NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"team": ns}},
+			},
+		})).To(Succeed())
+	}
+	cfg := rest.CopyConfig(env.Hub.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	return ns, newClient(cfg)
+}
+
+// syncer is a client acting as the member's syncer, with the token of its target's identity.
+func syncer(member string) client.Client { return newClient(env.SyncerHubConfig(member)) }
+
+func newClient(cfg *rest.Config) client.Client {
+	GinkgoHelper()
+	c, err := client.New(cfg, client.Options{Scheme: testbed.Scheme()})
+	Expect(err).NotTo(HaveOccurred())
+	return c
+}
+
+// placedOn waits until the namespace is placed on a target, and returns the target.
+func placedOn(ctx context.Context, ns string) string {
+	GinkgoHelper()
+	var key string
+	Eventually(func(g Gomega) {
+		n := &corev1.Namespace{}
+		g.Expect(hub.Get(ctx, client.ObjectKey{Name: ns}, n)).To(Succeed())
+		keys := workloadv1alpha1.Targets(n)
+		g.Expect(keys).To(HaveLen(1))
+		key = keys[0]
+	}).WithContext(ctx).Should(Succeed())
+	return key
+}
+
+// copyOf is the key of a hub object's copy in the member of the target.
+func copyOf(ctx context.Context, key, ns, name string) client.ObjectKey {
+	GinkgoHelper()
+	kube := &corev1.Namespace{}
+	Expect(hub.Get(ctx, client.ObjectKey{Name: "kube-system"}, kube)).To(Succeed())
+	return client.ObjectKey{Namespace: transform.Target{Key: key, Hub: string(kube.UID)}.Namespace(ns), Name: name}
+}
+
+// expectRefused checks that err is an admission policy's denial, with the message of the rule.
+func expectRefused(err error, rule string) {
+	GinkgoHelper()
+	Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want forbidden, got %v", err)
+	Expect(err).To(MatchError(ContainSubstring(rule)))
+}
