@@ -31,6 +31,7 @@ import (
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/status"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
+	"github.com/custody-dev/custody/fencing"
 )
 
 // Annotations that mark a member's default StorageClass.
@@ -90,11 +91,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	// The report goes first: once the renewed Lease makes the target Ready again, what the
 	// hub reads of it as clean is what this syncer found, not what it reported before it
 	// was lost.
-	clean, err := r.clean(ctx, classes.Items)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := r.ensureStatus(ctx, classes.Items, clean); err != nil {
+	if err := r.ensureReport(ctx, classes.Items); err != nil {
 		return ctrl.Result{}, err
 	}
 	next, err := r.ensureLease(ctx)
@@ -166,13 +163,23 @@ func (r *Reconciler) durationSeconds() int32 {
 	return int32(max(1, math.Ceil(r.Period.Seconds())))
 }
 
-// ensureStatus reports the member's StorageClasses and the synced resource types into the
-// SyncTarget's status, when they changed.
-func (r *Reconciler) ensureStatus(ctx context.Context, classes []storagev1.StorageClass, clean []metav1.Condition) error {
+// ensureReport reports the member into the SyncTarget's status: its StorageClasses, the
+// synced resource types and, per storage domain of the target and of the member's classes,
+// whether it is clean.
+func (r *Reconciler) ensureReport(ctx context.Context, classes []storagev1.StorageClass) error {
 	st := &workloadv1alpha1.SyncTarget{}
 	if err := r.Hub.Get(ctx, client.ObjectKey{Name: r.SyncTargetName}, st); err != nil {
 		return client.IgnoreNotFound(err)
 	}
+	clean, err := r.clean(ctx, classes, st.Spec.StorageDomains)
+	if err != nil {
+		return err
+	}
+	return r.ensureStatus(ctx, st, classes, clean)
+}
+
+// ensureStatus writes the report into the SyncTarget's status, when it changed.
+func (r *Reconciler) ensureStatus(ctx context.Context, st *workloadv1alpha1.SyncTarget, classes []storagev1.StorageClass, clean []metav1.Condition) error {
 	infos := make([]workloadv1alpha1.StorageClassInfo, 0, len(classes))
 	for i := range classes {
 		infos = append(infos, classInfo(&classes[i]))
@@ -197,62 +204,71 @@ func (r *Reconciler) ensureStatus(ctx context.Context, classes []storagev1.Stora
 	return nil
 }
 
-// clean tells, per storage domain of the member's classes, whether the member holds a volume
-// of the domain that the hub no longer gives the target: a bound claim the syncer made, a
-// PV standing for a hub PV, or a PV the member provisioned and the syncer upsynced, whose hub
-// object is not synced to the target. A PV stays while the storage has it attached (its
-// attacher's finalizer), so the member is clean only once the storage let go of it. A target
-// back from a Fence is unfenced only once every such condition of the fenced domain is True.
-func (r *Reconciler) clean(ctx context.Context, classes []storagev1.StorageClass) ([]metav1.Condition, error) {
-	domainOf := map[string]string{}
-	held := map[string][]string{}
-	for _, c := range classes {
-		if d := c.Annotations[storagev1alpha1.DomainAnnotation]; d != "" {
-			domainOf[c.Name] = d
-			held[d] = nil
-		}
-	}
+// clean tells, per storage domain of the target and of the member's classes, whether the
+// member holds a volume of the domain that the hub no longer gives the target: a bound claim
+// the syncer made, a PV standing for a hub PV, or a PV the member provisioned and the syncer
+// upsynced, whose hub object is not synced to the target. A PV stays while the storage has it
+// attached (its attacher's finalizer), so the member is clean only once the storage let go of
+// it. A target back from a Fence is unfenced only once every such condition of the fenced
+// domain is True; which domains an object counts against is fencing's decision
+// (fencing.Unclean): one whose domain cannot be told counts against all of them.
+func (r *Reconciler) clean(ctx context.Context, classes []storagev1.StorageClass, domains []string) ([]metav1.Condition, error) {
 	claims, err := r.given(ctx, transform.PVCGVK)
 	if err != nil {
 		return nil, err
 	}
-	heldClaim := func(c *unstructured.Unstructured, key types.NamespacedName) (bool, error) {
+	heldClaim := func(c *unstructured.Unstructured, key types.NamespacedName) bool {
 		phase, _, _ := unstructured.NestedString(c.Object, "status", "phase")
 		_, given := claims[key]
-		return phase == string(corev1.ClaimBound) && !given, nil
+		return phase == string(corev1.ClaimBound) && !given
 	}
-	if err := r.addHeld(ctx, transform.PVCGVK, heldClaim, domainOf, held); err != nil {
+	heldClaims, err := r.held(ctx, transform.PVCGVK, heldClaim)
+	if err != nil {
 		return nil, err
 	}
 	volumes, err := r.given(ctx, transform.PVGVK)
 	if err != nil {
 		return nil, err
 	}
-	heldVolume := func(pv *unstructured.Unstructured, key types.NamespacedName) (bool, error) {
+	heldVolume := func(pv *unstructured.Unstructured, key types.NamespacedName) bool {
 		if hubPV, hubClaim, ok := r.Target.Origin(pv); ok && !r.Target.Owns(pv) {
 			claim, given := claims[hubClaim]
 			_, recorded := volumes[hubPV]
-			return !recorded && !(given && transform.UpsyncedFor(hubPV.Name, claim)), nil
+			return !recorded && !(given && transform.UpsyncedFor(hubPV.Name, claim))
 		}
 		_, given := volumes[key]
-		return !given, nil
+		return !given
 	}
-	if err := r.addHeld(ctx, transform.PVGVK, heldVolume, domainOf, held); err != nil {
+	heldVolumes, err := r.held(ctx, transform.PVGVK, heldVolume)
+	if err != nil {
 		return nil, err
 	}
-	out := make([]metav1.Condition, 0, len(held))
-	for d, objs := range held {
+	return cleanConditions(fencing.Unclean(domains, reportedClasses(classes), append(heldClaims, heldVolumes...))), nil
+}
+
+// cleanConditions turns the held objects of each domain into its Clean condition.
+func cleanConditions(unclean map[string][]string) []metav1.Condition {
+	out := make([]metav1.Condition, 0, len(unclean))
+	for d, objs := range unclean {
 		c := metav1.Condition{Type: workloadv1alpha1.CleanCondition(d), Status: metav1.ConditionTrue, Reason: "Clean",
 			Message: "the member holds no volume of storage domain " + d + " that the hub does not give it"}
 		if len(objs) > 0 {
-			slices.Sort(objs)
 			c.Status, c.Reason = metav1.ConditionFalse, "HoldsVolumes"
 			c.Message = fmt.Sprintf("the member still holds %d claims or volumes of storage domain %s that the hub no longer gives it, e.g. %s", len(objs), d, objs[0])
 		}
 		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b metav1.Condition) int { return strings.Compare(a.Type, b.Type) })
-	return out, nil
+	return out
+}
+
+// reportedClasses is what the clean report reads of the member's StorageClasses, by name.
+func reportedClasses(classes []storagev1.StorageClass) map[string]fencing.Class {
+	out := make(map[string]fencing.Class, len(classes))
+	for _, c := range classes {
+		out[c.Name] = fencing.Class{Provisioner: c.Provisioner, Domain: c.Annotations[storagev1alpha1.DomainAnnotation]}
+	}
+	return out
 }
 
 // given are the hub objects of kind gvk synced to the target (the cache holds those labelled
@@ -274,30 +290,45 @@ func (r *Reconciler) given(ctx context.Context, gvk schema.GroupVersionKind) (ma
 	return given, nil
 }
 
-// addHeld adds to held, per domain, each object of kind gvk in the member that stands for a
-// hub object, made or upsynced by the syncer, and that the hub no longer gives the target
-// according to holds.
-func (r *Reconciler) addHeld(ctx context.Context, gvk schema.GroupVersionKind, holds func(*unstructured.Unstructured, types.NamespacedName) (bool, error), domainOf map[string]string, held map[string][]string) error {
+// held returns each object of kind gvk in the member that stands for a hub object, made or
+// upsynced by the syncer, and that the hub no longer gives the target according to holds.
+// Every such object is returned, whatever its class says: where it lives is fencing's to tell.
+func (r *Reconciler) held(ctx context.Context, gvk schema.GroupVersionKind, holds func(*unstructured.Unstructured, types.NamespacedName) bool) ([]fencing.Held, error) {
 	// The member's cache holds every claim and PV.
 	list := transform.EmptyList(gvk)
 	if err := r.Member.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-		return fmt.Errorf("reading the member's %s: %w", gvk.Kind, err)
+		return nil, fmt.Errorf("reading the member's %s: %w", gvk.Kind, err)
 	}
+	var out []fencing.Held
 	for i := range list.Items {
 		obj := &list.Items[i]
-		class, _, _ := unstructured.NestedString(obj.Object, "spec", "storageClassName")
-		d := domainOf[class]
-		key, ok := r.Target.Upstream(obj, false)
-		if d == "" || !ok {
-			continue
-		}
-		if h, err := holds(obj, key); err != nil {
-			return err
-		} else if h {
-			held[d] = append(held[d], gvk.Kind+" "+key.String())
+		if key, ok := r.Target.Upstream(obj, false); ok && holds(obj, key) {
+			out = append(out, heldObject(gvk.Kind+" "+key.String(), obj))
 		}
 	}
-	return nil
+	return out, nil
+}
+
+// Annotations in which a member's claim or PV names the driver that provisioned its volume.
+var provisionerAnnotations = []string{
+	"volume.kubernetes.io/storage-provisioner",
+	"volume.beta.kubernetes.io/storage-provisioner",
+	"pv.kubernetes.io/provisioned-by",
+}
+
+// heldObject is what the clean report reads of a held claim or PV: its class, the driver of
+// its volume (a PV's CSI driver, or the annotation the member's binder or provisioner wrote)
+// and the storage domain it names itself.
+func heldObject(name string, obj *unstructured.Unstructured) fencing.Held {
+	h := fencing.Held{Name: name, Domain: obj.GetAnnotations()[storagev1alpha1.DomainAnnotation]}
+	h.Class, _, _ = unstructured.NestedString(obj.Object, "spec", "storageClassName")
+	h.Provisioner, _, _ = unstructured.NestedString(obj.Object, "spec", "csi", "driver")
+	for _, a := range provisionerAnnotations {
+		if h.Provisioner == "" {
+			h.Provisioner = obj.GetAnnotations()[a]
+		}
+	}
+	return h
 }
 
 // classInfo is what the SyncTarget reports of one StorageClass.
