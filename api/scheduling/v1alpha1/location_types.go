@@ -31,7 +31,12 @@ type LocationStatus struct {
 }
 
 // Location is a set of SyncTargets among which workloads move freely.
+//
+// Its name is a DNS label: LocationPairs, Placements and their status name it in fields of
+// at most 63 characters, and a Location that no pair could name would be one no pair
+// protects.
 // +kubebuilder:object:root=true
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 63",message="a Location's name is a DNS label of at most 63 characters"
 // +kubebuilder:resource:scope=Cluster,shortName=loc
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Instances",type=integer,JSONPath=`.status.instances`

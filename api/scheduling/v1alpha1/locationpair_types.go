@@ -24,13 +24,13 @@ const (
 type LocationPairSpec struct {
 	// Primary is the Location the pair's namespaces run in until a failover or a relocate.
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="the primary of a LocationPair cannot change"
 	Primary string `json:"primary"`
 
 	// Secondary is the Location that holds the replicas and takes over.
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="the secondary of a LocationPair cannot change"
 	Secondary string `json:"secondary"`
 
@@ -43,7 +43,14 @@ type LocationPairSpec struct {
 
 	// FailoverThreshold is how long every target of the active Location must have been
 	// Unreachable before the pair fails over on its own.
+	//
+	// It is at least 3s, the shortest heartbeat grace (three periods of a Lease's whole
+	// seconds). It counts from Unreachable, itself a grace after the last heartbeat, so 0s is
+	// not an instant failover; and a failover loses what was written since the last replicas,
+	// so the Location must stay silent at least as long again as it took to call it
+	// Unreachable: a lapse of heartbeats on busy hosts is not a lost site.
 	// +kubebuilder:default="5m"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('3s')",message="failoverThreshold must be at least 3s"
 	// +optional
 	FailoverThreshold *metav1.Duration `json:"failoverThreshold,omitempty"`
 
@@ -56,7 +63,7 @@ type LocationPairSpec struct {
 	// Custody: the primary, or the secondary after an automatic failover. Setting it to the
 	// other Location asks for a switch, carried out as SwitchMode says; a lost active
 	// Location is always failed over.
-	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	ActiveLocation string `json:"activeLocation,omitempty"`
 
@@ -67,12 +74,27 @@ type LocationPairSpec struct {
 	SwitchMode SwitchMode `json:"switchMode,omitempty"`
 }
 
+// ConditionLocationsExclusive (LocationPair) is True while no other LocationPair has either
+// Location of the pair. False names the other pairs; the pair made later, of two sharing a
+// Location, is not acted on (no replication, no failover, no relocate) while the earlier
+// exists, so that a second pair never undoes the protection the first gives.
+const ConditionLocationsExclusive = "LocationsExclusive"
+
+// Reasons of the LocationsExclusive condition.
+const (
+	// ReasonLocationsExclusive: no other pair has either Location of the pair.
+	ReasonLocationsExclusive = "LocationsExclusive"
+	// ReasonLocationShared: another pair has a Location of the pair.
+	ReasonLocationShared = "LocationShared"
+)
+
 // LocationPairPhase is where a LocationPair stands.
 // +kubebuilder:validation:Enum=Pending;Protecting;FailingOver;FailedOver;Relocating;Relocated
 type LocationPairPhase string
 
 const (
-	// PairPending: a Location of the pair is missing or has no target yet.
+	// PairPending: a Location of the pair is missing or has no target yet, or a pair made
+	// before it shares one of its Locations.
 	PairPending LocationPairPhase = "Pending"
 	// PairProtecting: the volumes of the active Location replicate to the other one.
 	PairProtecting LocationPairPhase = "Protecting"
@@ -146,7 +168,8 @@ type LocationPairStatus struct {
 	LastAction *PairAction `json:"lastAction,omitempty"`
 	// Conditions: DataProtected (every volume has a replica at most one interval and one
 	// sync old), Available (the active Location has a Ready target), PeerReady (the other
-	// Location can take over: a Ready target, clean, and no Fence left on it).
+	// Location can take over: a Ready target, clean, and no Fence left on it),
+	// LocationsExclusive (no other pair has either Location).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -159,7 +182,16 @@ type LocationPairStatus struct {
 // LocationPair pairs a primary and a secondary Location: the volumes of the namespaces
 // placed on the active one replicate to the other, which takes over when the active one is
 // lost or an admin switches.
+//
+// Its name is at most 63 characters: it is the value of the label PairLabel on the pair's
+// VolumeReplications, and a pair that could not label them would never replicate.
+//
+// A Location belongs to one pair at a time. Two pairs sharing one would replicate its
+// volumes twice and could fail its Placements over to two places, and a rule over two
+// objects is beyond a CRD's validation: both pairs say so in their LocationsExclusive
+// condition, naming each other, and only the pair made first is acted on.
 // +kubebuilder:object:root=true
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="a LocationPair's name is at most 63 characters: it labels the pair's VolumeReplications"
 // +kubebuilder:resource:scope=Cluster,shortName=lp
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Primary",type=string,JSONPath=`.spec.primary`

@@ -17,7 +17,7 @@ type PlacementSpec struct {
 
 	// LocationName restricts the choice to the Location of that name.
 	// +optional
-	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:MaxLength=63
 	LocationName string `json:"locationName,omitempty"`
 
 	// NamespaceSelector selects the namespaces to bind. An empty selector selects every
@@ -29,7 +29,7 @@ type PlacementSpec struct {
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=64
-	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:MaxLength=56
 	TargetNames []string `json:"targetNames,omitempty"`
 }
 

@@ -55,9 +55,12 @@ const FenceFinalizer = "storage.custody.dev/fence"
 
 // FenceSpec says which target to cut off which storage domain, and how.
 type FenceSpec struct {
-	// TargetName is the SyncTarget to fence.
+	// TargetName is the SyncTarget to fence: a DNS label of at most 56 characters, as every
+	// SyncTarget's name is, so that the Fence's name and its NetworkFence's
+	// (custody-<name>) fit.
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:MaxLength=56
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="the target of a Fence cannot change"
 	TargetName string `json:"targetName"`
 
@@ -84,7 +87,7 @@ type FenceSpec struct {
 	// answer. A Fence with no holder is lifted once its target is back and clean; a held one
 	// only once its holder let go (cleared the field) or no longer exists, on a clean report
 	// made since.
-	// +kubebuilder:validation:MaxLength=317
+	// +kubebuilder:validation:MaxLength=76
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('locationpair/') && size(self) > 13",message="heldBy names a LocationPair, as locationpair/NAME"
 	// +optional
 	HeldBy string `json:"heldBy,omitempty"`

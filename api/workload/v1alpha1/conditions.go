@@ -70,6 +70,21 @@ const (
 	// ConditionFenced is True while a Fence cuts the target off a storage domain; the target
 	// takes no work meanwhile.
 	ConditionFenced = "Fenced"
+	// ConditionNodeCIDRsExclusive is True while no node CIDR of the target overlaps one of
+	// another target that shares a storage domain with it: a Fence of either would cut off
+	// the other too. False names both targets and the CIDRs. Only targets with spec.fencing
+	// have it.
+	ConditionNodeCIDRsExclusive = "NodeCIDRsExclusive"
+)
+
+// Reasons of a SyncTarget's NodeCIDRsExclusive condition.
+const (
+	// ReasonNodeCIDRsExclusive: no other target of the target's storage domains has an
+	// address in its node CIDRs.
+	ReasonNodeCIDRsExclusive = "NodeCIDRsExclusive"
+	// ReasonNodeCIDRsOverlap: a node CIDR overlaps one of another target of a storage domain
+	// of the target.
+	ReasonNodeCIDRsOverlap = "NodeCIDRsOverlap"
 )
 
 // CleanCondition is the condition type a target's syncer reports, per storage domain, True

@@ -45,6 +45,11 @@ type SyncTargetSpec struct {
 	// FenceDelay is how long the target may be Unreachable before its owned volumes wait for
 	// a Fence of it instead of its acknowledgement; unset means the controller's
 	// --fence-delay. A member whose network fails often for a short while wants it longer.
+	//
+	// It is at least 1s. It counts from Unreachable, a whole heartbeat grace after the last
+	// heartbeat, so the grace already absorbs a late renewal; 0s would fence no sooner than
+	// that, only read as if it did. A short delay costs no data: a volume moves only once the
+	// storage confirmed the Fence.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="fenceDelay must be at least 1s"
 	FenceDelay *metav1.Duration `json:"fenceDelay,omitempty"`
@@ -64,12 +69,16 @@ type SyncTargetSpec struct {
 
 // FencingSpec is what a NetworkFence needs to cut a member off a storage domain.
 type FencingSpec struct {
-	// NodeCIDRs are the addresses of the member's nodes, as the storage sees them.
+	// NodeCIDRs are the addresses of the member's nodes, as the storage sees them. A Fence of
+	// the target cuts off every address in them, so none may be /0 (every address, the other
+	// targets' included); two targets of one storage domain whose CIDRs overlap are told by
+	// their NodeCIDRsExclusive condition.
 	// +listType=set
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="self.all(c, isCIDR(c))",message="every entry must be a CIDR such as 10.0.0.0/24"
+	// +kubebuilder:validation:XValidation:rule="self.all(c, !isCIDR(c) || cidr(c).prefixLength() > 0)",message="a node CIDR may not be /0: a Fence would cut off every address"
 	NodeCIDRs []string `json:"nodeCIDRs"`
 
 	// NetworkFenceClassName names the csi-addons NetworkFenceClass to fence with.
@@ -136,6 +145,17 @@ type StorageClassInfo struct {
 }
 
 // SyncTarget is the hub's record of one member cluster. One syncer runs per SyncTarget.
+//
+// Its name is a DNS label of at most 56 characters, so that it is its own target key
+// (ToSyncTargetKey): the hub's admission policy reads the key from the syncer's identity,
+// which join names after the target, and Fences and the NetworkFences made of them embed it
+// (<target>.<domain>, custody-<target>.<domain>). A name that would not fit there is refused
+// when the target is made, not found stalled later. Names starting custody- are Custody's
+// own, in the hub and in every member: the controller's ServiceAccount and leader-election
+// Lease custody-controller, the syncers' identities, the objects a syncer makes in its
+// member. A target may take none of them, whatever Custody names next.
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 56",message="a SyncTarget's name is a DNS label of at most 56 characters: it is the target's key in every per-target label"
+// +kubebuilder:validation:XValidation:rule="!self.metadata.name.startsWith('custody-')",message="SyncTarget names starting custody- are reserved for Custody's own objects, such as its controller's Lease custody-controller"
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Cluster,shortName=st
 // +kubebuilder:subresource:status
