@@ -6,4 +6,8 @@
 // Fences a failover asks for, a VolumeReplication per replicated volume (labelled Sync for
 // its source and destination, whose syncers carry it out with VolSync), and the latest
 // replica of each volume on its VolumeOwnership.
+//
+// Two pairs that share a Location both say so in their LocationsExclusive condition, each
+// naming the other. Only the one made first is acted on: the other is Pending, and nothing
+// of it is decided or written but that condition, until the first is deleted.
 package dr

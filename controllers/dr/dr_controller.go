@@ -6,8 +6,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -51,6 +53,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	all := handler.EnqueueRequestsFromMapFunc(enqueue.All(r.Client, func() client.ObjectList { return &schedulingv1alpha1.LocationPairList{} }, nil))
 	return ctrl.NewControllerManagedBy(mgr).Named("dr").
 		For(&schedulingv1alpha1.LocationPair{}).
+		Watches(&schedulingv1alpha1.LocationPair{}, all, builder.WithPredicates(madeOrGone)).
 		Watches(&schedulingv1alpha1.Location{}, all).
 		Watches(&schedulingv1alpha1.Placement{}, all).
 		Watches(&workloadv1alpha1.SyncTarget{}, all).
@@ -78,20 +81,29 @@ func pairOf(_ context.Context, o client.Object) []ctrl.Request {
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;patch
 
-// Reconcile takes one step of a pair: it decides, records the replicas and the Replicated
-// conditions on the volumes, writes the decision into the pair's status, and then carries it
-// out: the pair's key, the Fences, the replications, the restores and the quiesce.
+// Reconcile takes one step of a pair, unless a pair made before it shares a Location: it
+// decides, records the replicas and the Replicated conditions on the volumes, writes the
+// decision into the pair's status, and then carries it out: the pair's key, the Fences, the
+// replications, the restores and the quiesce.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	p := &schedulingv1alpha1.LocationPair{}
 	if err := versions.Get(ctx, r.written, r.Client, r.APIReader, req.NamespacedName, p); err != nil || !p.DeletionTimestamp.IsZero() {
 		// What the pair made (its key, its replications) goes with it.
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	shares, err := r.sharedLocations(ctx, p)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if dr.Yields(shares) {
+		return ctrl.Result{}, r.writeYielded(ctx, p, dr.ExclusiveCondition(shares))
+	}
 	s, o, err := r.observe(ctx, p, time.Now())
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	d := dr.Decide(o)
+	meta.SetStatusCondition(&d.Conditions, dr.ExclusiveCondition(shares))
 	// The replicas a step takes are recorded before the status says the step began.
 	if err := r.recordVolumes(ctx, s, d); err != nil {
 		return ctrl.Result{}, err

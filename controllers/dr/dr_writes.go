@@ -246,6 +246,11 @@ func (r *Reconciler) writeStatus(ctx context.Context, p *schedulingv1alpha1.Loca
 	if equality.Semantic.DeepEqual(p.Status, st) {
 		return nil
 	}
+	return r.applyStatus(ctx, p, st)
+}
+
+// applyStatus writes the pair's status, and tells of a change of phase in an event.
+func (r *Reconciler) applyStatus(ctx context.Context, p *schedulingv1alpha1.LocationPair, st schedulingv1alpha1.LocationPairStatus) error {
 	if p.Status.Phase != st.Phase {
 		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, string(st.Phase), "Phase", "%s: active Location %s", st.Phase, st.ActiveLocation)
 	}

@@ -5,4 +5,8 @@
 // target is back and reported clean after the unfence was asked (the Fence's
 // unfenceRequestedTime), and keeps each SyncTarget's Fenced condition. The decisions are
 // package fencing's (the top-level one); this package reads and writes.
+//
+// Beside it, a second controller keeps each fencing SyncTarget's NodeCIDRsExclusive
+// condition, False while a node CIDR of it overlaps one of another target of a storage
+// domain they share, naming both: a Fence of either would cut off the other too.
 package fencing

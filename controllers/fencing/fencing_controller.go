@@ -34,9 +34,13 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 }
 
-// SetupWithManager watches Fences, and the SyncTargets that fence or execute them.
+// SetupWithManager watches Fences, and the SyncTargets that fence or execute them; beside
+// it runs the check of the targets' node CIDRs.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	registerMetrics(mgr.GetCache())
+	if err := (&nodeCIDRs{client: r.Client, recorder: r.Recorder}).setup(mgr, opts); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).Named("fencing").
 		For(&storagev1alpha1.Fence{}).
 		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(r.fencesOfDomains)).

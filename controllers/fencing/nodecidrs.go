@@ -1,0 +1,103 @@
+package fencing
+
+import (
+	"context"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/internal/enqueue"
+	"github.com/custody-dev/custody/controllers/internal/status"
+	"github.com/custody-dev/custody/fencing"
+)
+
+// cidrsFieldOwner owns the NodeCIDRsExclusive condition, apart from fieldOwner's Fenced
+// condition: applying either leaves the other be.
+const cidrsFieldOwner = "custody-fencing-cidrs"
+
+// nodeCIDRs keeps every SyncTarget's NodeCIDRsExclusive condition: whether a Fence of it,
+// which cuts off its node CIDRs in a storage domain, would cut off another target of that
+// domain too. The CRD refuses what one target's CIDRs say alone (not a CIDR, /0); an
+// overlap between two targets is only seen here, with both in hand.
+type nodeCIDRs struct {
+	client   client.Client
+	recorder events.EventRecorder
+}
+
+// setup reconciles every target whenever a target is made, deleted or changes its spec: an
+// overlap is two targets' to tell.
+func (n *nodeCIDRs) setup(mgr ctrl.Manager, opts controller.Options) error {
+	all := handler.EnqueueRequestsFromMapFunc(enqueue.All(n.client, func() client.ObjectList { return &workloadv1alpha1.SyncTargetList{} }, nil))
+	return ctrl.NewControllerManagedBy(mgr).Named("nodecidrs").WithOptions(opts).
+		Watches(&workloadv1alpha1.SyncTarget{}, all, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Complete(n)
+}
+
+// Reconcile sets one target's NodeCIDRsExclusive condition, or takes it away from a target
+// with no fencing.
+func (n *nodeCIDRs) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	t := &workloadv1alpha1.SyncTarget{}
+	if err := n.client.Get(ctx, req.NamespacedName, t); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if t.Spec.Fencing == nil {
+		if meta.FindStatusCondition(t.Status.Conditions, workloadv1alpha1.ConditionNodeCIDRsExclusive) == nil {
+			return ctrl.Result{}, nil
+		}
+		// Applying none of its fields gives the condition up.
+		return ctrl.Result{}, client.IgnoreNotFound(status.Apply(ctx, n.client, &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: t.Name}}, cidrsFieldOwner))
+	}
+	targets := &workloadv1alpha1.SyncTargetList{}
+	if err := n.client.List(ctx, targets); err != nil {
+		return ctrl.Result{}, err
+	}
+	all := make([]fencing.NodeCIDRs, 0, len(targets.Items))
+	for i := range targets.Items {
+		if o := &targets.Items[i]; o.Spec.Fencing != nil && o.DeletionTimestamp.IsZero() {
+			all = append(all, cidrsOf(o))
+		}
+	}
+	c := exclusiveCondition(fencing.Overlaps(cidrsOf(t), all))
+	c.ObservedGeneration = t.Generation
+	if !status.Changed(t.Status.Conditions, c) {
+		return ctrl.Result{}, nil
+	}
+	applied := &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: t.Name},
+		Status: workloadv1alpha1.SyncTargetStatus{Conditions: []metav1.Condition{status.Condition(t.Status.Conditions, c)}}}
+	if err := status.Apply(ctx, n.client, applied, cidrsFieldOwner); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if c.Status == metav1.ConditionFalse {
+		n.recorder.Eventf(t, nil, corev1.EventTypeWarning, c.Reason, "CheckNodeCIDRs", "%s", c.Message)
+	}
+	return ctrl.Result{}, nil
+}
+
+func cidrsOf(t *workloadv1alpha1.SyncTarget) fencing.NodeCIDRs {
+	return fencing.NodeCIDRs{Target: t.Name, Domains: t.Spec.StorageDomains, CIDRs: t.Spec.Fencing.NodeCIDRs}
+}
+
+// exclusiveCondition is the NodeCIDRsExclusive condition of a target with these overlaps.
+func exclusiveCondition(overlaps []fencing.Overlap) metav1.Condition {
+	if len(overlaps) == 0 {
+		return metav1.Condition{Type: workloadv1alpha1.ConditionNodeCIDRsExclusive, Status: metav1.ConditionTrue,
+			Reason: workloadv1alpha1.ReasonNodeCIDRsExclusive, Message: "no other target of the target's storage domains has an address in its node CIDRs"}
+	}
+	said := make([]string, 0, len(overlaps))
+	for _, o := range overlaps {
+		said = append(said, o.String())
+	}
+	return metav1.Condition{Type: workloadv1alpha1.ConditionNodeCIDRsExclusive, Status: metav1.ConditionFalse,
+		Reason:  workloadv1alpha1.ReasonNodeCIDRsOverlap,
+		Message: strings.Join(said, "; ") + ": a Fence of either target would cut off the other's nodes too"}
+}
