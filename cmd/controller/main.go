@@ -15,25 +15,27 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/custody-dev/custody/api"
 	"github.com/custody-dev/custody/controllers"
 	"github.com/custody-dev/custody/controllers/reconnect"
+	"github.com/custody-dev/custody/controllers/securemetrics"
 )
 
 type options struct {
-	metricsAddr, probeAddr, leaderNamespace, resources string
-	leaderElect                                        bool
-	qps                                                float64
-	burst                                              int
-	heartbeatGrace, fenceDelay                         time.Duration
+	metricsAddr, metricsCertDir, probeAddr, leaderNamespace, resources string
+	leaderElect, metricsSecure                                         bool
+	qps                                                                float64
+	burst                                                              int
+	heartbeatGrace, fenceDelay                                         time.Duration
 }
 
 func main() {
 	var o options
 	// --kubeconfig (the hub's) is controller-runtime's own flag.
-	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
+	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443", "Address of the Prometheus metrics endpoint; 0 disables it.")
+	flag.BoolVar(&o.metricsSecure, "metrics-secure", true, "Serve the metrics over HTTPS, only to callers the hub authenticates and allows to get /metrics (the ClusterRole custody-metrics-reader). false serves plain HTTP to anyone: for a controller on a developer's machine only.")
+	flag.StringVar(&o.metricsCertDir, "metrics-cert-dir", "", "Directory of the metrics endpoint's tls.crt and tls.key; empty, or without them: a self-signed certificate made at start.")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
 	flag.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader so that only one replica acts at a time.")
 	flag.StringVar(&o.leaderNamespace, "leader-election-namespace", "custody-system", "Namespace of the leader election Lease.")
@@ -73,7 +75,7 @@ func run(o options) error {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  api.NewScheme(),
 		Cache:                   cache.Options{NewInformer: recovery.NewInformer},
-		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		Metrics:                 securemetrics.Options(o.metricsAddr, o.metricsCertDir, o.metricsSecure),
 		HealthProbeBindAddress:  o.probeAddr,
 		LeaderElection:          o.leaderElect,
 		LeaderElectionID:        "custody-controller",

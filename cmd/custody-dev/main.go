@@ -45,7 +45,7 @@ func main() {
 	flag.IntVar(&members, "members", 2, "Number of member clusters in each Location.")
 	flag.BoolVar(&wipe, "wipe", false, "Start from nothing: remove the state of earlier runs first.")
 	flag.DurationVar(&heartbeat, "heartbeat-period", 2*time.Second, "How often each syncer renews its heartbeat. A target is Unreachable after three periods without one, and an owner Unreachable for three times that is fenced off its volumes.")
-	flag.StringVar(&metricsAddr, "metrics-bind-address", "127.0.0.1:8080", "Where the controller serves its Prometheus metrics; 0 disables them.")
+	flag.StringVar(&metricsAddr, "metrics-bind-address", "127.0.0.1:8443", "Where the controller serves its Prometheus metrics, over HTTPS to the hub's ServiceAccount custody-system/custody-metrics-reader, as deployed; 0 disables them.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Usage = usage
@@ -173,8 +173,18 @@ Try:
   %[1]s status%[2]s
   %[1]s stop %[3]s%[2]s     # lose a member (--partition: only its syncer)
   %[1]s start %[3]s%[2]s    # and bring it back
-
+%[6]s
 Logs go to %[4]s. State is kept in %[5]s for the next start (--wipe starts
 afresh). Ctrl-C stops everything.
-`, rel(os.Args[0]), dirFlag, env.Members[0].Name, rel(filepath.Join(dir, "custody.log")), rel(dir))
+`, rel(os.Args[0]), dirFlag, env.Members[0].Name, rel(filepath.Join(dir, "custody.log")), rel(dir), scrapeHint(env))
+}
+
+// scrapeHint says how to read the controller's metrics as the environment's metrics reader,
+// or nothing when they are not served.
+func scrapeHint(env *environment.Environment) string {
+	if env.MetricsURL() == "" {
+		return ""
+	}
+	return fmt.Sprintf("  curl -k -H \"Authorization: Bearer $(kubectl -n custody-system create token %s)\" %s\n",
+		environment.MetricsReader, env.MetricsURL())
 }

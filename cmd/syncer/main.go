@@ -41,6 +41,7 @@ func main() {
 		hubKubeconfig, memberKubeconfig string
 		o                               syncer.Options
 		types                           resources
+		metricsSecure                   bool
 	)
 	flag.StringVar(&hubKubeconfig, "hub-kubeconfig", "", "Kubeconfig of the hub.")
 	flag.StringVar(&memberKubeconfig, "member-kubeconfig", "", "Kubeconfig of the member; empty: --kubeconfig, $KUBECONFIG or the in-cluster config.")
@@ -48,7 +49,9 @@ func main() {
 	flag.Var(&types, "resources", "Resource types to sync, as resource.group (deployments.apps), repeated or comma-separated. Default: "+
 		(*resources)(&syncer.DefaultResources).String()+".")
 	flag.DurationVar(&o.HeartbeatPeriod, "heartbeat-period", syncer.DefaultHeartbeatPeriod, "How often to renew the heartbeat Lease on the hub.")
-	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", `Address of the metrics endpoint; "0" turns it off.`)
+	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", `Address of the metrics endpoint; "0" turns it off.`)
+	flag.BoolVar(&metricsSecure, "metrics-secure", true, "Serve the metrics over HTTPS, only to callers the member authenticates and allows to get /metrics (the ClusterRole custody-metrics-reader). false serves plain HTTP to anyone: for a syncer on a developer's machine only.")
+	flag.StringVar(&o.MetricsCertDir, "metrics-cert-dir", "", "Directory of the metrics endpoint's tls.crt and tls.key; empty, or without them: a self-signed certificate made at start.")
 	flag.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", `Address of the health probe endpoint; "0" turns it off.`)
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -75,6 +78,7 @@ func main() {
 		log.Error(err, "Reading the member kubeconfig")
 		os.Exit(1)
 	}
+	o.InsecureMetrics = !metricsSecure
 	if len(types) > 0 {
 		o.Resources = types
 	}

@@ -48,6 +48,12 @@ type Options struct {
 	// MetricsAddr and ProbeAddr are where the metrics and health probe endpoints listen.
 	// Empty or "0": not served.
 	MetricsAddr, ProbeAddr string
+	// The metrics are served over HTTPS, to the callers that the member authenticates and
+	// allows to get /metrics (securemetrics), with the certificate in MetricsCertDir or a
+	// self-signed one. InsecureMetrics serves them over plain HTTP to anyone instead: for a
+	// syncer on a developer's machine only.
+	MetricsCertDir  string
+	InsecureMetrics bool
 }
 
 // complete checks the options and fills in the defaults.

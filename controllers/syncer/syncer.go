@@ -31,13 +31,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/custody-dev/custody/api"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/reconnect"
+	"github.com/custody-dev/custody/controllers/securemetrics"
 	"github.com/custody-dev/custody/controllers/syncer/downsync"
 	"github.com/custody-dev/custody/controllers/syncer/fence"
 	"github.com/custody-dev/custody/controllers/syncer/heartbeat"
@@ -150,7 +150,7 @@ func newMemberManager(o Options, target transform.Target, recovery *reconnect.Re
 			},
 		},
 		Client:                 client.Options{Cache: &client.CacheOptions{Unstructured: true}},
-		Metrics:                metricsserver.Options{BindAddress: o.MetricsAddr},
+		Metrics:                securemetrics.Options(o.MetricsAddr, o.MetricsCertDir, !o.InsecureMetrics),
 		HealthProbeBindAddress: o.ProbeAddr,
 		// Several syncers may run in one process (tests, the local environment).
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},

@@ -16,12 +16,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers"
 	"github.com/custody-dev/custody/controllers/reconnect"
+	"github.com/custody-dev/custody/controllers/securemetrics"
 	"github.com/custody-dev/custody/controllers/syncer"
 	"github.com/custody-dev/custody/test/testbed"
 )
@@ -40,7 +40,8 @@ type Options struct {
 	// HeartbeatGrace is how long a target may miss heartbeats before it is Unreachable;
 	// zero means three periods.
 	HeartbeatGrace time.Duration
-	// MetricsAddr is where the controller serves its metrics; empty means not served.
+	// MetricsAddr is where the controller serves its metrics, over HTTPS to the identities
+	// the hub allows to get /metrics (MetricsToken), as deployed; empty means not served.
 	MetricsAddr string
 	// VolSync plays VolSync and a snapshotter in every member (testbed.Options.VolSync).
 	VolSync bool
@@ -122,6 +123,9 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 	if err := e.register(ctx); err != nil {
 		return e, err
 	}
+	if err := e.bindMetricsReader(ctx); err != nil {
+		return e, err
+	}
 	if err := e.StartController(); err != nil {
 		return e, err
 	}
@@ -186,7 +190,7 @@ func (e *Environment) runController(ctx context.Context) error {
 	mgr, err := ctrl.NewManager(reconnect.Config(e.Hub.Config), ctrl.Options{
 		Scheme:                 testbed.Scheme(),
 		Cache:                  cache.Options{NewInformer: recovery.NewInformer},
-		Metrics:                metricsserver.Options{BindAddress: addr},
+		Metrics:                securemetrics.Options(addr, "", true),
 		HealthProbeBindAddress: "0",
 		Logger:                 ctrl.Log.WithName("controller"),
 		// The controller may start again in the same process.

@@ -2,8 +2,6 @@ package environment
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -15,8 +13,8 @@ import (
 )
 
 // TestStartsAndStopsCleanly runs the local environment's default shape with one Location: it
-// must bring every target Ready, write the kubeconfigs, expose the controller's metrics, and
-// leave no process behind when it stops.
+// must bring every target Ready, write the kubeconfigs, expose the controller's metrics to the
+// metrics reader, and leave no process behind when it stops.
 func TestStartsAndStopsCleanly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -34,9 +32,14 @@ func TestStartsAndStopsCleanly(t *testing.T) {
 		"custody_volume_moves_started_total 0",
 		`controller_runtime_reconcile_total{controller="coordination"`,
 	}
+	token, err := e.MetricsToken(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	missing := ""
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		body := scrape(t, "http://"+o.MetricsAddr+"/metrics")
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		// An error or a refusal shows as the metrics missing.
+		_, body, _ := testbed.Scrape(ctx, e.MetricsURL(), token)
 		missing = ""
 		for _, w := range want {
 			if !strings.Contains(body, w) {
@@ -63,19 +66,6 @@ func freeAddr(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return addr
-}
-
-func scrape(t *testing.T, url string) string {
-	resp, err := http.Get(url)
-	if err != nil {
-		return ""
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
 }
 
 // startReady starts the environment o and waits until its targets are Ready. The test stops

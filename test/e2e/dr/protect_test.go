@@ -3,7 +3,6 @@ package dr
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	"github.com/custody-dev/custody/coordination/dr"
 	"github.com/custody-dev/custody/test/environment"
+	"github.com/custody-dev/custody/test/testbed"
 )
 
 // custody runs kubectl custody against the hub and returns what it printed; it must succeed.
@@ -44,14 +44,12 @@ func replicated(ctx context.Context, g Gomega, ns, claim string) string {
 	return string(c.Status) + "/" + c.Reason + ": " + c.Message
 }
 
-// metrics is what the controller's metrics endpoint serves now.
-func metrics(g Gomega) string {
-	resp, err := http.Get(metricsURL)
+// metrics is what the controller's metrics endpoint serves the metrics reader now.
+func metrics(ctx context.Context, g Gomega) string {
+	code, body, err := testbed.Scrape(ctx, env.MetricsURL(), metricsToken)
 	g.Expect(err).NotTo(HaveOccurred())
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	g.Expect(err).NotTo(HaveOccurred())
-	return string(body)
+	g.Expect(code).To(Equal(http.StatusOK), body)
+	return body
 }
 
 var _ = Describe("A LocationPair", func() {
@@ -92,7 +90,7 @@ var _ = Describe("A LocationPair", func() {
 		By("exposing the replica's time, the last sync's duration and its result as metrics")
 		labels := fmt.Sprintf(`{claim="data",namespace="%s",pair="%s"}`, ns, ns)
 		Eventually(func(g Gomega) {
-			body := metrics(g)
+			body := metrics(ctx, g)
 			vr := &storagev1alpha1.VolumeReplication{}
 			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data"}, vr)).To(Succeed())
 			taken := dr.ImageTime(vr)
@@ -127,7 +125,7 @@ var _ = Describe("A LocationPair", func() {
 			g.Expect(c.Reason).To(Equal(schedulingv1alpha1.ReasonSyncFailed))
 			g.Expect(c.Message).To(Equal(fmt.Sprintf("1 volumes failed their last sync; the first, %s/data: connection reset by peer", ns)))
 			g.Expect(replicated(ctx, g, ns, "data")).To(Equal("False/SyncFailed: the last sync from m1 to m2 failed, and is retried: connection reset by peer"))
-			g.Expect(metrics(g)).To(ContainSubstring(failed + " 1"))
+			g.Expect(metrics(ctx, g)).To(ContainSubstring(failed + " 1"))
 		}).WithContext(ctx).Should(Succeed())
 		out := custody(ctx, "describe", "volume", ns+"/data")
 		Expect(out).To(MatchRegexp(`(?m)^\s+Replicated\s+False\s+SyncFailed\s+the last sync from m1 to m2 failed`))
@@ -138,7 +136,7 @@ var _ = Describe("A LocationPair", func() {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
 			g.Expect(meta.IsStatusConditionTrue(pair.Status.Conditions, schedulingv1alpha1.ConditionDataProtected)).To(BeTrue(), "%v", pair.Status.Conditions)
 			g.Expect(replicated(ctx, g, ns, "data")).To(HavePrefix("True/Replicated: latest replica "))
-			g.Expect(metrics(g)).To(ContainSubstring(failed + " 0"))
+			g.Expect(metrics(ctx, g)).To(ContainSubstring(failed + " 0"))
 		}).WithContext(ctx).Should(Succeed())
 	})
 

@@ -143,7 +143,7 @@ var _ = Describe("A LocationPair's relocate", func() {
 		By("counting the relocate back, and exposing its duration, as metrics")
 		Expect(pair.Status.LastAction.Duration).NotTo(BeNil())
 		Eventually(func(g Gomega) {
-			body := metrics(g)
+			body := metrics(ctx, g)
 			// The controller that started the relocate back runs on: it counted it.
 			g.Expect(body).To(MatchRegexp(`(?m)^custody_pair_switches_total\{automatic="false",mode="Relocate",pair="%s"\} [1-9]`, ns))
 			g.Expect(body).To(ContainSubstring(`custody_pair_last_switch_duration_seconds{mode="Relocate",pair="%s"} %s`, ns,

@@ -18,8 +18,8 @@ import (
 var (
 	env *environment.Environment
 	hub client.Client
-	// metricsURL is where the controller serves its metrics.
-	metricsURL string
+	// metricsToken is a token of the environment's metrics reader.
+	metricsToken string
 )
 
 func TestDR(t *testing.T) {
@@ -37,7 +37,6 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	addr, err := testbed.FreeAddr()
 	Expect(err).NotTo(HaveOccurred())
-	metricsURL = "http://" + addr + "/metrics"
 	env, err = environment.Start(ctx, environment.Options{VolSync: true, MetricsAddr: addr, Locations: []environment.LocationOptions{
 		{Name: "east", Domain: "east", Members: []string{"m1", "m3"}},
 		{Name: "west", Domain: "west", Members: []string{"m2"}},
@@ -46,5 +45,7 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	DeferCleanup(env.Stop)
 	Expect(env.WaitReady(ctx)).To(Succeed())
 	hub = env.Hub.Client
+	metricsToken, err = env.MetricsToken(ctx)
+	Expect(err).NotTo(HaveOccurred())
 	Expect(environment.Cordon(ctx, hub, "m3", true)).To(Succeed())
 }, NodeTimeout(testbed.StartTimeout))

@@ -294,23 +294,27 @@ func build(ctx context.Context, name string) string {
 
 // process is a binary of cmd/ that a spec runs.
 type process struct {
-	name  string
-	probe string // the address of /healthz and /readyz
-	log   *gbytes.Buffer
-	done  chan struct{}
-	err   error // how it ended, once done is closed
+	name    string
+	probe   string // the address of /healthz and /readyz
+	metrics string // the address of /metrics, served as its flags say
+	log     *gbytes.Buffer
+	done    chan struct{}
+	err     error // how it ended, once done is closed
 }
 
-// start builds cmd/name and runs it with args, its metrics off and its probes on a free local
-// port, keeping its logs and writing them to the GinkgoWriter. At the end of the spec it stops the process
+// start builds cmd/name and runs it with args, its metrics and its probes on free local
+// ports, keeping its logs and writing them to the GinkgoWriter. At the end of the spec it stops the process
 // with SIGTERM, as the kubelet would, and expects it to end cleanly.
 func start(ctx context.Context, name string, args []string) *process {
 	GinkgoHelper()
 	binary := build(ctx, name)
-	probe, err := testbed.FreeAddr()
-	Expect(err).NotTo(HaveOccurred())
-	p := &process{name: name, probe: probe, log: gbytes.NewBuffer(), done: make(chan struct{})}
-	cmd := exec.Command(binary, append(slices.Clone(args), "--metrics-bind-address=0", "--health-probe-bind-address="+p.probe)...)
+	p := &process{name: name, log: gbytes.NewBuffer(), done: make(chan struct{})}
+	for _, addr := range []*string{&p.probe, &p.metrics} {
+		var err error
+		*addr, err = testbed.FreeAddr()
+		Expect(err).NotTo(HaveOccurred())
+	}
+	cmd := exec.Command(binary, append(slices.Clone(args), "--metrics-bind-address="+p.metrics, "--health-probe-bind-address="+p.probe)...)
 	cmd.Stdout = io.MultiWriter(GinkgoWriter, p.log)
 	cmd.Stderr = cmd.Stdout
 	Expect(cmd.Start()).To(Succeed())

@@ -30,6 +30,7 @@ var memberIDs = []any{
 	"ServiceAccount custody-system/custody-syncer",
 	"ClusterRole custody-syncer-member",
 	"ClusterRoleBinding custody-syncer-member",
+	"ClusterRole custody-metrics-reader",
 	HavePrefix("ConfigMap custody-system/custody-syncer-"),
 	"Deployment custody-system/custody-syncer",
 }
@@ -56,6 +57,7 @@ var _ = Describe("config/", Ordered, func() {
 				"Deployment custody-system/custody-controller",
 				"Service custody-system/custody-controller-metrics",
 				"ClusterRole custody-syncer-hub",
+				"ClusterRole custody-metrics-reader",
 				"ValidatingAdmissionPolicy custody-syncer-target",
 				"ValidatingAdmissionPolicyBinding custody-syncer-target",
 			}
@@ -125,6 +127,8 @@ var _ = Describe("config/", Ordered, func() {
 				"patch locationpairs.scheduling.custody.dev/status",
 				"create secrets -n custody-system",
 				"get secrets -n custody-system",
+				"create tokenreviews.authentication.k8s.io",
+				"create subjectaccessreviews.authorization.k8s.io",
 			}, []string{
 				"create leases.coordination.k8s.io -n kube-system",
 				"update leases.coordination.k8s.io -n team-a",
@@ -256,6 +260,8 @@ configMapGenerator:
 				"watch persistentvolumes",
 				"watch pods",
 				"watch storageclasses.storage.k8s.io",
+				"create tokenreviews.authentication.k8s.io",
+				"create subjectaccessreviews.authorization.k8s.io",
 			}, []string{
 				"list nodes",
 				"delete storageclasses.storage.k8s.io",
