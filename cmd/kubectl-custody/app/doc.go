@@ -26,4 +26,9 @@
 //     then its identity deleted, the token first, and the SyncTarget last; refused past
 //     --timeout, naming its claims, unless --force, which takes the target off what it still
 //     holds and lists what its member keeps.
+//
+// The commands whose writes are not easily taken back (failover, relocate, fence
+// --powered-off, unfence, unjoin --force) say what they are about to do and ask for
+// confirmation unless --yes; fence, unfence and unjoin take --dry-run, which asks nothing and
+// makes every write a server-side dry run. An unknown target is refused by name.
 package app

@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,8 +19,9 @@ import (
 
 func (o *options) fenceCommand() *cobra.Command {
 	var poweredOff bool
+	var a askFlags
 	cmd := &cobra.Command{
-		Use:   "fence TARGET --powered-off",
+		Use:   "fence TARGET --powered-off [--yes] [--dry-run]",
 		Short: "State that a lost target's member is powered off: cut it off each of its storage domains with a Manual Fence",
 		Long: `State that the member of a lost sync target is powered off and cannot reach its storage,
 as Kubernetes' out-of-service taint does for a node: one Manual Fence per storage domain of
@@ -31,23 +34,32 @@ Ready: a member whose syncer heartbeats is not powered off. A domain that has a 
 already keeps it; a Network Fence's mode cannot change, and kubectl delete fence
 TARGET.DOMAIN lifts it.
 
-The hub lifts the Fences once the target is back, Ready, and reports clean in each domain.`,
+The hub lifts the Fences once the target is back, Ready, and reports clean in each domain.
+
+The command names the domains it cuts the target off and asks for confirmation, unless
+--yes is given; --dry-run prints the Fences it would create, which the hub checks and does
+not keep. An unknown target is refused.`,
 		Example: `  # Member member-1 was switched off and cannot be network fenced
-  kubectl custody fence member-1 --powered-off`,
+  kubectl custody fence member-1 --powered-off
+
+  # What it would create, without asking
+  kubectl custody fence member-1 --powered-off --dry-run`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !poweredOff {
 				return fmt.Errorf("network fencing is automatic: the hub fences a lost target that has spec.fencing by itself; --powered-off states that the member of %s is powered off and cannot reach its storage", args[0])
 			}
-			return o.fence(cmd.Context(), args[0])
+			return o.fence(cmd.Context(), args[0], a)
 		},
 	}
 	cmd.Flags().BoolVar(&poweredOff, "powered-off", false, "State that the target's member is powered off and cannot reach its storage.")
+	a.add(cmd, "Print the Fences it would create")
 	return cmd
 }
 
-// fence creates a Manual Fence in each storage domain of target that has no Fence yet.
-func (o *options) fence(ctx context.Context, target string) error {
+// fence creates a Manual Fence in each storage domain of target that has no Fence yet, once
+// confirmed as a says.
+func (o *options) fence(ctx context.Context, target string, a askFlags) error {
 	h, err := o.hub()
 	if err != nil {
 		return err
@@ -71,8 +83,16 @@ func (o *options) fence(ctx context.Context, target string) error {
 	for _, d := range t.Spec.StorageDomains {
 		steps = append(steps, fenceStep(target, d, byDomain[d]))
 	}
-	return o.apply(ctx, target, "created", steps, func(ctx context.Context, f *storagev1alpha1.Fence) error {
-		return h.Create(ctx, f)
+	err = o.askSteps(a, target, "created", steps, func(domains string) string {
+		return fmt.Sprintf("State that the member of %s is powered off, and cut it off %s? Its volumes there then move to other targets "+
+			"without its acknowledgement: say so only of a member that is off.", target, domains)
+	})
+	if err != nil {
+		return err
+	}
+	w := a.writer(h.Client)
+	return o.apply(ctx, target, "created", a.suffix(), steps, func(ctx context.Context, f *storagev1alpha1.Fence) error {
+		return w.Create(ctx, f)
 	})
 }
 
@@ -89,8 +109,9 @@ func poweredOffRefusal(t *workloadv1alpha1.SyncTarget) error {
 }
 
 func (o *options) unfenceCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "unfence TARGET",
+	var a askFlags
+	cmd := &cobra.Command{
+		Use:   "unfence TARGET [--yes] [--dry-run]",
 		Short: "Let a fenced target reach its storage domains again, once it is safe",
 		Long: `Set spec.state Unfenced on every Fence of a sync target; the hub then lifts each.
 
@@ -100,17 +121,25 @@ the hub no longer gives it. The hub lifts such a Fence by itself. A Fence that a
 LocationPair's failover holds (spec.heldBy) is lifted by the pair, once the target reported
 clean after the failover. A Fence that does not hold
 (Pending, Fencing, or Failed before it ever held), or whose target no longer exists, may be
-unfenced at any time.`,
-		Example: `  kubectl custody unfence member-1`,
-		Args:    cobra.ExactArgs(1),
+unfenced at any time.
+
+The command names the domains whose Fences it would lift and asks for confirmation, unless
+--yes is given; --dry-run prints what it would unfence, which the hub checks and does not
+keep. A target that neither exists nor has a Fence is refused.`,
+		Example: `  kubectl custody unfence member-1
+  kubectl custody unfence member-1 --dry-run`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.unfence(cmd.Context(), args[0])
+			return o.unfence(cmd.Context(), args[0], a)
 		},
 	}
+	a.add(cmd, "Print the Fences it would unfence")
+	return cmd
 }
 
-// unfence sets spec.state Unfenced on the Fences of target that may be lifted.
-func (o *options) unfence(ctx context.Context, target string) error {
+// unfence sets spec.state Unfenced on the Fences of target that may be lifted, once
+// confirmed as a says.
+func (o *options) unfence(ctx context.Context, target string, a askFlags) error {
 	h, err := o.hub()
 	if err != nil {
 		return err
@@ -138,11 +167,18 @@ func (o *options) unfence(ctx context.Context, target string) error {
 	for i := range fences {
 		steps = append(steps, unfenceStep(&fences[i], t))
 	}
-	return o.apply(ctx, target, "unfenced", steps, func(ctx context.Context, f *storagev1alpha1.Fence) error {
-		// The decision holds only for the Fence as read.
+	err = o.askSteps(a, target, "unfenced", steps, func(domains string) string {
+		return fmt.Sprintf("Unfence %s in %s? Once the hub lifts those Fences, its member can reach that storage again.", target, domains)
+	})
+	if err != nil {
+		return err
+	}
+	w := a.writer(h.Client)
+	return o.apply(ctx, target, "unfenced", a.suffix(), steps, func(ctx context.Context, f *storagev1alpha1.Fence) error {
+		// The decision holds only for the Fence as read, and the answer for the question asked.
 		patch := client.MergeFromWithOptions(f.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		f.Spec.State = storagev1alpha1.Unfenced
-		return h.Patch(ctx, f, patch)
+		return w.Patch(ctx, f, patch)
 	})
 }
 
@@ -226,24 +262,44 @@ func phase(f *storagev1alpha1.Fence) string {
 	return s
 }
 
-// apply writes the Fences of the steps that need it with write, and prints a line per step.
-// It fails when it wrote no Fence and some step was refused or failed; done is the verb of
-// a write.
-func (o *options) apply(ctx context.Context, target, done string, steps []step, write func(context.Context, *storagev1alpha1.Fence) error) error {
+// askSteps asks, as a says, before the steps that write a Fence are carried out: question
+// gets the storage domains of their Fences. Steps that write nothing ask nothing.
+func (o *options) askSteps(a askFlags, target, done string, steps []step, question func(domains string) string) error {
+	var domains []string
+	for _, s := range steps {
+		if s.outcome == toWrite {
+			domains = append(domains, s.fence.Spec.Domain)
+		}
+	}
+	if len(domains) == 0 {
+		return nil
+	}
+	return o.ask(a, question(plural(len(domains), "storage domain")+" "+strings.Join(domains, ", ")), noFence(target, done))
+}
+
+// noFence says that no Fence of target was written; done is the verb of a write.
+func noFence(target, done string) string {
+	return fmt.Sprintf("no Fence of %s was %s", target, done)
+}
+
+// apply writes the Fences of the steps that need it with write, and prints a line per step,
+// each write's ending in suffix. It fails when it wrote no Fence and some step was refused or
+// failed; done is the verb of a write.
+func (o *options) apply(ctx context.Context, target, done, suffix string, steps []step, write func(context.Context, *storagev1alpha1.Fence) error) error {
 	wrote, stuck := false, false
 	for _, s := range steps {
 		if s.outcome == toWrite {
 			if err := write(ctx, s.fence); err != nil {
 				s.outcome, s.says = refused, fmt.Sprintf("not %s: %s", done, o.explain(err))
 			} else {
-				wrote = true
+				s.says, wrote = s.says+suffix, true
 			}
 		}
 		stuck = stuck || s.outcome == refused
 		fmt.Fprintf(o.streams.Out, "fence/%s %s\n", s.fence.Name, s.says)
 	}
 	if !wrote && stuck {
-		return fmt.Errorf("no Fence of %s was %s", target, done)
+		return errors.New(noFence(target, done))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -156,22 +157,54 @@ func TestApply(t *testing.T) {
 		return nil
 	}
 	for _, tc := range []struct {
-		name  string
-		steps []step
-		out   string
-		err   string
+		name   string
+		suffix string
+		steps  []step
+		out    string
+		err    string
 	}{
-		{"one written, one failed: done", []step{written, unwritable}, "fence/m1.a created: written\nfence/m1.b not created: fences.storage.custody.dev \"m1.b\" is forbidden: no\n", ""},
-		{"one written, one refused: done", []step{stuck, written}, "fence/m1.d left as it is: stuck\nfence/m1.a created: written\n", ""},
-		{"nothing to do", []step{kept}, "fence/m1.c unchanged: kept\n", ""},
-		{"nothing written, one failed", []step{kept, unwritable}, "fence/m1.c unchanged: kept\nfence/m1.b not created: fences.storage.custody.dev \"m1.b\" is forbidden: no\n", "no Fence of m1 was created"},
-		{"nothing written, one refused", []step{stuck, kept}, "fence/m1.d left as it is: stuck\nfence/m1.c unchanged: kept\n", "no Fence of m1 was created"},
+		{"one written, one failed: done", "", []step{written, unwritable}, "fence/m1.a created: written\nfence/m1.b not created: fences.storage.custody.dev \"m1.b\" is forbidden: no\n", ""},
+		{"a dry run marks the writes only", " (server dry run)", []step{kept, written, unwritable},
+			"fence/m1.c unchanged: kept\nfence/m1.a created: written (server dry run)\nfence/m1.b not created: fences.storage.custody.dev \"m1.b\" is forbidden: no\n", ""},
+		{"one written, one refused: done", "", []step{stuck, written}, "fence/m1.d left as it is: stuck\nfence/m1.a created: written\n", ""},
+		{"nothing to do", "", []step{kept}, "fence/m1.c unchanged: kept\n", ""},
+		{"nothing written, one failed", "", []step{kept, unwritable}, "fence/m1.c unchanged: kept\nfence/m1.b not created: fences.storage.custody.dev \"m1.b\" is forbidden: no\n", "no Fence of m1 was created"},
+		{"nothing written, one refused", "", []step{stuck, kept}, "fence/m1.d left as it is: stuck\nfence/m1.c unchanged: kept\n", "no Fence of m1 was created"},
 	} {
 		var out bytes.Buffer
 		o := &options{streams: genericiooptions.IOStreams{Out: &out}}
-		err := o.apply(context.Background(), "m1", "created", tc.steps, write)
+		err := o.apply(context.Background(), "m1", "created", tc.suffix, tc.steps, write)
 		if out.String() != tc.out || errorText(err) != tc.err {
 			t.Errorf("%s: printed\n%s, error %q; want\n%s, error %q", tc.name, out.String(), errorText(err), tc.out, tc.err)
+		}
+	}
+}
+
+func TestAskStepsNamesTheDomainsWritten(t *testing.T) {
+	fence := func(domain string) *storagev1alpha1.Fence {
+		f := fenceOf("m1", domain, storagev1alpha1.Manual, storagev1alpha1.Fenced, storagev1alpha1.FenceStatus{})
+		return &f
+	}
+	question := func(domains string) string { return "Cut m1 off " + domains + "?" }
+	for _, tc := range []struct {
+		name  string
+		steps []step
+		asked string
+	}{
+		{"two written", []step{{fence("east"), toWrite, ""}, {fence("north"), refused, ""}, {fence("west"), toWrite, ""}},
+			"Cut m1 off storage domains east, west? [y/N] "},
+		{"one written", []step{{fence("east"), unchanged, ""}, {fence("west"), toWrite, ""}}, "Cut m1 off storage domain west? [y/N] "},
+		{"none written: nothing asked", []step{{fence("east"), unchanged, ""}, {fence("west"), refused, ""}}, ""},
+	} {
+		var out bytes.Buffer
+		o := &options{streams: genericiooptions.IOStreams{In: strings.NewReader("n\n"), Out: &out}}
+		err := o.askSteps(askFlags{}, "m1", "created", tc.steps, question)
+		want := "not confirmed: no Fence of m1 was created"
+		if tc.asked == "" {
+			want = ""
+		}
+		if out.String() != tc.asked || errorText(err) != want {
+			t.Errorf("%s: asked %q, error %q; want %q, %q", tc.name, out.String(), errorText(err), tc.asked, want)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"strings"
@@ -69,10 +68,8 @@ func (o *options) switchPair(ctx context.Context, name string, mode schedulingv1
 		return err
 	}
 	if !yes {
-		fmt.Fprintf(o.streams.Out, "%s [y/N] ", question)
-		answer, _ := bufio.NewReader(o.streams.In).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-			return fmt.Errorf("not confirmed: locationpair/%s is unchanged", name)
+		if err := o.confirm(question, "locationpair/"+name+" is unchanged"); err != nil {
+			return err
 		}
 	}
 	// The question was asked of the pair as read: a pair that changed meanwhile (its status

@@ -23,12 +23,14 @@ type unjoinFlags struct {
 	target  string
 	timeout time.Duration
 	force   bool
+	// askFlags: --force asks before anything changes, unless --yes.
+	askFlags
 }
 
 func (o *options) unjoinCommand() *cobra.Command {
 	f := &unjoinFlags{}
 	cmd := &cobra.Command{
-		Use:   "unjoin TARGET [--timeout 5m] [--force]",
+		Use:   "unjoin TARGET [--timeout 5m] [--force [--yes]] [--dry-run]",
 		Short: "Drain a sync target, then remove it and its hub identity",
 		Long: `Drain the sync target TARGET and remove it from the hub, the inverse of join.
 
@@ -50,15 +52,24 @@ takes the target's state label, removal request, finalizers annotation and synce
 finalizer off every hub object still on it, as the hub does for a fenced target, deletes
 the SyncTarget and lists those objects. The member keeps its copies of them, and the
 volumes among them are not fenced: stop their workloads in the member before the volumes
-are used elsewhere. --force --timeout=0 does not wait.
+are used elsewhere. --force --timeout=0 does not wait. --force first says what the target
+holds and asks for confirmation, before anything changes, unless --yes is given.
 
-Run again once the SyncTarget is gone, unjoin deletes what is left of its identity.`,
+--dry-run changes nothing and asks nothing: it reads once what the target holds, and prints
+the eviction, the deletions and, with --force, the releases that unjoin would make, each
+checked by the hub as a server-side dry run.
+
+Run again once the SyncTarget is gone, unjoin deletes what is left of its identity. A target
+of which nothing is left, SyncTarget or identity, is refused as not found.`,
 		Example: `  # Move everything off member-1, then remove it from the hub
   kubectl custody unjoin member-1
   kubectl --kubeconfig member.kubeconfig delete -f member.yaml
 
   # member-1 is gone for good and its volumes moved after a Fence: remove it at once
-  kubectl custody unjoin member-1 --force --timeout=0`,
+  kubectl custody unjoin member-1 --force --timeout=0
+
+  # What that would remove and release, changing nothing
+  kubectl custody unjoin member-1 --force --timeout=0 --dry-run`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.target = args[0]
@@ -68,6 +79,7 @@ Run again once the SyncTarget is gone, unjoin deletes what is left of its identi
 	fs := cmd.Flags()
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "How long to wait for the target to hold nothing; 0 does not wait")
 	fs.BoolVar(&f.force, "force", false, "Remove the target even if it still holds objects after --timeout, leaving its copies of them in the member")
+	f.add(cmd, "Print what unjoin would evict, delete and release")
 	return cmd
 }
 
@@ -97,56 +109,113 @@ func (o *options) discoveringHub() (client.Client, error) {
 	return client.New(cfg, client.Options{Scheme: scheme})
 }
 
+// unjoinRun is one run of unjoin against a hub: c is the hub's client, which with --dry-run
+// only pretends to write.
+type unjoinRun struct {
+	*options
+	c client.Client
+	f *unjoinFlags
+}
+
 // unjoinHub unjoins f.target through c: it evicts the target, waits until it holds nothing
 // and removes it. Past f.timeout it refuses, unless f.force.
 func (o *options) unjoinHub(ctx context.Context, c client.Client, f *unjoinFlags) error {
+	u := &unjoinRun{options: o, c: f.writer(c), f: f}
 	t := &workloadv1alpha1.SyncTarget{}
 	err := c.Get(ctx, client.ObjectKey{Name: f.target}, t)
 	if apierrors.IsNotFound(err) {
-		return o.unjoinGone(ctx, c, f.target)
+		return u.gone(ctx)
 	}
 	if err != nil {
 		return err
 	}
-	if err := o.evict(ctx, c, t); err != nil {
+	if err := u.confirmForce(ctx, t); err != nil {
 		return err
 	}
-	d := drainOf(c, t)
-	left, err := o.waitUntilEmpty(ctx, d, f.timeout)
+	if err := u.evict(ctx, t); err != nil {
+		return err
+	}
+	d := drainOf(u.c, t)
+	left, err := u.drained(ctx, d)
 	if err != nil {
 		return err
 	}
-	if left.count() > 0 && !f.force {
+	if left.count() > 0 && !f.force && !(f.dryRun && f.timeout > 0) {
 		return refusalOf(ctx, c, t.Name, f.timeout, left)
 	}
-	return o.remove(ctx, d, t, left.count() > 0)
+	return u.remove(ctx, d, t, left.count() > 0 && f.force)
 }
 
-// unjoinGone deletes what is left of the identity of target, whose SyncTarget is gone.
-func (o *options) unjoinGone(ctx context.Context, c client.Client, target string) error {
-	n, err := o.removeIdentity(ctx, c, target)
+// gone deletes what is left of the identity of the target, whose SyncTarget is gone; a
+// target of which nothing is left is not found.
+func (u *unjoinRun) gone(ctx context.Context) error {
+	n, err := u.removeIdentity(ctx, u.f.target)
 	if err != nil {
 		return err
 	}
-	says := "not found"
 	if n == 0 {
-		says += ", nor its identity: nothing to unjoin"
+		return fmt.Errorf("synctarget %q not found", u.f.target)
 	}
-	fmt.Fprintf(o.streams.Out, "%s %s\n", kindName(&workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: target}}), says)
+	fmt.Fprintf(u.streams.Out, "%s not found\n", kindName(&workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: u.f.target}}))
 	return nil
+}
+
+// confirmForce asks, before a forced unjoin of t changes anything, whether to go on, saying
+// what t holds now; unless --yes or --dry-run.
+func (u *unjoinRun) confirmForce(ctx context.Context, t *workloadv1alpha1.SyncTarget) error {
+	if !u.f.force || u.f.yes || u.f.dryRun {
+		return nil
+	}
+	left, err := drainOf(u.c, t).holdings(ctx)
+	if err != nil {
+		return err
+	}
+	return u.confirm(forceQuestion(t.Name, u.f.timeout, left), "synctarget/"+t.Name+" is unchanged")
+}
+
+// forceQuestion asks whether to unjoin target by force, when it holds left now and unjoin
+// waits for timeout.
+func forceQuestion(target string, timeout time.Duration, left holdings) string {
+	holds, then := "nothing on the hub", "after "+timeout.String()
+	if left.count() > 0 {
+		holds = left.summary()
+	}
+	if timeout == 0 {
+		then = "now"
+	}
+	return fmt.Sprintf("Remove synctarget/%s by force? It holds %s. Whatever it still holds %s is taken off it: its member keeps its copies, "+
+		"and the volumes among them are not fenced.", target, holds, then)
 }
 
 // evict sets t's spec.evict, so that the hub takes every namespace off it.
-func (o *options) evict(ctx context.Context, c client.Client, t *workloadv1alpha1.SyncTarget) error {
+func (u *unjoinRun) evict(ctx context.Context, t *workloadv1alpha1.SyncTarget) error {
 	if t.Spec.Evict {
-		fmt.Fprintf(o.streams.Out, "%s already evicting\n", kindName(t))
+		fmt.Fprintf(u.streams.Out, "%s already evicting\n", kindName(t))
 		return nil
 	}
-	if err := c.Patch(ctx, t, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"evict":true}}`))); err != nil {
+	if err := u.c.Patch(ctx, t, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"evict":true}}`))); err != nil {
 		return fmt.Errorf("evicting %s: %w", kindName(t), err)
 	}
-	fmt.Fprintf(o.streams.Out, "%s evicting\n", kindName(t))
+	fmt.Fprintf(u.streams.Out, "%s evicting%s\n", kindName(t), u.f.suffix())
 	return nil
+}
+
+// drained is what d's target holds once unjoin has waited for it to hold nothing. A dry run
+// evicted nothing, so it does not wait: it reads what the target holds now, and says how long
+// unjoin would wait.
+func (u *unjoinRun) drained(ctx context.Context, d drain) (holdings, error) {
+	if !u.f.dryRun {
+		return u.waitUntilEmpty(ctx, d, u.f.timeout)
+	}
+	left, err := d.holdings(ctx)
+	if err == nil && left.count() > 0 && u.f.timeout > 0 {
+		then := "removes it only once they are gone"
+		if u.f.force {
+			then = "then takes it off what is left"
+		}
+		fmt.Fprintf(u.streams.Out, "%s holds %s: unjoin waits up to %s for its syncer to let go of them, and %s\n", d.target, left.summary(), u.f.timeout, then)
+	}
+	return left, err
 }
 
 // waitUntilEmpty reads what d's target holds until it holds nothing or timeout has passed,
@@ -180,7 +249,7 @@ func (o *options) waitUntilEmpty(ctx context.Context, d drain, timeout time.Dura
 
 // remove deletes t's identity, lets go of what t still holds when it holds anything, and
 // deletes t; it warns of what the member keeps.
-func (o *options) remove(ctx context.Context, d drain, t *workloadv1alpha1.SyncTarget, holds bool) error {
+func (u *unjoinRun) remove(ctx context.Context, d drain, t *workloadv1alpha1.SyncTarget, holds bool) error {
 	// What is left, and the target itself, are read before anything goes: a read that fails
 	// then leaves the target as it was.
 	var left holdings
@@ -193,13 +262,13 @@ func (o *options) remove(ctx context.Context, d drain, t *workloadv1alpha1.SyncT
 	if err != nil {
 		return err
 	}
-	if _, err := o.removeIdentity(ctx, d.c, t.Name); err != nil {
+	if _, err := u.removeIdentity(ctx, t.Name); err != nil {
 		return err
 	}
 	var released []metav1.PartialObjectMetadata
 	defer func() {
 		if w := leftoverWarning(t.Name, released); w != "" {
-			fmt.Fprintln(o.streams.ErrOut, w)
+			fmt.Fprintln(u.streams.ErrOut, w)
 		}
 	}()
 	for _, obj := range left.objects() {
@@ -209,20 +278,20 @@ func (o *options) remove(ctx context.Context, d drain, t *workloadv1alpha1.SyncT
 		}
 		if had {
 			released = append(released, *obj)
-			fmt.Fprintf(o.streams.Out, "%s released\n", located(obj))
+			fmt.Fprintf(u.streams.Out, "%s released%s\n", located(obj), u.f.suffix())
 		}
 	}
 	// Only the SyncTarget read: another of the same name is not this run's to delete.
-	_, err = o.deleteObject(ctx, d.c, t, client.Preconditions{UID: &t.UID})
+	_, err = u.deleteObject(ctx, t, client.Preconditions{UID: &t.UID})
 	return err
 }
 
 // removeIdentity deletes the hub identity that join made for target, the token first so that
 // its syncer is cut off at once, and returns how many of its objects there were.
-func (o *options) removeIdentity(ctx context.Context, c client.Client, target string) (int, error) {
+func (u *unjoinRun) removeIdentity(ctx context.Context, target string) (int, error) {
 	n := 0
 	for _, d := range []desired{tokenOf(target), bindingOf(target), serviceAccountOf(target)} {
-		deleted, err := o.deleteObject(ctx, c, d.obj)
+		deleted, err := u.deleteObject(ctx, d.obj)
 		if err != nil {
 			return n, err
 		}
@@ -234,14 +303,14 @@ func (o *options) removeIdentity(ctx context.Context, c client.Client, target st
 }
 
 // deleteObject deletes obj and says so; it tells whether there was one to delete.
-func (o *options) deleteObject(ctx context.Context, c client.Client, obj client.Object, opts ...client.DeleteOption) (bool, error) {
-	err := c.Delete(ctx, obj, opts...)
+func (u *unjoinRun) deleteObject(ctx context.Context, obj client.Object, opts ...client.DeleteOption) (bool, error) {
+	err := u.c.Delete(ctx, obj, opts...)
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("deleting %s: %w", kindName(obj), err)
 	}
-	fmt.Fprintf(o.streams.Out, "%s deleted\n", kindName(obj))
+	fmt.Fprintf(u.streams.Out, "%s deleted%s\n", kindName(obj), u.f.suffix())
 	return true, nil
 }

@@ -312,7 +312,7 @@ func TestUnjoin(t *testing.T) {
 			name:    "a target replaced while unjoin waits",
 			objs:    append(joinedHub(false), heldByM1()...),
 			funcs:   replacedTarget(),
-			flags:   unjoinFlags{timeout: time.Minute, force: true},
+			flags:   unjoinFlags{timeout: time.Minute, force: true, askFlags: askFlags{yes: true}},
 			out:     "synctarget.workload.custody.dev/m1 evicting\n",
 			err:     `synctarget "m1" was deleted or replaced while unjoin ran; nothing more was removed`,
 			remains: joined,
@@ -320,7 +320,7 @@ func TestUnjoin(t *testing.T) {
 		{
 			name:  "a target that holds a claim, forced",
 			objs:  append(joinedHub(false), heldByM1()...),
-			flags: unjoinFlags{force: true},
+			flags: unjoinFlags{force: true, askFlags: askFlags{yes: true}},
 			out: "synctarget.workload.custody.dev/m1 evicting\n" + identityDeleted +
 				"persistentvolumeclaim/c1 in namespace ns released\nnamespace/ns released\n" + targetDeleted,
 			errOut: "Warning: the member of m1 keeps its copies of the 2 objects released above, and the claims and PVs among them are not fenced: " +
@@ -334,7 +334,7 @@ func TestUnjoin(t *testing.T) {
 		},
 		{
 			name: "an unknown target",
-			out:  "synctarget.workload.custody.dev/m1 not found, nor its identity: nothing to unjoin\n",
+			err:  `synctarget "m1" not found`,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -377,6 +377,26 @@ func expectReleased(t *testing.T, c client.Client, released bool) {
 			obj.GetAnnotations()[workloadv1alpha1.FinalizersAnnotation("m1")] != ""
 		if onM1 == released {
 			t.Errorf("%T %s: labels %v, annotations %v, finalizers %v; want released %t", obj, obj.GetName(), obj.GetLabels(), obj.GetAnnotations(), obj.GetFinalizers(), released)
+		}
+	}
+}
+
+func TestForceQuestion(t *testing.T) {
+	held := holdings{{claimsResource, []metav1.PartialObjectMetadata{partial("PersistentVolumeClaim", "ns", "c1")}}}
+	const keeps = "its member keeps its copies, and the volumes among them are not fenced."
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+		left    holdings
+		want    string
+	}{
+		{"holding a claim, waiting", 5 * time.Minute, held,
+			"Remove synctarget/m1 by force? It holds 1 persistentvolumeclaims. Whatever it still holds after 5m0s is taken off it: " + keeps},
+		{"holding nothing, not waiting", 0, nil,
+			"Remove synctarget/m1 by force? It holds nothing on the hub. Whatever it still holds now is taken off it: " + keeps},
+	} {
+		if got := forceQuestion("m1", tc.timeout, tc.left); got != tc.want {
+			t.Errorf("%s:\n%s\nwant\n%s", tc.name, got, tc.want)
 		}
 	}
 }

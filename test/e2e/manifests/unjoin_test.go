@@ -44,11 +44,12 @@ var _ = Describe("kubectl custody unjoin", Ordered, func() {
 		expectNoIdentity(ctx, empty)
 	})
 
-	It("says that there is nothing to unjoin when run again, or for a target never joined", func(ctx SpecContext) {
+	It("refuses, naming it, a target it removed, or one never joined", func(ctx SpecContext) {
 		for _, t := range []string{empty, "never-joined"} {
 			r := unjoin(ctx, t)
-			Expect(r.code).To(Equal(0), r.errOut)
-			Expect(r.out).To(Equal("synctarget.workload.custody.dev/" + t + " not found, nor its identity: nothing to unjoin\n"))
+			Expect(r.code).To(Equal(1))
+			Expect(r.out).To(BeEmpty())
+			Expect(r.errOut).To(Equal("error: synctarget \"" + t + "\" not found\n"))
 		}
 	})
 
@@ -83,8 +84,25 @@ var _ = Describe("kubectl custody unjoin", Ordered, func() {
 		Expect(workloadv1alpha1.Targets(c)).To(ConsistOf(stuck))
 	})
 
+	It("prints with --force --dry-run the identity it would delete and what it would release, and keeps both", func(ctx SpecContext) {
+		r := unjoin(ctx, stuck, "--force", "--timeout=0", "--dry-run")
+		Expect(r.code).To(Equal(0), r.errOut)
+		dryRun := func(lines string) string {
+			return strings.ReplaceAll(lines, "\n", " (server dry run)\n")
+		}
+		Expect(r.out).To(Equal("synctarget.workload.custody.dev/" + stuck + " already evicting\n" + dryRun(identityDeleted(stuck)+
+			"persistentvolumeclaim/c1 in namespace "+ns+" released\n"+
+			"configmap/cm1 in namespace "+ns+" released\n"+
+			"namespace/"+ns+" released\n"+
+			targetDeleted(stuck))))
+		expectBoundOnHub(ctx, stuck)
+		c := &corev1.PersistentVolumeClaim{}
+		Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "c1"}, c)).To(Succeed())
+		Expect(workloadv1alpha1.Targets(c)).To(ConsistOf(stuck))
+	})
+
 	It("removes it with --force, takes it off what it holds, and says what its member keeps", func(ctx SpecContext) {
-		r := unjoin(ctx, stuck, "--force", "--timeout=0")
+		r := unjoin(ctx, stuck, "--force", "--timeout=0", "--yes")
 		Expect(r.code).To(Equal(0), r.errOut)
 		Expect(r.out).To(Equal("synctarget.workload.custody.dev/" + stuck + " already evicting\n" + identityDeleted(stuck) +
 			"persistentvolumeclaim/c1 in namespace " + ns + " released\n" +

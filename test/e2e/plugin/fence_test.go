@@ -193,7 +193,7 @@ var _ = Describe("fence --powered-off", func() {
 		fence(ctx, m, "west", storagev1alpha1.Network, storagev1alpha1.Fenced, storagev1alpha1.FenceStatus{Phase: storagev1alpha1.FenceFailed, Reason: "NoNetworkFencing"})
 		fence(ctx, m, "north", storagev1alpha1.Network, storagev1alpha1.Fenced, held(time.Hour, "Fenced"))
 
-		Expect(succeeds(custody(ctx, "fence", m, "--powered-off"))).To(Equal(fmt.Sprintf(""+
+		Expect(succeeds(custody(ctx, "fence", m, "--powered-off", "--yes"))).To(Equal(fmt.Sprintf(""+
 			"fence/%[1]s.east created: %[1]s is cut off storage domain east as powered off\n"+
 			"fence/%[1]s.west left as it is: it is a Network Fence (phase Failed, NoNetworkFencing) and its mode cannot change; kubectl delete fence %[1]s.west lifts it first\n"+
 			"fence/%[1]s.north left as it is: a Network Fence holds %[1]s off north (phase Fenced, Fenced)\n", m)))
@@ -203,7 +203,7 @@ var _ = Describe("fence --powered-off", func() {
 		Expect(getFence(ctx, storagev1alpha1.FenceName(m, "west")).Spec.Mode).To(Equal(storagev1alpha1.Network))
 
 		By("failing when there is nothing left to create and a Network Fence is in the way")
-		r := custody(ctx, "fence", m, "--powered-off")
+		r := custody(ctx, "fence", m, "--powered-off", "--yes")
 		Expect(r.out).To(Equal(fmt.Sprintf(""+
 			"fence/%[1]s.east unchanged: it already states that %[1]s is powered off (phase <none>)\n"+
 			"fence/%[1]s.west left as it is: it is a Network Fence (phase Failed, NoNetworkFencing) and its mode cannot change; kubectl delete fence %[1]s.west lifts it first\n"+
@@ -217,7 +217,7 @@ var _ = Describe("fence --powered-off", func() {
 		m := id("m")
 		target(ctx, m, nil, workloadv1alpha1.SyncTargetSpec{StorageDomains: []string{"east"}}, "", "", nil)
 		deleteFenceAfter(storagev1alpha1.FenceName(m, "east"))
-		Expect(succeeds(custody(ctx, "fence", m, "--powered-off"))).To(Equal(fmt.Sprintf("fence/%[1]s.east created: %[1]s is cut off storage domain east as powered off\n", m)))
+		Expect(succeeds(custody(ctx, "fence", m, "--powered-off", "--yes"))).To(Equal(fmt.Sprintf("fence/%[1]s.east created: %[1]s is cut off storage domain east as powered off\n", m)))
 		Expect(table(succeeds(custody(ctx, "fences")))).To(Equal([][]string{
 			{"TARGET", "DOMAIN", "MODE", "STATE", "PHASE", "EXECUTOR", "SINCE", "REASON"},
 			{m, "east", "Manual", "Fenced", "<none>", "<none>", "<unknown>", "<none>"},
@@ -235,13 +235,13 @@ var _ = Describe("unfence", func() {
 		stays := ": it stays fenced until its syncer is back and reports that it holds nothing it should not"
 
 		By("refusing the held Fence while the target is lost, lifting the pending one")
-		Expect(succeeds(custody(ctx, "unfence", m))).To(Equal(fmt.Sprintf(""+
+		Expect(succeeds(custody(ctx, "unfence", m, "--yes"))).To(Equal(fmt.Sprintf(""+
 			"fence/%[1]s.east not unfenced: %[1]s is not Ready%[2]s\n"+
 			"fence/%[1]s.west unfenced: the hub lifts it\n", m, stays)))
 		Expect(state(east)).To(Equal(storagev1alpha1.Fenced))
 		Expect(state(west)).To(Equal(storagev1alpha1.Unfenced))
 
-		By("failing when nothing is left that may be lifted")
+		By("failing when nothing is left that may be lifted, without asking")
 		r := custody(ctx, "unfence", m)
 		Expect(r.out).To(Equal(fmt.Sprintf(""+
 			"fence/%[1]s.east not unfenced: %[1]s is not Ready%[2]s\n"+
@@ -251,19 +251,19 @@ var _ = Describe("unfence", func() {
 
 		By("refusing while the target is Ready but has not reported clean in the domain")
 		report(ctx, m, heartbeating, clean("east", metav1.ConditionFalse), clean("west", metav1.ConditionTrue))
-		r = custody(ctx, "unfence", m)
+		r = custody(ctx, "unfence", m, "--yes")
 		Expect(r.out).To(HavePrefix(fmt.Sprintf("fence/%[1]s.east not unfenced: %[1]s has not reported clean in east%[2]s\n", m, stays)))
 		Expect(r.code).To(Equal(1))
 		Expect(state(east)).To(Equal(storagev1alpha1.Fenced))
 
 		By("refusing again once the target is clean but lost")
 		report(ctx, m, unreachable, clean("east", metav1.ConditionTrue))
-		Expect(custody(ctx, "unfence", m).code).To(Equal(1))
+		Expect(custody(ctx, "unfence", m, "--yes").code).To(Equal(1))
 		Expect(state(east)).To(Equal(storagev1alpha1.Fenced))
 
 		By("lifting it once the target is Ready and clean in the domain")
 		report(ctx, m, heartbeating)
-		Expect(succeeds(custody(ctx, "unfence", m))).To(Equal(fmt.Sprintf(""+
+		Expect(succeeds(custody(ctx, "unfence", m, "--yes"))).To(Equal(fmt.Sprintf(""+
 			"fence/%[1]s.east unfenced: the hub lifts it\n"+
 			"fence/%[1]s.west already unfenced (phase Pending, NoExecutor)\n", m)))
 		Expect(state(east)).To(Equal(storagev1alpha1.Unfenced))
@@ -273,7 +273,7 @@ var _ = Describe("unfence", func() {
 	It("lifts the Fences of a deleted target", func(ctx context.Context) {
 		m := id("m")
 		f := fence(ctx, m, "east", storagev1alpha1.Network, storagev1alpha1.Fenced, held(time.Hour, "Fenced"))
-		Expect(succeeds(custody(ctx, "unfence", m))).To(Equal(fmt.Sprintf("fence/%s.east unfenced: the hub lifts it\n", m)))
+		Expect(succeeds(custody(ctx, "unfence", m, "--yes"))).To(Equal(fmt.Sprintf("fence/%s.east unfenced: the hub lifts it\n", m)))
 		Expect(getFence(ctx, f.Name).Spec.State).To(Equal(storagev1alpha1.Unfenced))
 	})
 
@@ -281,5 +281,83 @@ var _ = Describe("unfence", func() {
 		m := id("m")
 		target(ctx, m, nil, workloadv1alpha1.SyncTargetSpec{StorageDomains: []string{"east"}}, "km", metav1.ConditionTrue, ago(time.Hour))
 		Expect(succeeds(custody(ctx, "unfence", m))).To(Equal(fmt.Sprintf("synctarget/%s has no Fence: nothing to unfence\n", m)))
+	})
+})
+
+var _ = Describe("fence --powered-off and unfence ask", func() {
+	// fenceQuestion is what fence --powered-off asks of m in the domains named.
+	fenceQuestion := func(m, domains string) string {
+		return fmt.Sprintf("State that the member of %s is powered off, and cut it off %s? Its volumes there then move to other targets "+
+			"without its acknowledgement: say so only of a member that is off. [y/N] ", m, domains)
+	}
+
+	It("fence creates nothing unless the answer is yes, and then what it named", func(ctx context.Context) {
+		m := id("m")
+		target(ctx, m, nil, workloadv1alpha1.SyncTargetSpec{StorageDomains: []string{"east", "west"}}, "km", metav1.ConditionFalse, ago(time.Hour))
+		east, west := storagev1alpha1.FenceName(m, "east"), storagev1alpha1.FenceName(m, "west")
+		deleteFenceAfter(east)
+		deleteFenceAfter(west)
+		for _, answer := range []string{"", "n\n", "no\n", "sure\n"} {
+			r := answering(ctx, answer, "fence", m, "--powered-off")
+			Expect(r.out).To(Equal(fenceQuestion(m, "storage domains east, west")), "answer %q", answer)
+			Expect(r.errOut).To(Equal(fmt.Sprintf("error: not confirmed: no Fence of %s was created\n", m)))
+			Expect(r.code).To(Equal(1))
+			Expect(getFence(ctx, east)).To(BeNil())
+			Expect(getFence(ctx, west)).To(BeNil())
+		}
+
+		By("creating both on yes")
+		Expect(succeeds(answering(ctx, "y\n", "fence", m, "--powered-off"))).To(Equal(fenceQuestion(m, "storage domains east, west") + fmt.Sprintf(""+
+			"fence/%[1]s.east created: %[1]s is cut off storage domain east as powered off\n"+
+			"fence/%[1]s.west created: %[1]s is cut off storage domain west as powered off\n", m)))
+		Expect(getFence(ctx, east).Spec.Mode).To(Equal(storagev1alpha1.Manual))
+		Expect(getFence(ctx, west).Spec.Mode).To(Equal(storagev1alpha1.Manual))
+	})
+
+	It("fence --dry-run prints the Fences it would create, asks nothing and creates none", func(ctx context.Context) {
+		m := id("m")
+		target(ctx, m, nil, workloadv1alpha1.SyncTargetSpec{StorageDomains: []string{"east", "north"}}, "km", metav1.ConditionFalse, ago(time.Hour))
+		fence(ctx, m, "north", storagev1alpha1.Network, storagev1alpha1.Fenced, held(time.Hour, "Fenced"))
+		east := storagev1alpha1.FenceName(m, "east")
+		deleteFenceAfter(east)
+		Expect(succeeds(custody(ctx, "fence", m, "--powered-off", "--dry-run"))).To(Equal(fmt.Sprintf(""+
+			"fence/%[1]s.east created: %[1]s is cut off storage domain east as powered off (server dry run)\n"+
+			"fence/%[1]s.north left as it is: a Network Fence holds %[1]s off north (phase Fenced, Fenced)\n", m)))
+		Expect(getFence(ctx, east)).To(BeNil())
+
+		By("still refusing what the command refuses")
+		report(ctx, m, heartbeating)
+		failsWith(custody(ctx, "fence", m, "--powered-off", "--dry-run"), fmt.Sprintf("synctarget %q is Ready: its syncer still heartbeats, so its member is not powered off", m))
+	})
+
+	It("unfence lifts nothing unless the answer is yes; --dry-run prints what it would lift", func(ctx context.Context) {
+		m := id("m")
+		target(ctx, m, nil, workloadv1alpha1.SyncTargetSpec{StorageDomains: []string{"east", "west"}}, "km", metav1.ConditionFalse, ago(time.Hour))
+		east := fence(ctx, m, "east", storagev1alpha1.Manual, storagev1alpha1.Fenced, held(time.Hour, "PoweredOff"))
+		west := fence(ctx, m, "west", storagev1alpha1.Network, storagev1alpha1.Fenced, storagev1alpha1.FenceStatus{Phase: storagev1alpha1.FencePending, Reason: "NoExecutor"})
+		question := fmt.Sprintf("Unfence %s in storage domain west? Once the hub lifts those Fences, its member can reach that storage again. [y/N] ", m)
+		lines := fmt.Sprintf(""+
+			"fence/%[1]s.east not unfenced: %[1]s is not Ready: it stays fenced until its syncer is back and reports that it holds nothing it should not\n"+
+			"fence/%[1]s.west unfenced: the hub lifts it", m)
+		unchanged := func() {
+			GinkgoHelper()
+			Expect(getFence(ctx, east.Name).Spec.State).To(Equal(storagev1alpha1.Fenced))
+			Expect(getFence(ctx, west.Name).ResourceVersion).To(Equal(west.ResourceVersion))
+		}
+
+		r := answering(ctx, "n\n", "unfence", m)
+		Expect(r.out).To(Equal(question))
+		Expect(r.errOut).To(Equal(fmt.Sprintf("error: not confirmed: no Fence of %s was unfenced\n", m)))
+		Expect(r.code).To(Equal(1))
+		unchanged()
+
+		By("printing the lift as a server dry run with --dry-run")
+		Expect(succeeds(custody(ctx, "unfence", m, "--dry-run"))).To(Equal(lines + " (server dry run)\n"))
+		unchanged()
+
+		By("lifting the Fence it named on yes")
+		Expect(succeeds(answering(ctx, "yes\n", "unfence", m))).To(Equal(question + lines + "\n"))
+		Expect(getFence(ctx, west.Name).Spec.State).To(Equal(storagev1alpha1.Unfenced))
+		Expect(getFence(ctx, east.Name).Spec.State).To(Equal(storagev1alpha1.Fenced))
 	})
 })

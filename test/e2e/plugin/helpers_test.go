@@ -32,15 +32,26 @@ type result struct {
 	out, errOut string
 }
 
-// custody runs kubectl custody in-process against the hub.
+// custody runs kubectl custody in-process against the hub, with nothing on stdin: a command
+// that asks for confirmation is answered no.
 func custody(ctx context.Context, args ...string) result {
-	return custodyWith(ctx, bed.Hub.Kubeconfig, args...)
+	return run(ctx, bed.Hub.Kubeconfig, "", args...)
 }
 
 // custodyWith runs kubectl custody in-process with the given kubeconfig.
 func custodyWith(ctx context.Context, kubeconfig string, args ...string) result {
+	return run(ctx, kubeconfig, "", args...)
+}
+
+// answering runs kubectl custody in-process against the hub, with answer on stdin.
+func answering(ctx context.Context, answer string, args ...string) result {
+	return run(ctx, bed.Hub.Kubeconfig, answer, args...)
+}
+
+// run runs kubectl custody in-process with the given kubeconfig and stdin.
+func run(ctx context.Context, kubeconfig, stdin string, args ...string) result {
 	var out, errOut bytes.Buffer
-	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	streams := genericiooptions.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}
 	code := app.Run(ctx, append([]string{"--kubeconfig", kubeconfig}, args...), streams)
 	// Shown when a spec fails, or always with -ginkgo.v.
 	GinkgoWriter.Printf("$ kubectl custody %s\n%s%s(exit %d)\n", strings.Join(args, " "), out.String(), errOut.String(), code)
@@ -135,7 +146,8 @@ func target(ctx context.Context, name string, labels map[string]string, spec wor
 	GinkgoHelper()
 	t := &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: spec}
 	Expect(hub.Create(ctx, t)).To(Succeed())
-	DeferCleanup(func(ctx context.Context) { Expect(hub.Delete(ctx, t)).To(Succeed()) })
+	// unjoin may have deleted it.
+	DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(hub.Delete(ctx, t))).To(Succeed()) })
 	t.Status.Key = key
 	t.Status.LastHeartbeatTime = heartbeat
 	switch ready {
