@@ -21,7 +21,7 @@ import (
 
 // The messages of the rules of config/admission's policy.
 const (
-	ruleLease      = "custody: a syncer may only write its own Lease, custody-system/"
+	ruleLease      = "custody: a syncer may only write its own Lease, " + workloadv1alpha1.HeartbeatNamespace + "/"
 	ruleSyncTarget = "custody: a syncer may only write the status of its own SyncTarget, "
 	ruleCreate     = "custody: a syncer may only create PVs and claims labelled Upsync for its own target, and nothing else labelled for it"
 	ruleTheirs     = "custody: a syncer may not change another target's state label, finalizers, removal request, PV name or syncer finalizer"

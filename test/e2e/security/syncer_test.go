@@ -59,38 +59,44 @@ var _ = Describe("A member's syncer", func() {
 		}).WithContext(ctx).Should(Succeed())
 	})
 
-	It("creates nothing in a namespace not placed on its target, and a PV it upsyncs binds no claim it was not provisioned for", func(ctx SpecContext) {
-		ns, user := tenant(ctx, false)
-		victim := environment.Claim(ns, "data", domain, corev1.ReadWriteOnce)
-		Expect(user.Create(ctx, victim)).To(Succeed())
-		as := syncer("m1")
-
-		By("upsyncing a claim into the namespace")
+	It("creates nothing in a namespace not placed on its target", func(ctx SpecContext) {
+		ns, _ := tenant(ctx, false)
 		claim := environment.Claim(ns, "planted", domain, corev1.ReadWriteOnce)
 		workloadv1alpha1.SetState(claim, "m1", workloadv1alpha1.ResourceStateUpsync)
-		expectRefused(as.Create(ctx, claim), ruleNamespace)
+		expectRefused(syncer("m1").Create(ctx, claim), ruleNamespace)
+	})
 
-		By("upsyncing a PV for the claim under the name its own volume would take")
+	It("upsyncs no PV that becomes the volume of a claim placed on another target", func(ctx SpecContext) {
+		ns, user := tenant(ctx, true)
+		key := placedOn(ctx, ns)
+		// A class no member has: nothing is provisioned for the claim, which waits for a volume.
+		victim := environment.Claim(ns, "data", "no-such-class", corev1.ReadWriteOnce)
+		Expect(user.Create(ctx, victim)).To(Succeed())
+		vo := &storagev1alpha1.VolumeOwnership{}
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(victim), vo)).To(Succeed())
+			g.Expect(vo.Status.Phase).To(Equal(storagev1alpha1.Pending))
+		}).WithContext(ctx).Should(Succeed())
+
+		attacker := environment.Other(key)
 		forged := &corev1.PersistentVolume{
 			ObjectMeta: metav1.ObjectMeta{Name: workloadv1alpha1.UpsyncedPVName(victim.UID)},
 			Spec: corev1.PersistentVolumeSpec{
 				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
 				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-				StorageClassName:              domain,
 				ClaimRef:                      &corev1.ObjectReference{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: ns, Name: "data"},
 				PersistentVolumeSource: corev1.PersistentVolumeSource{
-					CSI: &corev1.CSIPersistentVolumeSource{Driver: storage.Provisioner(), VolumeHandle: "chosen-by-m1"},
+					CSI: &corev1.CSIPersistentVolumeSource{Driver: storage.Provisioner(), VolumeHandle: "chosen-by-" + attacker},
 				},
 			},
 		}
-		workloadv1alpha1.SetState(forged, "m1", workloadv1alpha1.ResourceStateUpsync)
-		Expect(as.Create(ctx, forged)).To(Succeed(), "a syncer upsyncs the PVs its member provisions")
+		workloadv1alpha1.SetState(forged, attacker, workloadv1alpha1.ResourceStateUpsync)
+		Expect(syncer(attacker).Create(ctx, forged)).To(Succeed(), "a syncer upsyncs the PVs its member provisions")
 		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(hub.Delete(ctx, forged))).To(Succeed()) })
 		Consistently(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(victim), victim)).To(Succeed())
 			g.Expect(victim.Spec.VolumeName).To(BeEmpty())
-			vo := &storagev1alpha1.VolumeOwnership{}
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(victim), vo)).To(Succeed())
 			g.Expect(vo.Status.Phase).To(Equal(storagev1alpha1.Pending), "%s: %s", vo.Status.Reason, vo.Status.Message)
 		}).WithContext(ctx).Should(Succeed())
