@@ -41,6 +41,10 @@ type Options struct {
 	Recovery *reconnect.Recovery
 }
 
+// The controller writes Custody's labels, annotations and finalizers on hub objects, which
+// config/admission's custody-protocol-keys policy allows only to identities with this verb.
+// +kubebuilder:rbac:groups=workload.custody.dev,resources=protocolkeys,verbs=write
+
 // Setup registers every hub controller with the manager.
 func Setup(mgr ctrl.Manager, o Options) error {
 	if o.Resources == nil {

@@ -29,6 +29,8 @@ var DefaultResources = []schema.GroupVersionKind{
 	corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"),
 	{Group: "apps", Version: "v1", Kind: "Deployment"},
 	{Group: "apps", Version: "v1", Kind: "StatefulSet"},
+	{Group: "batch", Version: "v1", Kind: "Job"},
+	corev1.SchemeGroupVersion.WithKind("Pod"),
 }
 
 // decided are the types whose state on a target another controller decides: coordination a
@@ -88,6 +90,8 @@ func (r *Reconciler) newList() client.ObjectList {
 
 // +kubebuilder:rbac:groups="",resources=configmaps;secrets;services;serviceaccounts;persistentvolumeclaims,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
 
 // Reconcile copies the namespace's state labels and deletion annotations onto the object.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
