@@ -14,6 +14,9 @@
 // denied the other's Lease, SyncTarget, objects and PVs, with a message that names the rule,
 // and allowed its own. It runs `kubectl custody unjoin`: a target that holds nothing goes
 // with its identity, one that still holds a claim is refused with the claim named, and
-// --force lets go of what it holds and says what the member keeps. It also checks that the
-// Dockerfiles build with the Go of go.mod.
+// --force lets go of what it holds and says what the member keeps. It runs the controller
+// and a syncer with their Deployments' metrics flags and scrapes them over HTTPS: no token
+// gets 401, a token of an identity without custody-metrics-reader 403, and one bound to it
+// the metrics, the hub answering for the controller and the member for the syncer. It also
+// checks that the Dockerfiles build with the Go of go.mod.
 package manifests
