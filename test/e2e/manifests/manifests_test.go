@@ -47,6 +47,7 @@ var _ = Describe("config/", Ordered, func() {
 		It("holds the namespace, Custody's CRDs, the controller with its RBAC, the syncers' hub role and their admission policy, and no syncer identity", func() {
 			want := []string{
 				"Namespace custody-system",
+				"Namespace " + workloadv1alpha1.HeartbeatNamespace,
 				"ServiceAccount custody-system/custody-controller",
 				"ClusterRole custody-controller",
 				"ClusterRoleBinding custody-controller",
@@ -60,6 +61,8 @@ var _ = Describe("config/", Ordered, func() {
 				"ClusterRole custody-metrics-reader",
 				"ValidatingAdmissionPolicy custody-syncer-target",
 				"ValidatingAdmissionPolicyBinding custody-syncer-target",
+				"ValidatingAdmissionPolicy custody-protocol-keys",
+				"ValidatingAdmissionPolicyBinding custody-protocol-keys",
 			}
 			for _, name := range crdNames() {
 				want = append(want, "CustomResourceDefinition "+name)
@@ -162,8 +165,8 @@ var _ = Describe("config/", Ordered, func() {
 			expectAccess(ctx, bed.Hub.Config, probe, []string{
 				"watch synctargets.workload.custody.dev",
 				"patch synctargets.workload.custody.dev/status",
-				"create leases.coordination.k8s.io -n custody-system",
-				"update leases.coordination.k8s.io -n custody-system",
+				"create leases.coordination.k8s.io -n " + workloadv1alpha1.HeartbeatNamespace,
+				"update leases.coordination.k8s.io -n " + workloadv1alpha1.HeartbeatNamespace,
 				"create namespaces",
 				"watch persistentvolumeclaims -n team-a",
 				"patch persistentvolumeclaims/status -n team-a",
