@@ -26,13 +26,7 @@ func (r *Reconciler) sharedLocations(ctx context.Context, p *schedulingv1alpha1.
 	if err := r.Client.List(ctx, pairs); err != nil {
 		return nil, err
 	}
-	all := make([]dr.PairLocations, 0, len(pairs.Items))
-	for _, o := range pairs.Items {
-		if o.DeletionTimestamp.IsZero() {
-			all = append(all, dr.PairLocations{Name: o.Name, Created: o.CreationTimestamp.Time, Primary: o.Spec.Primary, Secondary: o.Spec.Secondary})
-		}
-	}
-	return dr.SharedLocations(dr.PairLocations{Name: p.Name, Created: p.CreationTimestamp.Time, Primary: p.Spec.Primary, Secondary: p.Spec.Secondary}, all), nil
+	return dr.SharedLocations(dr.LocationsOf(p), dr.LiveLocations(pairs.Items)), nil
 }
 
 // writeYielded records that the pair is not acted on, as a pair made before it shares a

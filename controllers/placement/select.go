@@ -11,6 +11,7 @@ import (
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/coordination/dr"
 )
 
 // observed is what the controller read for one Placement.
@@ -113,9 +114,12 @@ func selectLocation(p *schedulingv1alpha1.Placement, selectors []labels.Selector
 }
 
 // followPair puts the namespaces of a Placement whose Location is one of a LocationPair's in
-// the pair's active Location, which a failover or a relocate switches.
+// the pair's active Location, which a failover or a relocate switches. Of two pairs that
+// share the Location, it follows the one acted on (dr.ActingOn): the other waits, its
+// active Location unset.
 func followPair(location string, pairs []schedulingv1alpha1.LocationPair, conds []metav1.Condition) (string, []metav1.Condition) {
-	i := slices.IndexFunc(pairs, func(p schedulingv1alpha1.LocationPair) bool { return p.DeletionTimestamp == nil && p.Has(location) })
+	acting := dr.ActingOn(location, dr.LiveLocations(pairs))
+	i := slices.IndexFunc(pairs, func(p schedulingv1alpha1.LocationPair) bool { return p.Name == acting })
 	if location == "" || i < 0 || pairs[i].Active() == location {
 		return location, conds
 	}

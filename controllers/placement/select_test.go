@@ -33,6 +33,12 @@ func pair(primary, secondary, active string) schedulingv1alpha1.LocationPair {
 	return p
 }
 
+// made sets the pair's creation time, in seconds.
+func made(p schedulingv1alpha1.LocationPair, at int64) schedulingv1alpha1.LocationPair {
+	p.CreationTimestamp = metav1.Unix(at, 0)
+	return p
+}
+
 func TestDecide(t *testing.T) {
 	cloud := func(v string) metav1.LabelSelector {
 		return metav1.LabelSelector{MatchLabels: map[string]string{"cloud": v}}
@@ -111,6 +117,14 @@ func TestDecide(t *testing.T) {
 		{
 			name: "and stay where they are while the selected Location is active", spec: schedulingv1alpha1.PlacementSpec{LocationName: "east"},
 			pairs: []schedulingv1alpha1.LocationPair{pair("north", "east", "east")}, wantLocation: "east", wantNS: []string{"a", "b"},
+		},
+		{
+			// The pair made later, listed first, shares east with the one made first: it waits,
+			// and the Placement follows the one acted on.
+			name: "of two pairs sharing the Location, the one made first is followed", spec: schedulingv1alpha1.PlacementSpec{LocationName: "east"},
+			pairs: []schedulingv1alpha1.LocationPair{made(pair("east", "west", ""), 2), made(pair("east", "north", "north"), 1)},
+			wantLocation: "north", wantNS: []string{"a", "b"},
+			wantReasons: map[string]string{schedulingv1alpha1.ConditionReady: schedulingv1alpha1.ReasonLocationSelected},
 		},
 		{
 			name: "a pair of other Locations changes nothing", spec: schedulingv1alpha1.PlacementSpec{LocationName: "east"},

@@ -18,6 +18,22 @@ type PairLocations struct {
 	Primary, Secondary string
 }
 
+// LocationsOf reads a LocationPair for the check of shared Locations.
+func LocationsOf(p *schedulingv1alpha1.LocationPair) PairLocations {
+	return PairLocations{Name: p.Name, Created: p.CreationTimestamp.Time, Primary: p.Spec.Primary, Secondary: p.Spec.Secondary}
+}
+
+// LiveLocations reads the pairs that are not being deleted.
+func LiveLocations(pairs []schedulingv1alpha1.LocationPair) []PairLocations {
+	out := make([]PairLocations, 0, len(pairs))
+	for i := range pairs {
+		if pairs[i].DeletionTimestamp.IsZero() {
+			out = append(out, LocationsOf(&pairs[i]))
+		}
+	}
+	return out
+}
+
 // Sharing is another pair that has a Location of the pair.
 type Sharing struct {
 	Pair, Location string

@@ -3,6 +3,7 @@ package syncer
 import (
 	"context"
 	"fmt"
+	"time"
 
 	volsyncv1alpha1 "github.com/backube/volsync/api/v1alpha1"
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v6/apis/volumesnapshot/v1"
@@ -68,6 +69,9 @@ var _ = Describe("Replication", Ordered, func() {
 		Expect(m1.Get(ctx, client.ObjectKey{Name: down.Spec.VolumeName}, pv)).To(Succeed())
 		handle = pv.Spec.CSI.VolumeHandle
 
+		// The pairs' keys live in Custody's namespace, which an installed hub has.
+		keys := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: storagev1alpha1.KeyNamespace}}
+		Expect(client.IgnoreAlreadyExists(hub.Create(ctx, keys))).To(Succeed())
 		key := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: storagev1alpha1.KeyNamespace, Name: "custody-pair-e2e"},
 			Data: map[string][]byte{"psk.txt": []byte("volsync:0123456789abcdef0123456789abcdef")}}
 		Expect(client.IgnoreAlreadyExists(hub.Create(ctx, key))).To(Succeed())
@@ -142,6 +146,11 @@ var _ = Describe("Replication", Ordered, func() {
 		Expect(hub.Get(ctx, client.ObjectKeyFromObject(vr), vr)).To(Succeed())
 		image := vr.Status.Destination.LatestImage
 		replica, _ := storage.Snapshot("m2", targetOf("m2").Namespace(ns), image)
+		// A failover places the namespace on the destination's target first: a syncer syncs
+		// only objects of namespaces placed on its target.
+		placed := &corev1.Namespace{}
+		Expect(hub.Get(ctx, client.ObjectKey{Name: ns}, placed)).To(Succeed())
+		update(ctx, hub, placed, func() { placed.Labels = synced(placed.Labels, "m2") })
 		restored := claimFor(ns, "restored", corev1.ReadWriteOnce, "m2")
 		restored.Annotations = map[string]string{storagev1alpha1.RestoreAnnotation: workloadv1alpha1.ToSyncTargetKey("m2") + "/" + image}
 		Expect(hub.Create(ctx, restored)).To(Succeed())
@@ -171,9 +180,11 @@ var _ = Describe("Replication", Ordered, func() {
 		Expect(m2.Get(ctx, downKey("m2", missing), &corev1.PersistentVolumeClaim{})).To(MatchError(apierrors.IsNotFound, "IsNotFound"))
 		Expect(hub.Delete(ctx, missing)).To(Succeed())
 
-		// Deleted, it leaves m2, so that the destination's namespace may go with the replication.
+		// Deleted, it leaves m2, and so does the namespace, so that the destination's namespace
+		// may go with the replication.
 		Expect(hub.Delete(ctx, restored)).To(Succeed())
 		Eventually(gone(ctx, m2, downKey("m2", restored), &corev1.PersistentVolumeClaim{})).WithContext(ctx).Should(Succeed())
+		update(ctx, hub, placed, func() { workloadv1alpha1.RequestRemoval(placed, workloadv1alpha1.ToSyncTargetKey("m2"), time.Now()) })
 	})
 
 	It("reports a sync that fails, and syncs again once it can", func(ctx SpecContext) {
