@@ -7,4 +7,9 @@
 // has the owner been lost long enough to fence it (Lost), and where does a Fence of the owner
 // stand (State). Only a Fence that reached Fenced lets the volume move without the owner's
 // acknowledgement (invariant 2).
+//
+// A Fence is lifted once the fenced member reports each of its domains clean; Unclean decides
+// which domains an object the member still holds counts against, conservatively: one it cannot
+// place in a domain counts against every domain it could be in. Overlaps finds targets of a
+// domain whose node CIDRs overlap, so that a NetworkFence of one would cut off the other.
 package fencing
