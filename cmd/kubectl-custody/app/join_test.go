@@ -226,7 +226,7 @@ func TestJoinWritesTheMembersManifest(t *testing.T) {
 		}
 	}
 	want := []string{
-		"ClusterRole custody-syncer-member", "ClusterRoleBinding custody-syncer-member", "ConfigMap " + cm,
+		"ClusterRole custody-metrics-reader", "ClusterRole custody-syncer-member", "ClusterRoleBinding custody-syncer-member", "ConfigMap " + cm,
 		"Deployment custody-syncer", "Namespace custody-system", "Secret custody-syncer-hub-kubeconfig", "ServiceAccount custody-syncer",
 	}
 	if !slices.Equal(names, want) {
