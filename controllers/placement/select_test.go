@@ -122,7 +122,7 @@ func TestDecide(t *testing.T) {
 			// The pair made later, listed first, shares east with the one made first: it waits,
 			// and the Placement follows the one acted on.
 			name: "of two pairs sharing the Location, the one made first is followed", spec: schedulingv1alpha1.PlacementSpec{LocationName: "east"},
-			pairs: []schedulingv1alpha1.LocationPair{made(pair("east", "west", ""), 2), made(pair("east", "north", "north"), 1)},
+			pairs:        []schedulingv1alpha1.LocationPair{made(pair("east", "west", ""), 2), made(pair("east", "north", "north"), 1)},
 			wantLocation: "north", wantNS: []string{"a", "b"},
 			wantReasons: map[string]string{schedulingv1alpha1.ConditionReady: schedulingv1alpha1.ReasonLocationSelected},
 		},
