@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
 
@@ -202,6 +203,24 @@ var _ = Describe("The admission policy of config/admission", Ordered, func() {
 		}
 		expectDenied(report(b), ruleStatus)
 		Expect(report(a)).To(Succeed())
+	})
+
+	It("lets only a Fence's executor report how the Fence stands: a member is trusted with its storage domain's fencing, not with another's", func(ctx SpecContext) {
+		fence := &storagev1alpha1.Fence{
+			ObjectMeta: metav1.ObjectMeta{Name: "lost.zone-a"},
+			Spec:       storagev1alpha1.FenceSpec{TargetName: "lost", Domain: "zone-a"},
+		}
+		workloadv1alpha1.SetState(fence, b, workloadv1alpha1.ResourceStateSync)
+		Expect(bed.Hub.Client.Create(ctx, fence)).To(Succeed())
+		report := func(c client.Client) error {
+			f := &storagev1alpha1.Fence{}
+			Expect(bed.Hub.Client.Get(ctx, client.ObjectKeyFromObject(fence), f)).To(Succeed())
+			patch := client.MergeFrom(f.DeepCopy())
+			f.Status.Phase = storagev1alpha1.FenceFenced
+			return c.Status().Patch(ctx, f, patch)
+		}
+		expectDenied(report(syncerA), ruleStatus)
+		Expect(report(syncerB)).To(Succeed(), "the executor reports")
 	})
 })
 
