@@ -121,8 +121,8 @@ var _ = Describe("Health", func() {
 		// Past the grace: once the hub answers, the Lease is older than the grace.
 		time.Sleep(grace + heartbeatPeriod)
 		Expect(bed.Hub.StartAPIServer(ctx)).To(Succeed())
-		// The syncer beats again well within the grace of the hub's return, not of its last beat.
-		time.Sleep(heartbeatPeriod)
+		// The syncer beats again within the grace of the hub's return, not of its last beat: it
+		// starts as the hub answers, and its first beat follows its start (caches, report).
 		s.start()
 		st := &workloadv1alpha1.SyncTarget{}
 		Eventually(func(g Gomega) {
