@@ -13,9 +13,10 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// memberFiles are config/member and the syncer it includes, as kustomize reads them.
+// memberFiles are config/member, the syncer it includes and the syncer's metrics reader
+// role, as kustomize reads them.
 //
-//go:embed member syncer
+//go:embed member syncer metrics
 var memberFiles embed.FS
 
 const (

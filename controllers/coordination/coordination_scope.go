@@ -79,9 +79,13 @@ func (r *Reconciler) readRecord(ctx context.Context, vo *storagev1alpha1.VolumeO
 // must count even when the cache has not shown it yet; so must a PV upsynced just before.
 func (r *Reconciler) volumeOf(ctx context.Context, claim *corev1.PersistentVolumeClaim) (*corev1.PersistentVolume, error) {
 	deleting := !claim.DeletionTimestamp.IsZero()
+	observed := claimOf(claim)
+	provisionedFor := func(pv *corev1.PersistentVolume) bool {
+		return coordination.ProvisionedFor(claim.UID, observed, pv.Name, presences(pv))
+	}
 	if name := claim.Spec.VolumeName; name != "" {
 		pv, err := r.getVolume(ctx, name, deleting)
-		if err != nil || pv == nil || !coordination.ProvisionedFor(claim.UID, claimOf(claim), pv.Name, presences(pv)) {
+		if err != nil || pv == nil || !provisionedFor(pv) {
 			return nil, err
 		}
 		return pv, nil
@@ -92,8 +96,7 @@ func (r *Reconciler) volumeOf(ctx context.Context, claim *corev1.PersistentVolum
 	}
 	for i := range list.Items {
 		pv := &list.Items[i]
-		ref := pv.Spec.ClaimRef
-		if (ref.UID == "" || ref.UID == claim.UID) && coordination.ProvisionedFor(claim.UID, claimOf(claim), pv.Name, presences(pv)) {
+		if ref := pv.Spec.ClaimRef; (ref.UID == "" || ref.UID == claim.UID) && provisionedFor(pv) {
 			return pv, nil
 		}
 	}

@@ -4,12 +4,12 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
-	"github.com/custody-dev/custody/controllers/internal/status"
 	"github.com/custody-dev/custody/coordination/dr"
 )
 
@@ -36,13 +36,7 @@ func (r *Reconciler) writeYielded(ctx context.Context, p *schedulingv1alpha1.Loc
 	st := p.Status.DeepCopy()
 	st.Phase, st.ObservedGeneration = schedulingv1alpha1.PairPending, p.Generation
 	c.ObservedGeneration = p.Generation
-	conditions := []metav1.Condition{status.Condition(p.Status.Conditions, c)}
-	for _, old := range st.Conditions {
-		if old.Type != c.Type {
-			conditions = append(conditions, old)
-		}
-	}
-	st.Conditions = conditions
+	meta.SetStatusCondition(&st.Conditions, c)
 	if equality.Semantic.DeepEqual(p.Status, *st) {
 		return nil
 	}

@@ -2,11 +2,13 @@ package fencing
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -14,9 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
-	"github.com/custody-dev/custody/controllers/internal/enqueue"
 	"github.com/custody-dev/custody/controllers/internal/status"
 	"github.com/custody-dev/custody/fencing"
 )
@@ -34,53 +36,63 @@ type nodeCIDRs struct {
 	recorder events.EventRecorder
 }
 
-// setup reconciles every target whenever a target is made, deleted or changes its spec: an
-// overlap is two targets' to tell.
+// everyTarget is the one request of the check: an overlap is two targets' to tell, so each
+// reconcile judges every target from one list of them, and the events of many targets (a
+// start, a thousand members joining) queue it once.
+var everyTarget = []reconcile.Request{{NamespacedName: types.NamespacedName{Name: "every-synctarget"}}}
+
+// setup checks the targets whenever one is made, deleted or changes its spec.
 func (n *nodeCIDRs) setup(mgr ctrl.Manager, opts controller.Options) error {
-	all := handler.EnqueueRequestsFromMapFunc(enqueue.All(n.client, func() client.ObjectList { return &workloadv1alpha1.SyncTargetList{} }, nil))
+	all := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request { return everyTarget })
 	return ctrl.NewControllerManagedBy(mgr).Named("nodecidrs").WithOptions(opts).
 		Watches(&workloadv1alpha1.SyncTarget{}, all, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Complete(n)
 }
 
-// Reconcile sets one target's NodeCIDRsExclusive condition, or takes it away from a target
-// with no fencing.
-func (n *nodeCIDRs) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	t := &workloadv1alpha1.SyncTarget{}
-	if err := n.client.Get(ctx, req.NamespacedName, t); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if t.Spec.Fencing == nil {
-		if meta.FindStatusCondition(t.Status.Conditions, workloadv1alpha1.ConditionNodeCIDRsExclusive) == nil {
-			return ctrl.Result{}, nil
-		}
-		// Applying none of its fields gives the condition up.
-		return ctrl.Result{}, client.IgnoreNotFound(status.Apply(ctx, n.client, &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: t.Name}}, cidrsFieldOwner))
-	}
+// Reconcile sets the NodeCIDRsExclusive condition of every target with fencing, and takes it
+// away from a target with none.
+func (n *nodeCIDRs) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
 	targets := &workloadv1alpha1.SyncTargetList{}
 	if err := n.client.List(ctx, targets); err != nil {
 		return ctrl.Result{}, err
 	}
 	all := make([]fencing.NodeCIDRs, 0, len(targets.Items))
 	for i := range targets.Items {
-		if o := &targets.Items[i]; o.Spec.Fencing != nil && o.DeletionTimestamp.IsZero() {
-			all = append(all, cidrsOf(o))
+		if t := &targets.Items[i]; t.Spec.Fencing != nil && t.DeletionTimestamp.IsZero() {
+			all = append(all, cidrsOf(t))
 		}
+	}
+	var errs []error
+	for i := range targets.Items {
+		errs = append(errs, n.ensureCondition(ctx, &targets.Items[i], all))
+	}
+	return ctrl.Result{}, errors.Join(errs...)
+}
+
+// ensureCondition writes t's NodeCIDRsExclusive condition when it changed, among all the
+// targets with fencing.
+func (n *nodeCIDRs) ensureCondition(ctx context.Context, t *workloadv1alpha1.SyncTarget, all []fencing.NodeCIDRs) error {
+	if t.Spec.Fencing == nil {
+		if meta.FindStatusCondition(t.Status.Conditions, workloadv1alpha1.ConditionNodeCIDRsExclusive) == nil {
+			return nil
+		}
+		// Applying none of its fields gives the condition up.
+		return client.IgnoreNotFound(status.Apply(ctx, n.client, &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: t.Name}}, cidrsFieldOwner))
 	}
 	c := exclusiveCondition(fencing.Overlaps(cidrsOf(t), all))
 	c.ObservedGeneration = t.Generation
 	if !status.Changed(t.Status.Conditions, c) {
-		return ctrl.Result{}, nil
+		return nil
 	}
 	applied := &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: t.Name},
 		Status: workloadv1alpha1.SyncTargetStatus{Conditions: []metav1.Condition{status.Condition(t.Status.Conditions, c)}}}
 	if err := status.Apply(ctx, n.client, applied, cidrsFieldOwner); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return client.IgnoreNotFound(err)
 	}
 	if c.Status == metav1.ConditionFalse {
 		n.recorder.Eventf(t, nil, corev1.EventTypeWarning, c.Reason, "CheckNodeCIDRs", "%s", c.Message)
 	}
-	return ctrl.Result{}, nil
+	return nil
 }
 
 func cidrsOf(t *workloadv1alpha1.SyncTarget) fencing.NodeCIDRs {

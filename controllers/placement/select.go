@@ -158,13 +158,12 @@ func matchingNamespaces(s labels.Selector, namespaces []namespaceLabels) (placed
 }
 
 // systemNamespace tells whether a namespace is Kubernetes' own (kube-system, kube-public,
-// kube-node-lease, any kube-*) or Custody's (custody-system, the heartbeat Leases' namespace,
-// any custody-*). Placing one would copy the hub's own objects, Custody's identities among
+// kube-node-lease, any kube-*) or Custody's (any custody-*: custody-system, the heartbeat
+// Leases' namespace). Placing one would copy the hub's own objects, Custody's identities among
 // them, into a member, and hand a member's syncer the namespace of every target's heartbeat:
 // no Placement ever selects one, however wide its selector.
 func systemNamespace(name string) bool {
-	return strings.HasPrefix(name, "kube-") || strings.HasPrefix(name, "custody-") ||
-		name == workloadv1alpha1.HeartbeatNamespace
+	return strings.HasPrefix(name, "kube-") || strings.HasPrefix(name, "custody-")
 }
 
 // namespacesCondition reports the system namespaces the selector matched and that were

@@ -7,7 +7,8 @@
 // clean report). The report covers every domain of the target's spec and of the member's
 // classes, and errs towards not clean: which domains a held object counts against is decided
 // by fencing.Unclean, and one whose class does not tell its domain for sure (missing, without
-// the domain annotation, of another provisioner) counts against all of them. It writes those status fields only, with server-side apply under the
-// syncer's field manager, so that the fields the hub's health controller writes (key, Ready,
-// lastHeartbeatTime) are never overwritten.
+// the domain annotation, of another provisioner) counts against all of them. It writes those
+// status fields only, with server-side apply under the syncer's field manager, so that the
+// fields the hub's health controller writes (key, Ready, lastHeartbeatTime) are never
+// overwritten.
 package heartbeat

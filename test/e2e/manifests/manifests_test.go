@@ -132,6 +132,9 @@ var _ = Describe("config/", Ordered, func() {
 				"get secrets -n custody-system",
 				"create tokenreviews.authentication.k8s.io",
 				"create subjectaccessreviews.authorization.k8s.io",
+				"patch pods -n team-a",
+				"patch jobs.batch -n team-a",
+				"write protocolkeys.workload.custody.dev",
 			}, []string{
 				"create leases.coordination.k8s.io -n kube-system",
 				"update leases.coordination.k8s.io -n team-a",
@@ -190,6 +193,7 @@ var _ = Describe("config/", Ordered, func() {
 				"create configmaps -n team-a",
 				"delete persistentvolumeclaims -n team-a",
 				"create clusterrolebindings.rbac.authorization.k8s.io",
+				"write protocolkeys.workload.custody.dev",
 			})
 		})
 	})

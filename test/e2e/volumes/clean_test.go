@@ -2,7 +2,6 @@ package volumes
 
 import (
 	"context"
-	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -54,26 +53,6 @@ var _ = Describe("A fenced member's clean report", func() {
 		Expect(targetCondition(ctx, Default, lost, workloadv1alpha1.CleanCondition(domain)).Status).To(Equal(metav1.ConditionTrue))
 	})
 })
-
-// keepPV holds the member's PV with a finalizer of the spec's own, so that it stays, deleted,
-// until the returned function (or the spec's cleanup) lets it go.
-func keepPV(ctx context.Context, key string, pv *corev1.PersistentVolume) func(context.Context) {
-	GinkgoHelper()
-	const keep = "e2e.custody.dev/keep"
-	c := member(key).Client
-	patchFinalizers(ctx, c, pv, append(slices.Clone(pv.Finalizers), keep))
-	letGo := func(ctx context.Context) {
-		GinkgoHelper()
-		err := c.Get(ctx, client.ObjectKeyFromObject(pv), pv)
-		if apierrors.IsNotFound(err) {
-			return
-		}
-		Expect(err).NotTo(HaveOccurred())
-		patchFinalizers(ctx, c, pv, slices.DeleteFunc(slices.Clone(pv.Finalizers), func(f string) bool { return f == keep }))
-	}
-	DeferCleanup(letGo)
-	return letGo
-}
 
 // setClassDomain sets the storage domain annotation of the member's class of the suite's
 // domain, or takes it away when d is "".

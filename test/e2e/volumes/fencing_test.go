@@ -241,19 +241,7 @@ var _ = Describe("A lost owner", func() {
 		ns, lost, _ := ownedVolume(ctx)
 		vo := ownership(ctx, ns, "data")
 		By("keeping the owner's PV copy from going, so that it holds the volume through the hub PV alone")
-		const keep = "e2e.custody.dev/keep"
-		pv := downPV(ctx, lost, ns, "data")
-		patchFinalizers(ctx, member(lost).Client, pv, append(slices.Clone(pv.Finalizers), keep))
-		letGo := func(ctx context.Context) {
-			GinkgoHelper()
-			err := member(lost).Client.Get(ctx, client.ObjectKeyFromObject(pv), pv)
-			if apierrors.IsNotFound(err) {
-				return
-			}
-			Expect(err).NotTo(HaveOccurred())
-			patchFinalizers(ctx, member(lost).Client, pv, slices.DeleteFunc(slices.Clone(pv.Finalizers), func(f string) bool { return f == keep }))
-		}
-		DeferCleanup(letGo)
+		letGo := keepPV(ctx, lost, downPV(ctx, lost, ns, "data"))
 		setCordon(ctx, lost, true)
 		DeferCleanup(setCordon, context.Background(), lost, false)
 		Eventually(func(g Gomega) {
@@ -527,6 +515,26 @@ func metric(name string) float64 {
 		}
 	}
 	return sum
+}
+
+// keepPV holds the member's PV with a finalizer of the spec's own, so that it stays, deleted,
+// until the returned function (or the spec's cleanup) lets it go.
+func keepPV(ctx context.Context, key string, pv *corev1.PersistentVolume) func(context.Context) {
+	GinkgoHelper()
+	const keep = "e2e.custody.dev/keep"
+	c := member(key).Client
+	patchFinalizers(ctx, c, pv, append(slices.Clone(pv.Finalizers), keep))
+	letGo := func(ctx context.Context) {
+		GinkgoHelper()
+		err := c.Get(ctx, client.ObjectKeyFromObject(pv), pv)
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		Expect(err).NotTo(HaveOccurred())
+		patchFinalizers(ctx, c, pv, slices.DeleteFunc(slices.Clone(pv.Finalizers), func(f string) bool { return f == keep }))
+	}
+	DeferCleanup(letGo)
+	return letGo
 }
 
 // patchFinalizers sets the object's finalizers in c, in a merge patch made against its
