@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
@@ -26,7 +30,9 @@ type joinFlags struct {
 	hubServer      string
 	output         string
 	dryRun         bool
-	tokenTimeout   time.Duration
+	credentialTTL  time.Duration
+	// hubCA is the CA the plugin trusts the hub by, which the member's kubeconfig carries.
+	hubCA []byte
 }
 
 func (o *options) joinCommand() *cobra.Command {
@@ -40,27 +46,42 @@ that runs its syncer in the member. On the hub it creates, or brings in line whe
   - the ServiceAccount custody-system/custody-syncer-target-TARGET, the syncer's hub identity,
     which no other target shares; the ClusterRoleBinding of the same name grants it the
     ClusterRole custody-syncer-hub;
-  - the Secret custody-system/custody-syncer-target-TARGET-token, a token of that identity,
-    which it waits for the hub's token controller to fill in (--token-timeout);
+  - the Role and RoleBinding custody-system/custody-syncer-target-TARGET-token, which let that
+    identity request tokens of itself and of no other ServiceAccount, so that the syncer renews
+    its own credential;
   - last, the SyncTarget TARGET: its storage domains, its labels (--location-label), which
     Location instance selectors match, and its fencing (--fencing-cidrs with
     --network-fence-class). Labels and fencing that the flags do not name are left as they are.
 
-The manifest, written to -o (stdout when absent or -), is config/member for TARGET: the
-namespace custody-system, the syncer's ServiceAccount and ClusterRole there, the ConfigMap
-that names TARGET, the syncer's Deployment (its image from --syncer-image), and the Secret
-custody-syncer-hub-kubeconfig with a kubeconfig for the hub that carries the token. Its server
-is --hub-server, or the current context's; it must be an address of the hub that the
-member's pods reach. "kubectl apply -f member.yaml" against the member is the only other step.
+The syncer's credential is a bound token of its identity, requested with the TokenRequest API,
+that expires after --credential-ttl (at least 10m, the API server's shortest). The syncer
+renews it itself, on its own ServiceAccount only, when less than half of its lifetime is left,
+and keeps the renewed one in the member's Secret, so that its manifest must be applied before
+the token expires. kubectl custody unjoin TARGET --revoke cuts the identity off at once. A
+legacy token Secret custody-syncer-target-TARGET-token, which earlier versions of join made and
+which never expires, is deleted, which revokes it.
 
-Running join again gives the same result and the same token. Before it writes anything, the
-hub checks the SyncTarget with a server-side dry run, so that a name, domain or CIDR it would
-refuse stops join with nothing created. If a later step fails, join deletes what it created
-in that run. With --dry-run every write is a server-side dry run and the manifest, whose
-kubeconfig then carries no token, goes to stdout: nothing is created, on the hub or in a file.`,
+The manifest, written to -o (stdout when absent or -), is config/member for TARGET: the
+namespace custody-system, the syncer's ServiceAccount and roles there, the ConfigMap that
+names TARGET, the syncer's Deployment (its image from --syncer-image), and the Secret
+custody-syncer-hub-kubeconfig with a kubeconfig for the hub that carries the token and the
+CA the plugin trusts the hub by. Its server is --hub-server, or the current context's; it must
+be an address of the hub that the member's pods reach. "kubectl apply -f member.yaml" against
+the member is the only other step. join never prints a token to a terminal: with no -o and
+stdout a terminal it refuses; write to a file, or pipe the manifest to kubectl apply.
+
+Running join again gives the same result with a new token; the earlier one stays valid until
+it expires. Before it writes anything, the hub checks the SyncTarget with a server-side dry
+run, so that a name, domain or CIDR it would refuse stops join with nothing created. If a later
+step fails, join deletes what it created in that run. With --dry-run every write is a
+server-side dry run and the manifest, whose kubeconfig then carries no token, goes to stdout:
+nothing is created, on the hub or in a file.`,
 		Example: `  # Join the member of zone a, selected by Locations that match region=eu
   kubectl custody join eu-1a --storage-domain zone-a --location-label region=eu -o member.yaml
   kubectl --kubeconfig member.kubeconfig apply -f member.yaml
+
+  # The same, straight into the member, with a token that lasts 20 minutes until its syncer renews it
+  kubectl custody join eu-1a --storage-domain zone-a --credential-ttl 20m | kubectl --kubeconfig member.kubeconfig apply -f -
 
   # What join would create, without creating it
   kubectl custody join eu-1a --storage-domain zone-a --dry-run`,
@@ -79,7 +100,7 @@ kubeconfig then carries no token, goes to stdout: nothing is created, on the hub
 	fs.StringVar(&f.hubServer, "hub-server", "", "The hub's address as the member's pods reach it (default: the server of the current context)")
 	fs.StringVarP(&f.output, "output", "o", "-", "The file to write the member's manifest to; - is stdout")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "Print the manifest and what join would write on the hub, and write nothing")
-	fs.DurationVar(&f.tokenTimeout, "token-timeout", time.Minute, "How long to wait for the hub's token controller to fill in the token")
+	fs.DurationVar(&f.credentialTTL, "credential-ttl", time.Hour, "How long the syncer's hub token lasts until the syncer renews it; at least 10m")
 	_ = cmd.MarkFlagRequired("storage-domain")
 	return cmd
 }
@@ -101,6 +122,9 @@ func (f *joinFlags) validate() error {
 	}
 	if (len(f.fencingCIDRs) == 0) != (f.fenceClass == "") {
 		return errors.New("--fencing-cidrs and --network-fence-class go together: a NetworkFence needs both")
+	}
+	if f.credentialTTL < MinCredentialTTL {
+		return fmt.Errorf("--credential-ttl %s is shorter than %s, the shortest token the API server gives", f.credentialTTL, MinCredentialTTL)
 	}
 	return nil
 }
@@ -136,6 +160,13 @@ func (o *options) join(ctx context.Context, f *joinFlags) error {
 	if err := f.validate(); err != nil {
 		return err
 	}
+	cfg, err := o.restConfig()
+	if err != nil {
+		return err
+	}
+	if f.hubCA, err = caOf(cfg); err != nil {
+		return err
+	}
 	h, err := o.hub()
 	if err != nil {
 		return err
@@ -150,6 +181,9 @@ func (o *options) join(ctx context.Context, f *joinFlags) error {
 // Nothing is left on the hub of a run that fails: the SyncTarget, checked first with a dry
 // run, is written last, and what the run created is deleted when a later step fails.
 func (o *options) joinHub(ctx context.Context, c client.Client, f *joinFlags) (err error) {
+	if err := o.checkOutput(f); err != nil {
+		return err
+	}
 	out, err := createManifest(f.output, f.dryRun)
 	if err != nil {
 		return err
@@ -185,22 +219,57 @@ func (o *options) joinHub(ctx context.Context, c client.Client, f *joinFlags) (e
 // identity writes the target's hub identity and returns the member's manifest, with a
 // kubeconfig for that identity.
 func identity(ctx context.Context, w *hubWriter, f *joinFlags) ([]byte, error) {
-	for _, d := range []desired{serviceAccountOf(f.target), bindingOf(f.target), tokenOf(f.target)} {
+	for _, d := range []desired{serviceAccountOf(f.target), bindingOf(f.target), tokenRoleOf(f.target), tokenBindingOf(f.target)} {
 		if err := w.ensure(ctx, d); err != nil {
 			return nil, err
 		}
 	}
-	token, ca := []byte(fmt.Sprintf("<the token of secret %s/%s>", custodyNamespace, tokenName(f.target))), []byte(nil)
+	ca, err := memberCA(ctx, w.c, f.hubCA)
+	if err != nil {
+		return nil, err
+	}
+	token := fmt.Sprintf("<a token of serviceaccount %s/%s, valid for %s>", custodyNamespace, identityName(f.target), f.credentialTTL)
 	if !f.dryRun {
-		secret, err := waitForToken(ctx, w.c, tokenOf(f.target).key(), f.tokenTimeout)
-		if err != nil {
+		var expires time.Time
+		if token, expires, err = requestToken(ctx, w.c, f.target, f.credentialTTL); err != nil {
 			return nil, err
 		}
-		token, ca = secret.Data["token"], secret.Data["ca.crt"]
+		fmt.Fprintf(w.report, "serviceaccount/%s token requested, expires %s\n", identityName(f.target), expires.UTC().Format(time.RFC3339))
 	}
-	kubeconfig, err := hubKubeconfig(f.hubServer, ca, token, identityName(f.target))
+	// Once the new token is there: the member that holds the legacy one loses it now.
+	if err := w.remove(ctx, legacyToken(f.target), "it held a token that never expires, now revoked"); err != nil {
+		return nil, err
+	}
+	kubeconfig, err := hubKubeconfig(f.hubServer, ca, []byte(token), identityName(f.target))
 	if err != nil {
 		return nil, err
 	}
 	return config.RenderMember(config.Member{SyncTarget: f.target, SyncerImage: f.syncerImage, HubKubeconfig: kubeconfig})
+}
+
+// isTerminal tells whether w is a terminal.
+var isTerminal = func(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// checkOutput refuses to print a manifest that carries a token to a terminal, where it would
+// stay in the scrollback and the terminal's logs.
+func (o *options) checkOutput(f *joinFlags) error {
+	if f.dryRun || (f.output != "-" && f.output != "") || !isTerminal(o.streams.Out) {
+		return nil
+	}
+	return errors.New("the member's manifest carries a hub credential and stdout is a terminal: write it to a file with -o FILE, or pipe it, as in | kubectl --kubeconfig member.kubeconfig apply -f -")
+}
+
+// caOf is the CA that cfg trusts the hub by, if it names one.
+func caOf(cfg *rest.Config) ([]byte, error) {
+	if len(cfg.CAData) > 0 || cfg.CAFile == "" {
+		return cfg.CAData, nil
+	}
+	ca, err := os.ReadFile(cfg.CAFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the hub's CA: %w", err)
+	}
+	return ca, nil
 }

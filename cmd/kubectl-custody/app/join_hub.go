@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -30,8 +30,10 @@ const (
 	partOf = "app.kubernetes.io/part-of"
 	// rollbackTimeout bounds the deletions that undo a failed run.
 	rollbackTimeout = 30 * time.Second
-	// tokenPoll is how often join looks for the token.
-	tokenPoll = 250 * time.Millisecond
+	// rootCAConfigMap is the ConfigMap of every namespace that holds the cluster's root CA.
+	rootCAConfigMap = "kube-root-ca.crt"
+	// MinCredentialTTL is the shortest lifetime of a token that the API server gives.
+	MinCredentialTTL = 10 * time.Minute
 )
 
 // identityName names the ServiceAccount of target's syncer on the hub and its
@@ -39,14 +41,9 @@ const (
 // the target's name.
 func identityName(target string) string { return "custody-syncer-target-" + target }
 
-// tokenName names the Secret of the token of target's syncer.
+// tokenName names the Role and RoleBinding that let target's syncer renew its own
+// credential, and the legacy token Secret that earlier versions of join made.
 func tokenName(target string) string { return identityName(target) + "-token" }
-
-// TokenSecret is the hub Secret of the token of target's syncer, which join makes and the
-// hub's token controller fills in; deleting it revokes the token.
-func TokenSecret(target string) client.ObjectKey {
-	return client.ObjectKey{Namespace: custodyNamespace, Name: tokenName(target)}
-}
 
 // desired is an object that join writes on the hub: created when missing, otherwise
 // brought in line by mutate, which controllerutil.CreateOrUpdate applies to the object as
@@ -95,17 +92,35 @@ func bindingOf(target string) desired {
 	}}
 }
 
-// tokenOf is a token of the hub identity of target's syncer that does not expire, filled in
-// by the hub's token controller. Deleting it revokes the token; join then makes a new one.
-func tokenOf(target string) desired {
-	key := TokenSecret(target)
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
-	return desired{s, func() error {
-		metav1.SetMetaDataLabel(&s.ObjectMeta, partOf, "custody")
-		metav1.SetMetaDataAnnotation(&s.ObjectMeta, corev1.ServiceAccountNameKey, identityName(target))
-		s.Type = corev1.SecretTypeServiceAccountToken
+// tokenRoleOf lets the hub identity of target's syncer request tokens of itself, and of no
+// other ServiceAccount, so that its syncer renews its own credential before it expires.
+func tokenRoleOf(target string) desired {
+	r := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: custodyNamespace, Name: tokenName(target)}}
+	return desired{r, func() error {
+		metav1.SetMetaDataLabel(&r.ObjectMeta, partOf, "custody")
+		r.Rules = []rbacv1.PolicyRule{{
+			APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"},
+			ResourceNames: []string{identityName(target)},
+		}}
 		return nil
 	}}
+}
+
+// tokenBindingOf grants tokenRoleOf(target) to the hub identity of target's syncer.
+func tokenBindingOf(target string) desired {
+	b := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: custodyNamespace, Name: tokenName(target)}}
+	return desired{b, func() error {
+		metav1.SetMetaDataLabel(&b.ObjectMeta, partOf, "custody")
+		b.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: tokenName(target)}
+		b.Subjects = []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: custodyNamespace, Name: identityName(target)}}
+		return nil
+	}}
+}
+
+// legacyToken is the Secret of a token that never expires, which join made before it
+// requested bound, expiring tokens. Deleting it revokes that token.
+func legacyToken(target string) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: custodyNamespace, Name: tokenName(target)}}
 }
 
 // checkSyncTarget has the hub check the SyncTarget with a server-side dry run of its write.
@@ -175,6 +190,30 @@ func (w *hubWriter) rollback(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// remove deletes obj if it exists and says so, with why. A deletion is not rolled back.
+func (w *hubWriter) remove(ctx context.Context, obj client.Object, why string) error {
+	// Read first: a dry run's deletion does not say whether there was anything to delete.
+	if err := w.c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("reading %s: %w", kindName(obj), err)
+	}
+	err := w.c.Delete(ctx, obj)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("deleting %s: %w", kindName(obj), err)
+	}
+	suffix := ""
+	if w.dryRun {
+		suffix = " (server dry run)"
+	}
+	fmt.Fprintf(w.report, "%s deleted: %s%s\n", kindName(obj), why, suffix)
+	return nil
+}
+
 // kindName names obj as kubectl apply does: kind.group/name, the kind in lower case.
 func kindName(obj client.Object) string {
 	gvk, err := apiutil.GVKForObject(obj, scheme)
@@ -184,24 +223,36 @@ func kindName(obj client.Object) string {
 	return strings.ToLower(gvk.GroupKind().String()) + "/" + obj.GetName()
 }
 
-// waitForToken waits until the hub's token controller filled in the token Secret at key,
-// and returns it.
-func waitForToken(ctx context.Context, c client.Reader, key client.ObjectKey, timeout time.Duration) (*corev1.Secret, error) {
-	s := &corev1.Secret{}
-	err := wait.PollUntilContextTimeout(ctx, tokenPoll, timeout, true, func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, key, s); err != nil && !apierrors.IsNotFound(err) {
-			return false, err
-		}
-		return len(s.Data[corev1.ServiceAccountTokenKey]) > 0, nil
-	})
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
+// requestToken requests a token of the hub identity of target's syncer, valid for ttl, with
+// the TokenRequest API. The token is bound to no object: it stops authenticating when it
+// expires or when the ServiceAccount is deleted, whichever comes first.
+func requestToken(ctx context.Context, c client.Client, target string, ttl time.Duration) (string, time.Time, error) {
+	sa := serviceAccountOf(target).obj
+	seconds := int64(ttl / time.Second)
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &seconds}}
+	if err := c.SubResource("token").Create(ctx, sa, tr); err != nil {
+		return "", time.Time{}, fmt.Errorf("requesting a token of %s: %w", kindName(sa), err)
 	}
-	if wait.Interrupted(err) {
-		return nil, fmt.Errorf("secret %s has no token after %s: the hub's token controller (kube-controller-manager's serviceaccount-token-controller) did not fill it in", key, timeout)
+	if tr.Status.Token == "" {
+		return "", time.Time{}, fmt.Errorf("the hub gave no token of %s", kindName(sa))
+	}
+	return tr.Status.Token, tr.Status.ExpirationTimestamp.Time, nil
+}
+
+// memberCA is the CA that the member's syncer trusts the hub by: the one the plugin trusts it
+// by, else the hub's own root CA as kube-controller-manager publishes it in every namespace,
+// else none (the system's roots).
+func memberCA(ctx context.Context, c client.Reader, ca []byte) ([]byte, error) {
+	if len(ca) > 0 {
+		return ca, nil
+	}
+	cm := &corev1.ConfigMap{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: custodyNamespace, Name: rootCAConfigMap}, cm)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading secret %s: %w", key, err)
+		return nil, fmt.Errorf("reading the hub's CA: %w", err)
 	}
-	return s, nil
+	return []byte(cm.Data["ca.crt"]), nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -54,23 +55,30 @@ func runJoin(c client.Client, f joinFlags) (string, string, error) {
 // joinOf is join m1 in storage domain east, written to a file of the test.
 func joinOf(t *testing.T) joinFlags {
 	return joinFlags{
-		target: "m1", domains: []string{"east"}, hubServer: hubServer, tokenTimeout: time.Second,
+		target: "m1", domains: []string{"east"}, hubServer: hubServer, credentialTTL: time.Hour, hubCA: []byte(hubCA),
 		output: filepath.Join(t.TempDir(), "member.yaml"),
 	}
 }
 
-// tokenController fills in every token Secret that is created, as the hub's does.
-func tokenController() interceptor.Funcs {
-	return interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-		if err := c.Create(ctx, obj, opts...); err != nil {
+// tokenExpiry is when the tokens of tokenAPI expire.
+var tokenExpiry = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// tokenAPI answers every TokenRequest with hubToken, and counts in requested the lifetime
+// asked of each.
+func tokenAPI(requested *[]int64) interceptor.Funcs {
+	return interceptor.Funcs{SubResourceCreate: func(ctx context.Context, c client.Client, subResource string, obj, sub client.Object, opts ...client.SubResourceCreateOption) error {
+		tr, ok := sub.(*authenticationv1.TokenRequest)
+		if subResource != "token" || !ok {
+			return c.SubResource(subResource).Create(ctx, obj, sub, opts...)
+		}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 			return err
 		}
-		s, ok := obj.(*corev1.Secret)
-		if !ok || s.Type != corev1.SecretTypeServiceAccountToken || dryRun(opts) {
-			return nil
+		if requested != nil {
+			*requested = append(*requested, *tr.Spec.ExpirationSeconds)
 		}
-		s.Data = map[string][]byte{corev1.ServiceAccountTokenKey: []byte(hubToken), corev1.ServiceAccountRootCAKey: []byte(hubCA)}
-		return c.Update(ctx, s)
+		tr.Status = authenticationv1.TokenRequestStatus{Token: hubToken, ExpirationTimestamp: metav1.NewTime(tokenExpiry)}
+		return nil
 	}}
 }
 
@@ -92,7 +100,9 @@ func newHub(funcs interceptor.Funcs, objs ...client.Object) client.Client {
 func hubHolds(t *testing.T, c client.Client) []string {
 	t.Helper()
 	var names []string
-	for _, list := range []client.ObjectList{&corev1.ServiceAccountList{}, &rbacv1.ClusterRoleBindingList{}, &corev1.SecretList{}, &workloadv1alpha1.SyncTargetList{}} {
+	for _, list := range []client.ObjectList{
+		&corev1.ServiceAccountList{}, &rbacv1.ClusterRoleBindingList{}, &rbacv1.RoleList{}, &rbacv1.RoleBindingList{}, &corev1.SecretList{}, &workloadv1alpha1.SyncTargetList{},
+	} {
 		if err := c.List(context.Background(), list); err != nil {
 			t.Fatal(err)
 		}
@@ -111,14 +121,22 @@ func hubHolds(t *testing.T, c client.Client) []string {
 var joinedObjects = []string{
 	"serviceaccount/custody-syncer-target-m1",
 	"clusterrolebinding.rbac.authorization.k8s.io/custody-syncer-target-m1",
-	"secret/custody-syncer-target-m1-token",
+	"role.rbac.authorization.k8s.io/custody-syncer-target-m1-token",
+	"rolebinding.rbac.authorization.k8s.io/custody-syncer-target-m1-token",
 	"synctarget.workload.custody.dev/m1",
 }
 
-// said is the report of join for the hub objects of m1, each with what happened to it.
+// tokenRequested is join's report of the token it requested of tokenAPI.
+const tokenRequested = "serviceaccount/custody-syncer-target-m1 token requested, expires 2030-01-02T03:04:05Z\n"
+
+// said is the report of join for the hub objects of m1, each with what happened to it, and,
+// before the SyncTarget, the token it requested unless in a dry run.
 func said(results ...string) string {
 	var b strings.Builder
 	for i, r := range results {
+		if i == 4 && !strings.Contains(r, "dry run") {
+			b.WriteString(tokenRequested)
+		}
 		b.WriteString(joinedObjects[i] + " " + r + "\n")
 	}
 	return b.String()
@@ -154,7 +172,7 @@ func decodeInto(t *testing.T, o *unstructured.Unstructured, into runtime.Object)
 }
 
 func TestJoinCreatesTheIdentityThenTheSyncTarget(t *testing.T) {
-	c := newHub(tokenController())
+	c := newHub(tokenAPI(nil))
 	f := joinOf(t)
 	f.locationLabels = []string{"region=eu", "zone=a"}
 	f.fencingCIDRs, f.fenceClass = []string{"10.0.0.0/24"}, "fast"
@@ -162,7 +180,7 @@ func TestJoinCreatesTheIdentityThenTheSyncTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := said("created", "created", "created", "created") + "wrote " + f.output + ": apply it to the member cluster with kubectl apply -f " + f.output + "\n"
+	want := said("created", "created", "created", "created", "created") + "wrote " + f.output + ": apply it to the member cluster with kubectl apply -f " + f.output + "\n"
 	if out != want || errOut != "" {
 		t.Errorf("printed\n%s\nstderr %q; want\n%s", out, errOut, want)
 	}
@@ -191,19 +209,75 @@ func TestJoinCreatesTheIdentityThenTheSyncTarget(t *testing.T) {
 	if b.RoleRef.Name != "custody-syncer-hub" || b.RoleRef.Kind != "ClusterRole" || !slices.Equal(b.Subjects, wantSubjects) {
 		t.Errorf("binding: role %+v, subjects %+v", b.RoleRef, b.Subjects)
 	}
-	s := &corev1.Secret{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name + "-token"}, s); err != nil {
+	r := &rbacv1.Role{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name + "-token"}, r); err != nil {
 		t.Fatal(err)
 	}
-	if s.Type != corev1.SecretTypeServiceAccountToken || s.Annotations[corev1.ServiceAccountNameKey] != key.Name {
-		t.Errorf("token: type %s, annotations %v", s.Type, s.Annotations)
+	wantRules := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}, ResourceNames: []string{key.Name}}}
+	if !equality.Semantic.DeepEqual(r.Rules, wantRules) {
+		t.Errorf("the token role: %+v", r.Rules)
+	}
+	rb := &rbacv1.RoleBinding{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name + "-token"}, rb); err != nil {
+		t.Fatal(err)
+	}
+	if rb.RoleRef.Name != r.Name || rb.RoleRef.Kind != "Role" || !slices.Equal(rb.Subjects, wantSubjects) {
+		t.Errorf("token binding: role %+v, subjects %+v", rb.RoleRef, rb.Subjects)
+	}
+}
+
+func TestJoinRequestsAnExpiringToken(t *testing.T) {
+	var requested []int64
+	// A Secret of a token that never expires, made by an earlier version of join.
+	legacy := legacyToken("m1")
+	legacy.Type = corev1.SecretTypeServiceAccountToken
+	c := newHub(tokenAPI(&requested), legacy)
+	f := joinOf(t)
+	f.credentialTTL = 20 * time.Minute
+	out, _, err := runJoin(c, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(requested, []int64{1200}) {
+		t.Errorf("requested tokens of %v seconds, want one of 1200", requested)
+	}
+	if !strings.Contains(out, tokenRequested+"secret/custody-syncer-target-m1-token deleted: it held a token that never expires, now revoked\n") {
+		t.Errorf("printed\n%s", out)
+	}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(legacy), &corev1.Secret{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the legacy token Secret: %v", err)
+	}
+}
+
+func TestJoinNeverPrintsATokenToATerminal(t *testing.T) {
+	defer func(was func(io.Writer) bool) { isTerminal = was }(isTerminal)
+	isTerminal = func(io.Writer) bool { return true }
+	c := newHub(tokenAPI(nil))
+	f := joinOf(t)
+	f.output = "-"
+	out, _, err := runJoin(c, f)
+	if err == nil || !strings.Contains(err.Error(), "stdout is a terminal: write it to a file with -o FILE, or pipe it") || out != "" {
+		t.Errorf("error %v, printed %q", err, out)
+	}
+	if held := hubHolds(t, c); len(held) > 0 {
+		t.Errorf("the hub holds %v", held)
+	}
+	// A dry run's manifest carries no token.
+	f.dryRun = true
+	if out, _, err := runJoin(c, f); err != nil || !strings.Contains(out, "custody-syncer") {
+		t.Errorf("dry run: error %v, printed %q", err, out)
+	}
+	// A file is fine.
+	f = joinOf(t)
+	if _, _, err := runJoin(c, f); err != nil {
+		t.Error(err)
 	}
 }
 
 func TestJoinWritesTheMembersManifest(t *testing.T) {
 	f := joinOf(t)
 	f.syncerImage = "registry.example.com:5000/custody-syncer:v1"
-	if _, _, err := runJoin(newHub(tokenController()), f); err != nil {
+	if _, _, err := runJoin(newHub(tokenAPI(nil)), f); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(f.output)
@@ -266,7 +340,7 @@ func TestJoinIsIdempotent(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "m1", Labels: map[string]string{"team": "a"}},
 		Spec:       workloadv1alpha1.SyncTargetSpec{StorageDomains: []string{"west"}, Priority: 3},
 	}
-	c := newHub(tokenController(), existing)
+	c := newHub(tokenAPI(nil), existing)
 	f := joinOf(t)
 	f.locationLabels = []string{"region=eu"}
 	first, _, err := runJoin(c, f)
@@ -277,14 +351,14 @@ func TestJoinIsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(first, said("created", "created", "created", "configured")) {
+	if !strings.HasPrefix(first, said("created", "created", "created", "created", "configured")) {
 		t.Errorf("first run printed\n%s", first)
 	}
 	second, _, err := runJoin(c, f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(second, said("unchanged", "unchanged", "unchanged", "unchanged")) {
+	if !strings.HasPrefix(second, said("unchanged", "unchanged", "unchanged", "unchanged", "unchanged")) {
 		t.Errorf("second run printed\n%s", second)
 	}
 	again, err := os.ReadFile(f.output)
@@ -301,14 +375,14 @@ func TestJoinIsIdempotent(t *testing.T) {
 }
 
 func TestJoinDryRunCreatesNothing(t *testing.T) {
-	c := newHub(tokenController())
+	c := newHub(tokenAPI(nil))
 	f := joinOf(t)
 	f.dryRun = true
 	out, errOut, err := runJoin(c, f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantReport := said("created (server dry run)", "created (server dry run)", "created (server dry run)", "created (server dry run)")
+	wantReport := said("created (server dry run)", "created (server dry run)", "created (server dry run)", "created (server dry run)", "created (server dry run)")
 	if errOut != wantReport {
 		t.Errorf("reported\n%s\nwant\n%s", errOut, wantReport)
 	}
@@ -324,7 +398,7 @@ func TestJoinDryRunCreatesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := kubeconfig.AuthInfos["custody-syncer-target-m1"]; got == nil || got.Token != "<the token of secret custody-system/custody-syncer-target-m1-token>" {
+	if got := kubeconfig.AuthInfos["custody-syncer-target-m1"]; got == nil || got.Token != "<a token of serviceaccount custody-system/custody-syncer-target-m1, valid for 1h0m0s>" {
 		t.Errorf("the dry run's kubeconfig: %+v", kubeconfig.AuthInfos)
 	}
 }
@@ -332,11 +406,11 @@ func TestJoinDryRunCreatesNothing(t *testing.T) {
 func TestJoinPrintsTheManifestOnStdout(t *testing.T) {
 	f := joinOf(t)
 	f.output = "-"
-	out, errOut, err := runJoin(newHub(tokenController()), f)
+	out, errOut, err := runJoin(newHub(tokenAPI(nil)), f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if errOut != said("created", "created", "created", "created") {
+	if errOut != said("created", "created", "created", "created", "created") {
 		t.Errorf("reported\n%s", errOut)
 	}
 	if _, ok := decodeManifest(t, []byte(out))["Deployment custody-syncer"]; !ok {
@@ -347,8 +421,10 @@ func TestJoinPrintsTheManifestOnStdout(t *testing.T) {
 // refuse makes the hub refuse to create objects like obj, with err; a dry run too when
 // dryRunToo.
 func refuse(obj client.Object, err error, dryRunToo bool) interceptor.Funcs {
-	funcs := tokenController()
-	create := funcs.Create
+	funcs := tokenAPI(nil)
+	create := func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
+		return c.Create(ctx, o, opts...)
+	}
 	funcs.Create = func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
 		if reflect.TypeOf(o) == reflect.TypeOf(obj) && (dryRunToo || !dryRun(opts)) {
 			return err
@@ -392,25 +468,30 @@ func TestJoinLeavesNothingOnFailure(t *testing.T) {
 			report: "serviceaccount/custody-syncer-target-m1 created\nserviceaccount/custody-syncer-target-m1 deleted: rolled back\n",
 		},
 		{
-			name: "no token controller",
-			err:  `secret custody-system/custody-syncer-target-m1-token has no token after 300ms: the hub's token controller (kube-controller-manager's serviceaccount-token-controller) did not fill it in`,
-			report: said("created", "created", "created") +
-				"secret/custody-syncer-target-m1-token deleted: rolled back\n" +
+			name:  "no right to request a token",
+			funcs: interceptor.Funcs{SubResourceCreate: refuseToken},
+			err:   `requesting a token of serviceaccount/custody-syncer-target-m1: serviceaccounts "custody-syncer-target-m1" is forbidden: User "bob" cannot create it`,
+			report: said("created", "created", "created", "created") +
+				"rolebinding.rbac.authorization.k8s.io/custody-syncer-target-m1-token deleted: rolled back\n" +
+				"role.rbac.authorization.k8s.io/custody-syncer-target-m1-token deleted: rolled back\n" +
 				"clusterrolebinding.rbac.authorization.k8s.io/custody-syncer-target-m1 deleted: rolled back\n" +
 				"serviceaccount/custody-syncer-target-m1 deleted: rolled back\n",
 		},
 		{
-			name:    "no token controller, the identity made by an earlier run",
-			objs:    []client.Object{previous},
-			err:     `secret custody-system/custody-syncer-target-m1-token has no token after 300ms: the hub's token controller (kube-controller-manager's serviceaccount-token-controller) did not fill it in`,
-			report:  said("unchanged", "created", "created") + "secret/custody-syncer-target-m1-token deleted: rolled back\n" + "clusterrolebinding.rbac.authorization.k8s.io/custody-syncer-target-m1 deleted: rolled back\n",
+			name:  "no right to request a token, the identity made by an earlier run",
+			funcs: interceptor.Funcs{SubResourceCreate: refuseToken},
+			objs:  []client.Object{previous},
+			err:   `requesting a token of serviceaccount/custody-syncer-target-m1: serviceaccounts "custody-syncer-target-m1" is forbidden: User "bob" cannot create it`,
+			report: said("unchanged", "created", "created", "created") +
+				"rolebinding.rbac.authorization.k8s.io/custody-syncer-target-m1-token deleted: rolled back\n" +
+				"role.rbac.authorization.k8s.io/custody-syncer-target-m1-token deleted: rolled back\n" +
+				"clusterrolebinding.rbac.authorization.k8s.io/custody-syncer-target-m1 deleted: rolled back\n",
 			remains: []string{"serviceaccount/custody-syncer-target-m1"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newHub(tc.funcs, tc.objs...)
 			f := joinOf(t)
-			f.tokenTimeout = 300 * time.Millisecond
 			out, _, err := runJoin(c, f)
 			if got := errorText(err); got != tc.err {
 				t.Errorf("error %q, want %q", got, tc.err)
@@ -428,6 +509,11 @@ func TestJoinLeavesNothingOnFailure(t *testing.T) {
 	}
 }
 
+// refuseToken refuses every TokenRequest, as the hub does a user who may not create tokens.
+func refuseToken(ctx context.Context, c client.Client, subResource string, obj, sub client.Object, opts ...client.SubResourceCreateOption) error {
+	return apierrors.NewForbidden(schema.GroupResource{Resource: "serviceaccounts"}, obj.GetName(), errors.New(`User "bob" cannot create it`))
+}
+
 func TestJoinRefusesBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -443,6 +529,7 @@ func TestJoinRefusesBadInput(t *testing.T) {
 		{"a label that is not KEY=VALUE", []string{"m1", "--storage-domain=east", "--location-label=region"}, `--location-label "region" is not KEY=VALUE`},
 		{"CIDRs without a class", []string{"m1", "--storage-domain=east", "--fencing-cidrs=10.0.0.0/24"}, `--fencing-cidrs and --network-fence-class go together: a NetworkFence needs both`},
 		{"a class without CIDRs", []string{"m1", "--storage-domain=east", "--network-fence-class=fast"}, `--fencing-cidrs and --network-fence-class go together: a NetworkFence needs both`},
+		{"a token shorter than the API server gives", []string{"m1", "--storage-domain=east", "--credential-ttl=5m"}, `--credential-ttl 5m0s is shorter than 10m0s, the shortest token the API server gives`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer

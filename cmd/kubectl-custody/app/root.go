@@ -138,7 +138,10 @@ func restMapper() meta.RESTMapper {
 	m.Add(storagev1alpha1.GroupVersion.WithKind("VolumeReplication"), meta.RESTScopeNamespace)
 	m.Add(corev1.SchemeGroupVersion.WithKind("ServiceAccount"), meta.RESTScopeNamespace)
 	m.Add(corev1.SchemeGroupVersion.WithKind("Secret"), meta.RESTScopeNamespace)
+	m.Add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), meta.RESTScopeNamespace)
 	m.Add(rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), meta.RESTScopeRoot)
+	m.Add(rbacv1.SchemeGroupVersion.WithKind("Role"), meta.RESTScopeNamespace)
+	m.Add(rbacv1.SchemeGroupVersion.WithKind("RoleBinding"), meta.RESTScopeNamespace)
 	return m
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,14 +24,16 @@ type unjoinFlags struct {
 	target  string
 	timeout time.Duration
 	force   bool
-	// askFlags: --force asks before anything changes, unless --yes.
+	// revoke deletes the target's hub identity before anything else, cutting its syncer off.
+	revoke bool
+	// askFlags: --force and --revoke ask before anything changes, unless --yes.
 	askFlags
 }
 
 func (o *options) unjoinCommand() *cobra.Command {
 	f := &unjoinFlags{}
 	cmd := &cobra.Command{
-		Use:   "unjoin TARGET [--timeout 5m] [--force [--yes]] [--dry-run]",
+		Use:   "unjoin TARGET [--revoke] [--timeout 5m] [--force] [--yes] [--dry-run]",
 		Short: "Drain a sync target, then remove it and its hub identity",
 		Long: `Drain the sync target TARGET and remove it from the hub, the inverse of join.
 
@@ -39,9 +42,17 @@ its namespaces and their volumes to other targets of their Locations, or takes t
 and its syncer deletes its copies in the member and lets go of the hub objects. It waits,
 up to --timeout, until no hub object carries the target's state label: namespaces, claims,
 PVs and every resource type its syncer reports. Then it deletes the target's hub identity
-that join made, the token Secret first so that its syncer is cut off, then the
-ClusterRoleBinding and the ServiceAccount, and last the SyncTarget. In the member,
-kubectl delete -f member.yaml removes the syncer.
+that join made, the ServiceAccount first, so that every token of it stops authenticating at
+once, then its ClusterRoleBinding, Role and RoleBinding (and a legacy token Secret that an
+earlier join made), and last the SyncTarget. In the member, kubectl delete -f member.yaml
+removes the syncer.
+
+--revoke deletes that identity first, before the eviction: the API server refuses every
+token of the ServiceAccount from that moment, whatever its expiry, so that a member that is
+compromised or lost is cut off at once. unjoin then goes on as without it, but a revoked
+syncer can no longer let go of anything: whatever the target holds, its volumes first, leaves
+it only after a Fence (kubectl custody fence) or with --force. --revoke says what it deletes
+and asks for confirmation first, unless --yes is given.
 
 If the target still holds objects after --timeout, unjoin removes nothing and fails with
 what it holds, its claims first with the phase and reason of their VolumeOwnership; the
@@ -56,14 +67,17 @@ are used elsewhere. --force --timeout=0 does not wait. --force first says what t
 holds and asks for confirmation, before anything changes, unless --yes is given.
 
 --dry-run changes nothing and asks nothing: it reads once what the target holds, and prints
-the eviction, the deletions and, with --force, the releases that unjoin would make, each
-checked by the hub as a server-side dry run.
+the revocation, the eviction, the deletions and, with --force, the releases that unjoin would
+make, each checked by the hub as a server-side dry run.
 
 Run again once the SyncTarget is gone, unjoin deletes what is left of its identity. A target
 of which nothing is left, SyncTarget or identity, is refused as not found.`,
 		Example: `  # Move everything off member-1, then remove it from the hub
   kubectl custody unjoin member-1
   kubectl --kubeconfig member.kubeconfig delete -f member.yaml
+
+  # member-1 is compromised: cut its syncer off the hub now, then drain what can leave
+  kubectl custody unjoin member-1 --revoke
 
   # member-1 is gone for good and its volumes moved after a Fence: remove it at once
   kubectl custody unjoin member-1 --force --timeout=0
@@ -79,7 +93,8 @@ of which nothing is left, SyncTarget or identity, is refused as not found.`,
 	fs := cmd.Flags()
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "How long to wait for the target to hold nothing; 0 does not wait")
 	fs.BoolVar(&f.force, "force", false, "Remove the target even if it still holds objects after --timeout, leaving its copies of them in the member")
-	f.add(cmd, "Print what unjoin would evict, delete and release")
+	fs.BoolVar(&f.revoke, "revoke", false, "Delete the target's hub identity first, before the eviction, so that every token of its syncer is refused at once")
+	f.add(cmd, "Print what unjoin would revoke, evict, delete and release")
 	return cmd
 }
 
@@ -132,6 +147,9 @@ func (o *options) unjoinHub(ctx context.Context, c client.Client, f *unjoinFlags
 	if err := u.confirmForce(ctx, t); err != nil {
 		return err
 	}
+	if err := u.revokeIdentity(ctx); err != nil {
+		return err
+	}
 	if err := u.evict(ctx, t); err != nil {
 		return err
 	}
@@ -160,17 +178,46 @@ func (u *unjoinRun) gone(ctx context.Context) error {
 	return nil
 }
 
-// confirmForce asks, before a forced unjoin of t changes anything, whether to go on, saying
-// what t holds now; unless --yes or --dry-run.
+// confirmForce asks, before a forced or revoking unjoin of t changes anything, whether to go
+// on, saying what t holds now; unless --yes or --dry-run. Both flags make one question.
 func (u *unjoinRun) confirmForce(ctx context.Context, t *workloadv1alpha1.SyncTarget) error {
-	if !u.f.force || u.f.yes || u.f.dryRun {
+	if !(u.f.force || u.f.revoke) || u.f.yes || u.f.dryRun {
 		return nil
 	}
-	left, err := drainOf(u.c, t).holdings(ctx)
+	var questions []string
+	if u.f.revoke {
+		questions = append(questions, revokeQuestion(t.Name))
+	}
+	if u.f.force {
+		left, err := drainOf(u.c, t).holdings(ctx)
+		if err != nil {
+			return err
+		}
+		questions = append(questions, forceQuestion(t.Name, u.f.timeout, left))
+	}
+	return u.confirm(strings.Join(questions, " "), "synctarget/"+t.Name+" is unchanged")
+}
+
+// revokeQuestion asks whether to revoke the hub identity of target.
+func revokeQuestion(target string) string {
+	return fmt.Sprintf("Revoke the hub identity of synctarget/%s now? Every token of serviceaccount %s/%s is refused at once, "+
+		"so its syncer can no longer let go of anything: its volumes leave it only after a Fence or with --force.",
+		target, custodyNamespace, identityName(target))
+}
+
+// revokeIdentity deletes the target's hub identity with --revoke, before anything else.
+func (u *unjoinRun) revokeIdentity(ctx context.Context) error {
+	if !u.f.revoke {
+		return nil
+	}
+	n, err := u.removeIdentity(ctx, u.f.target)
 	if err != nil {
 		return err
 	}
-	return u.confirm(forceQuestion(t.Name, u.f.timeout, left), "synctarget/"+t.Name+" is unchanged")
+	if n > 0 {
+		fmt.Fprintf(u.streams.Out, "the hub identity of %s is revoked: the hub refuses its syncer from now on%s\n", u.f.target, u.f.suffix())
+	}
+	return nil
 }
 
 // forceQuestion asks whether to unjoin target by force, when it holds left now and unjoin
@@ -286,12 +333,15 @@ func (u *unjoinRun) remove(ctx context.Context, d drain, t *workloadv1alpha1.Syn
 	return err
 }
 
-// removeIdentity deletes the hub identity that join made for target, the token first so that
-// its syncer is cut off at once, and returns how many of its objects there were.
+// removeIdentity deletes the hub identity that join made for target, the ServiceAccount
+// first, so that every token of it is refused at once, and returns how many of its objects
+// there were.
 func (u *unjoinRun) removeIdentity(ctx context.Context, target string) (int, error) {
 	n := 0
-	for _, d := range []desired{tokenOf(target), bindingOf(target), serviceAccountOf(target)} {
-		deleted, err := u.deleteObject(ctx, d.obj)
+	for _, obj := range []client.Object{
+		serviceAccountOf(target).obj, bindingOf(target).obj, tokenBindingOf(target).obj, tokenRoleOf(target).obj, legacyToken(target),
+	} {
+		deleted, err := u.deleteObject(ctx, obj)
 		if err != nil {
 			return n, err
 		}
@@ -304,6 +354,12 @@ func (u *unjoinRun) removeIdentity(ctx context.Context, target string) (int, err
 
 // deleteObject deletes obj and says so; it tells whether there was one to delete.
 func (u *unjoinRun) deleteObject(ctx context.Context, obj client.Object, opts ...client.DeleteOption) (bool, error) {
+	if u.f.dryRun {
+		// A dry run's deletion does not say whether there was anything to delete.
+		if err := u.c.Get(ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object)); apierrors.IsNotFound(err) {
+			return false, nil
+		}
+	}
 	err := u.c.Delete(ctx, obj, opts...)
 	if apierrors.IsNotFound(err) {
 		return false, nil

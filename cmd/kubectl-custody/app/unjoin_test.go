@@ -191,7 +191,7 @@ func runUnjoin(c client.Client, f unjoinFlags) (string, string, error) {
 // SyncTarget.
 func joinedHub(evicting bool) []client.Object {
 	target := &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: "m1"}, Spec: workloadv1alpha1.SyncTargetSpec{Evict: evicting}}
-	return []client.Object{serviceAccountOf("m1").obj, bindingOf("m1").obj, tokenOf("m1").obj, target}
+	return []client.Object{serviceAccountOf("m1").obj, bindingOf("m1").obj, tokenRoleOf("m1").obj, tokenBindingOf("m1").obj, target}
 }
 
 // heldByM1 are the namespace ns and its claim c1 placed on m1, with the claim's
@@ -251,9 +251,11 @@ func replacedTarget() interceptor.Funcs {
 
 // unjoin's report of the deletion of m1's identity and of m1.
 const (
-	identityDeleted = "secret/custody-syncer-target-m1-token deleted\n" +
+	identityDeleted = "serviceaccount/custody-syncer-target-m1 deleted\n" +
 		"clusterrolebinding.rbac.authorization.k8s.io/custody-syncer-target-m1 deleted\n" +
-		"serviceaccount/custody-syncer-target-m1 deleted\n"
+		"rolebinding.rbac.authorization.k8s.io/custody-syncer-target-m1-token deleted\n" +
+		"role.rbac.authorization.k8s.io/custody-syncer-target-m1-token deleted\n"
+	revoked       = identityDeleted + "the hub identity of m1 is revoked: the hub refuses its syncer from now on\n"
 	targetDeleted = "synctarget.workload.custody.dev/m1 deleted\n"
 	deletedM1     = identityDeleted + targetDeleted
 )
@@ -328,9 +330,23 @@ func TestUnjoin(t *testing.T) {
 			released: true,
 		},
 		{
-			name: "a target deleted before its identity",
-			objs: []client.Object{serviceAccountOf("m1").obj, tokenOf("m1").obj},
-			out:  "secret/custody-syncer-target-m1-token deleted\nserviceaccount/custody-syncer-target-m1 deleted\nsynctarget.workload.custody.dev/m1 not found\n",
+			name: "a target deleted before its identity, with a legacy token",
+			objs: []client.Object{serviceAccountOf("m1").obj, legacyToken("m1")},
+			out:  "serviceaccount/custody-syncer-target-m1 deleted\nsecret/custody-syncer-target-m1-token deleted\nsynctarget.workload.custody.dev/m1 not found\n",
+		},
+		{
+			name:    "a revoked target whose syncer cannot let go",
+			objs:    append(joinedHub(false), heldByM1()...),
+			flags:   unjoinFlags{revoke: true, askFlags: askFlags{yes: true}},
+			out:     revoked + "synctarget.workload.custody.dev/m1 evicting\n",
+			err:     `synctarget "m1" still holds claim ns/c1 (Bound, WaitingForDetach) and 1 other object (1 namespaces) after 0s; ` + advice,
+			remains: []string{"synctarget.workload.custody.dev/m1"},
+		},
+		{
+			name:  "a revoked target that holds nothing",
+			objs:  joinedHub(false),
+			flags: unjoinFlags{revoke: true, askFlags: askFlags{yes: true}},
+			out:   revoked + "synctarget.workload.custody.dev/m1 evicting\n" + targetDeleted,
 		},
 		{
 			name: "an unknown target",
@@ -378,6 +394,50 @@ func expectReleased(t *testing.T, c client.Client, released bool) {
 		if onM1 == released {
 			t.Errorf("%T %s: labels %v, annotations %v, finalizers %v; want released %t", obj, obj.GetName(), obj.GetLabels(), obj.GetAnnotations(), obj.GetFinalizers(), released)
 		}
+	}
+}
+
+func TestUnjoinRevocationAsksFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		flags unjoinFlags
+		out   string
+		err   string
+	}{
+		{
+			name:  "not confirmed",
+			flags: unjoinFlags{revoke: true},
+			out:   revokeQuestion("m1") + " [y/N] ",
+			err:   "not confirmed: synctarget/m1 is unchanged",
+		},
+		{
+			name:  "with --force, one question",
+			flags: unjoinFlags{revoke: true, force: true},
+			out:   revokeQuestion("m1") + " " + forceQuestion("m1", 0, nil) + " [y/N] ",
+			err:   "not confirmed: synctarget/m1 is unchanged",
+		},
+		{
+			name:  "in a dry run",
+			flags: unjoinFlags{revoke: true, askFlags: askFlags{dryRun: true}},
+			out: strings.ReplaceAll(revoked, "\n", " (server dry run)\n") + "synctarget.workload.custody.dev/m1 evicting (server dry run)\n" +
+				strings.ReplaceAll(deletedM1, "\n", " (server dry run)\n"),
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := unjoinHubOf(interceptor.Funcs{}, joinedHub(false)...)
+			joined := hubHolds(t, c)
+			tc.flags.target = "m1"
+			out, _, err := runUnjoin(c, tc.flags)
+			if got := errorText(err); got != tc.err {
+				t.Errorf("error %q, want %q", got, tc.err)
+			}
+			if out != tc.out {
+				t.Errorf("printed\n%s\nwant\n%s", out, tc.out)
+			}
+			if held := hubHolds(t, c); !slices.Equal(held, joined) {
+				t.Errorf("the hub holds %v, want %v", held, joined)
+			}
+		})
 	}
 }
 
