@@ -81,3 +81,44 @@ func TestRenderMemberHoldsTheTargetAndTheKubeconfig(t *testing.T) {
 		}
 	}
 }
+
+func TestRenderMemberLetsTheSyncerKeepOnlyItsHubKubeconfig(t *testing.T) {
+	manifest, err := RenderMember(Member{SyncTarget: "m1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role, binding bool
+	for doc := range strings.SplitSeq(string(manifest), "\n---\n") {
+		var d struct {
+			Kind     string
+			Metadata struct{ Name, Namespace string }
+			Rules    []struct{ APIGroups, Resources, ResourceNames, Verbs []string }
+			RoleRef  struct{ Kind, Name string }
+			Subjects []struct{ Kind, Name, Namespace string }
+		}
+		if err := yaml.Unmarshal([]byte(doc), &d); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case d.Kind == "Role" && d.Metadata.Name == "custody-syncer-hub-kubeconfig":
+			role = d.Metadata.Namespace == namespace && len(d.Rules) == 1 &&
+				strings.Join(d.Rules[0].Resources, ",") == "secrets" && strings.Join(d.Rules[0].ResourceNames, ",") == HubKubeconfigSecret &&
+				strings.Join(d.Rules[0].Verbs, ",") == "get,update"
+			if !role {
+				t.Errorf("the Role: %+v", d)
+			}
+		case d.Kind == "RoleBinding" && d.Metadata.Name == "custody-syncer-hub-kubeconfig":
+			binding = d.RoleRef.Kind == "Role" && d.RoleRef.Name == "custody-syncer-hub-kubeconfig" && len(d.Subjects) == 1 &&
+				d.Subjects[0].Name == "custody-syncer" && d.Subjects[0].Namespace == namespace
+			if !binding {
+				t.Errorf("the RoleBinding: %+v", d)
+			}
+		}
+	}
+	if !role || !binding {
+		t.Errorf("the manifest lacks the syncer's hub kubeconfig Role (%t) or RoleBinding (%t)", role, binding)
+	}
+	if !strings.Contains(string(manifest), "--hub-kubeconfig-secret=custody-system/"+HubKubeconfigSecret) {
+		t.Error("the syncer is not told where to keep its renewed hub token")
+	}
+}

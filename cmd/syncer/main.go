@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	ktypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -36,14 +37,35 @@ func (r *resources) Set(v string) error {
 	return nil
 }
 
+// secretKey is a flag of a Secret's NAMESPACE/NAME.
+type secretKey ktypes.NamespacedName
+
+func (k *secretKey) String() string {
+	if k.Name == "" {
+		return ""
+	}
+	return k.Namespace + "/" + k.Name
+}
+
+func (k *secretKey) Set(v string) error {
+	ns, name, ok := strings.Cut(v, "/")
+	if !ok || ns == "" || name == "" {
+		return fmt.Errorf("%q is not NAMESPACE/NAME", v)
+	}
+	k.Namespace, k.Name = ns, name
+	return nil
+}
+
 func main() {
 	var (
 		hubKubeconfig, memberKubeconfig string
 		o                               syncer.Options
 		types                           resources
+		hubSecret                       secretKey
 		metricsSecure                   bool
 	)
 	flag.StringVar(&hubKubeconfig, "hub-kubeconfig", "", "Kubeconfig of the hub.")
+	flag.Var(&hubSecret, "hub-kubeconfig-secret", "NAMESPACE/NAME of the member Secret that holds the hub kubeconfig (key kubeconfig), where the syncer keeps each hub token it renews; empty: none.")
 	flag.StringVar(&memberKubeconfig, "member-kubeconfig", "", "Kubeconfig of the member; empty: --kubeconfig, $KUBECONFIG or the in-cluster config.")
 	flag.StringVar(&o.SyncTargetName, "sync-target-name", "", "Name of the SyncTarget this syncer serves.")
 	flag.Var(&types, "resources", "Resource types to sync, as resource.group (deployments.apps), repeated or comma-separated. Default: "+
@@ -79,6 +101,7 @@ func main() {
 		os.Exit(1)
 	}
 	o.InsecureMetrics = !metricsSecure
+	o.HubKubeconfigSecret = ktypes.NamespacedName(hubSecret)
 	if len(types) > 0 {
 		o.Resources = types
 	}

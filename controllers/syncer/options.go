@@ -1,13 +1,18 @@
 package syncer
 
 import (
+	"context"
 	"errors"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/custody-dev/custody/controllers/reconnect"
+	"github.com/custody-dev/custody/controllers/syncer/credential"
 )
 
 // DefaultResources are the resource types a syncer syncs when Options name none.
@@ -54,6 +59,49 @@ type Options struct {
 	// syncer on a developer's machine only.
 	MetricsCertDir  string
 	InsecureMetrics bool
+	// Credential renews the hub token that HubConfig carries before it expires (package
+	// credential), and Run reaches the hub with its config. Nil: Run makes one when HubConfig
+	// carries an expiring service account token, which keeps each new token in
+	// HubKubeconfigSecret; any other credential is used as it is. A Renewer given here
+	// outlives Run: a syncer run again starts from its newest token.
+	Credential *credential.Renewer
+	// HubKubeconfigSecret is the member Secret, the one the syncer's hub kubeconfig is
+	// mounted from, under whose key "kubeconfig" Run keeps the kubeconfig of each new hub
+	// token, and from which a syncer that starts takes the token when it expires later than
+	// HubConfig's. Empty: none.
+	HubKubeconfigSecret types.NamespacedName
+}
+
+// hubKubeconfigKey is the key of the kubeconfig in HubKubeconfigSecret, as config/member
+// generates it.
+const hubKubeconfigKey = "kubeconfig"
+
+// hubCredential sets o.HubConfig to a config that carries the current token of o.Credential,
+// or of a Renewer it makes, and returns the Renewer to run; nil when the hub credential is not
+// one to renew.
+func (o *Options) hubCredential(ctx context.Context) (*credential.Renewer, error) {
+	log := ctrl.LoggerFrom(ctx)
+	r := o.Credential
+	if r == nil {
+		co := credential.Options{}
+		if o.HubKubeconfigSecret.Name != "" {
+			member, err := client.New(o.MemberConfig, client.Options{})
+			if err != nil {
+				return nil, err
+			}
+			co.Store = credential.SecretStore{Client: member, Secret: o.HubKubeconfigSecret, Key: hubKubeconfigKey}
+		}
+		var err error
+		if r, err = credential.New(o.HubConfig, co); err != nil {
+			log.Info("The hub credential is used as it is, not renewed", "reason", err.Error())
+			return nil, nil
+		}
+	}
+	if err := r.Load(ctx); err != nil {
+		log.Error(err, "Reading the kept hub credential")
+	}
+	o.HubConfig = clientConfig(r.Config())
+	return r, nil
 }
 
 // complete checks the options and fills in the defaults.
