@@ -23,6 +23,7 @@ import (
 	"github.com/custody-dev/custody/controllers/reconnect"
 	"github.com/custody-dev/custody/controllers/securemetrics"
 	"github.com/custody-dev/custody/controllers/syncer"
+	"github.com/custody-dev/custody/controllers/syncer/credential"
 	"github.com/custody-dev/custody/test/testbed"
 )
 
@@ -94,6 +95,8 @@ type Environment struct {
 	syncers    map[string]*runner
 	// hubConfigs reach the hub as each member's syncer, by member.
 	hubConfigs map[string]*rest.Config
+	// credentials renew the hub token of each member's syncer, across its restarts.
+	credentials map[string]*credential.Renewer
 	// lifecycle serializes StopMember and StartMember.
 	lifecycle sync.Mutex
 }
@@ -114,7 +117,8 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Environment{Bed: bed, opts: o, syncers: map[string]*runner{}, hubConfigs: map[string]*rest.Config{}}
+	e := &Environment{Bed: bed, opts: o, syncers: map[string]*runner{}, hubConfigs: map[string]*rest.Config{},
+		credentials: map[string]*credential.Renewer{}}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, e.Stop())
@@ -228,9 +232,13 @@ func (e *Environment) StartSyncer(name string) error {
 	if e.syncers[name] != nil {
 		return fmt.Errorf("the syncer of %s runs already", name)
 	}
+	cred, err := e.credential(name, m)
+	if err != nil {
+		return err
+	}
 	o := syncer.Options{
 		HubConfig: e.hubConfigs[name], MemberConfig: m.Config, SyncTargetName: name,
-		HeartbeatPeriod: e.opts.HeartbeatPeriod,
+		HeartbeatPeriod: e.opts.HeartbeatPeriod, Credential: cred,
 	}
 	e.syncers[name] = run(restarting("syncer "+name, func(ctx context.Context) error {
 		return syncer.Run(ctrl.LoggerInto(ctx, ctrl.Log.WithName("syncer").WithValues("target", name)), o)

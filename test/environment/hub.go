@@ -8,17 +8,22 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/cmd/kubectl-custody/app"
 	"github.com/custody-dev/custody/config"
+	"github.com/custody-dev/custody/controllers/syncer/credential"
 	"github.com/custody-dev/custody/test/testbed"
 )
 
@@ -49,9 +54,6 @@ func (e *Environment) installHub(ctx context.Context) error {
 // member, and returns the hub config of the syncer's own identity, from the kubeconfig in
 // the manifest that join wrote for the member.
 func (e *Environment) join(ctx context.Context, l LocationOptions, m *testbed.Cluster) (*rest.Config, error) {
-	if err := e.dropStaleToken(ctx, m.Name); err != nil {
-		return nil, err
-	}
 	path := filepath.Join(e.Dir, "join", m.Name+".yaml")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
@@ -70,9 +72,11 @@ func (e *Environment) join(ctx context.Context, l LocationOptions, m *testbed.Cl
 	return clientcmd.RESTConfigFromKubeConfig(kubeconfig)
 }
 
-// SyncerHubConfig is how the named member's syncer reaches the hub: with the token of the
-// identity that join made for its target.
+// SyncerHubConfig is how the named member's syncer reaches the hub: with the token that join
+// requested for the identity it made for its target.
 func (e *Environment) SyncerHubConfig(member string) *rest.Config {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	return rest.CopyConfig(e.hubConfigs[member])
 }
 
@@ -85,19 +89,80 @@ func (e *Environment) Custody(ctx context.Context, args ...string) (code int, ou
 	return code, o.String(), eo.String()
 }
 
-// dropStaleToken deletes the token Secret of the member's syncer, kept from an earlier run,
-// when the CA it names is not the hub's: the bed makes its certificates anew on each start,
-// and the hub's token controller may not have brought the Secret in line yet when join reads
-// it. join then makes a new token.
-func (e *Environment) dropStaleToken(ctx context.Context, member string) error {
-	s := &corev1.Secret{}
-	if err := e.Hub.Client.Get(ctx, app.TokenSecret(member), s); err != nil {
-		return client.IgnoreNotFound(err)
+// credential is the Renewer of the hub token of the named member's syncer, made on the
+// syncer's first start after join, and kept across its restarts: a syncer run again starts
+// from the newest token, as one in a pod starts from the Secret the Renewer keeps it in. That
+// Secret is the member's HubKubeconfigSecret, in a namespace the bed makes as the member's
+// manifest would. Called with e.mu held.
+func (e *Environment) credential(name string, m *testbed.Cluster) (*credential.Renewer, error) {
+	if r := e.credentials[name]; r != nil {
+		return r, nil
 	}
-	if bytes.Equal(s.Data[corev1.ServiceAccountRootCAKey], e.Hub.Config.CAData) {
-		return nil
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: syncerNamespace}}
+	if err := m.Client.Create(ctx, ns); client.IgnoreAlreadyExists(err) != nil {
+		return nil, fmt.Errorf("making namespace %s in %s: %w", syncerNamespace, name, err)
 	}
-	return client.IgnoreNotFound(e.Hub.Client.Delete(ctx, s))
+	store := credential.SecretStore{Client: m.Client, Secret: SyncerHubKubeconfigSecret, Key: config.HubKubeconfigKey}
+	r, err := credential.New(e.hubConfigs[name], credential.Options{Store: store})
+	if err != nil {
+		return nil, fmt.Errorf("the hub credential of %s: %w", name, err)
+	}
+	e.credentials[name] = r
+	return r, nil
+}
+
+// syncerNamespace is the member namespace of the syncer, as config/member makes it.
+const syncerNamespace = "custody-system"
+
+// SyncerHubKubeconfigSecret is the member Secret where each member's syncer keeps its renewed
+// hub kubeconfig.
+var SyncerHubKubeconfigSecret = client.ObjectKey{Namespace: syncerNamespace, Name: config.HubKubeconfigSecret}
+
+// SyncerCredential is the Renewer of the hub token of the named member's syncer, nil before
+// the syncer first started: a spec reads its token, or renews it at once.
+func (e *Environment) SyncerCredential(member string) *credential.Renewer {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.credentials[member]
+}
+
+// Rejoin joins the named member again, as an admin does after its identity was revoked,
+// takes it off eviction, and runs its syncer again with the new identity's token.
+func (e *Environment) Rejoin(ctx context.Context, member string) error {
+	m, err := e.lookUp(member)
+	if err != nil {
+		return err
+	}
+	var loc *LocationOptions
+	for i, l := range e.opts.Locations {
+		if slices.Contains(l.Members, member) {
+			loc = &e.opts.Locations[i]
+		}
+	}
+	if loc == nil {
+		return e.noMember(member)
+	}
+	if err := e.StopSyncer(member); err != nil {
+		return err
+	}
+	cfg, err := e.join(ctx, *loc, m)
+	if err != nil {
+		return err
+	}
+	t := &workloadv1alpha1.SyncTarget{}
+	if err := e.Hub.Client.Get(ctx, client.ObjectKey{Name: member}, t); err != nil {
+		return err
+	}
+	if err := e.Hub.Client.Patch(ctx, t, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"evict":false}}`))); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.hubConfigs[member] = cfg
+	delete(e.credentials, member)
+	e.mu.Unlock()
+	return e.StartSyncer(member)
 }
 
 // hubKubeconfig is the syncer's hub kubeconfig in the member manifest at path.

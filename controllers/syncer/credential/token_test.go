@@ -3,6 +3,8 @@ package credential
 import (
 	"encoding/base64"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -150,5 +152,40 @@ func TestConfigCarriesTheCurrentToken(t *testing.T) {
 	}
 	if back.Host != "https://hub:6443" || back.BearerToken != raw || string(back.CAData) != "ca" || !strings.HasPrefix(back.BearerToken, "eyJ") {
 		t.Errorf("kubeconfig: host %s, token %q, CA %q", back.Host, back.BearerToken, back.CAData)
+	}
+}
+
+func TestRequestsCarryTheCurrentToken(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		got = append(got, req.Header.Get("Authorization"))
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Success"}`))
+	}))
+	defer srv.Close()
+	first := jwt(map[string]any{"sub": "system:serviceaccount:ns:sa", "iat": issued.Unix(), "exp": expires.Unix()})
+	second := jwt(map[string]any{"sub": "system:serviceaccount:ns:sa", "iat": issued.Add(time.Minute).Unix(), "exp": expires.Add(time.Minute).Unix()})
+	r, err := New(&rest.Config{Host: srv.URL, BearerToken: first}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := rest.HTTPClientFor(r.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, next := range []string{first, second} {
+		tok, err := Parse(next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.current.Store(&tok)
+		resp, err := client.Get(srv.URL + "/api")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+	}
+	if len(got) != 2 || got[0] != "Bearer "+first || got[1] != "Bearer "+second {
+		t.Errorf("the requests carried %q", got)
 	}
 }
