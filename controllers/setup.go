@@ -5,10 +5,16 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
+	"github.com/custody-dev/custody/controllers/access"
 	"github.com/custody-dev/custody/controllers/coordination"
 	"github.com/custody-dev/custody/controllers/dr"
 	"github.com/custody-dev/custody/controllers/fencing"
@@ -45,6 +51,18 @@ type Options struct {
 // config/admission's custody-protocol-keys policy allows only to identities with this verb.
 // +kubebuilder:rbac:groups=workload.custody.dev,resources=protocolkeys,verbs=write
 
+// CacheOptions are o for the cache of a manager that runs the hub controllers: of the
+// RoleBindings and Roles, it holds only the grants of package access.
+func CacheOptions(o cache.Options) cache.Options {
+	granted, _ := labels.NewRequirement(access.TargetLabel, selection.Exists, nil)
+	grants := labels.NewSelector().Add(*granted)
+	o.ByObject = map[client.Object]cache.ByObject{
+		&rbacv1.RoleBinding{}: {Label: grants},
+		&rbacv1.Role{}:        {Label: grants},
+	}
+	return o
+}
+
 // Setup registers every hub controller with the manager.
 func Setup(mgr ctrl.Manager, o Options) error {
 	if o.Resources == nil {
@@ -68,6 +86,12 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		return err
 	}
 	if err := (&fencing.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-fencing")}).SetupWithManager(mgr, opts); err != nil {
+		return err
+	}
+	if err := (&access.Namespaces{Client: c}).SetupWithManager(mgr, opts); err != nil {
+		return err
+	}
+	if err := (&access.Keys{Client: c}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if err := (&storageclass.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-storageclass")}).SetupWithManager(mgr, opts); err != nil {

@@ -74,7 +74,7 @@ func run(o options) error {
 	recovery := reconnect.New()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  api.NewScheme(),
-		Cache:                   cache.Options{NewInformer: recovery.NewInformer},
+		Cache:                   controllers.CacheOptions(cache.Options{NewInformer: recovery.NewInformer}),
 		Metrics:                 securemetrics.Options(o.metricsAddr, o.metricsCertDir, o.metricsSecure),
 		HealthProbeBindAddress:  o.probeAddr,
 		LeaderElection:          o.leaderElect,

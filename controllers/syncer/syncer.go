@@ -41,6 +41,7 @@ import (
 	"github.com/custody-dev/custody/controllers/syncer/downsync"
 	"github.com/custody-dev/custody/controllers/syncer/fence"
 	"github.com/custody-dev/custody/controllers/syncer/heartbeat"
+	"github.com/custody-dev/custody/controllers/syncer/placedcache"
 	"github.com/custody-dev/custody/controllers/syncer/replication"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 	"github.com/custody-dev/custody/controllers/syncer/upsync"
@@ -64,6 +65,10 @@ func Run(ctx context.Context, o Options) error {
 	}
 	log := ctrl.Log.WithName("syncer").WithValues("syncTarget", o.SyncTargetName)
 	ctx = ctrl.LoggerInto(ctx, log)
+	renewer, err := o.hubCredential(ctx)
+	if err != nil {
+		return err
+	}
 	hubID, err := hubIdentity(ctx, o.HubConfig)
 	if err != nil {
 		return err
@@ -87,6 +92,11 @@ func Run(ctx context.Context, o Options) error {
 	if err := mgr.Add(hub); err != nil {
 		return err
 	}
+	if renewer != nil {
+		if err := mgr.Add(renewer); err != nil {
+			return err
+		}
+	}
 	kinds, err := resolve(ctx, o.Resources, hub.GetRESTMapper(), mgr.GetRESTMapper())
 	if err != nil {
 		return err
@@ -105,7 +115,8 @@ func Run(ctx context.Context, o Options) error {
 }
 
 // newHubCluster connects to the hub with a cache of only the objects labelled Sync or Upsync
-// for the target, and the target's own SyncTarget.
+// for the target, and the target's own SyncTarget. Namespaced objects are read per placed
+// namespace (placedcache), where the hub grants the syncer's identity its reads.
 func newHubCluster(o Options, target transform.Target, recovery *reconnect.Recovery) (cluster.Cluster, error) {
 	placed, err := labels.NewRequirement(target.StateLabel(), selection.In,
 		[]string{string(workloadv1alpha1.ResourceStateSync), string(workloadv1alpha1.ResourceStateUpsync)})
@@ -114,6 +125,11 @@ func newHubCluster(o Options, target transform.Target, recovery *reconnect.Recov
 	}
 	return cluster.New(o.HubConfig, func(co *cluster.Options) {
 		co.Scheme = api.NewScheme()
+		co.NewCache = placedcache.New(placedcache.Options{
+			// A pair's destination holds the replicas of namespaces not placed on it.
+			Everywhere: []schema.GroupKind{storagev1alpha1.GroupVersion.WithKind("VolumeReplication").GroupKind()},
+			Granted:    schema.GroupResource{Resource: "persistentvolumeclaims"},
+		})
 		co.Cache = cache.Options{
 			NewInformer:          recovery.NewInformer,
 			DefaultLabelSelector: labels.NewSelector().Add(*placed),

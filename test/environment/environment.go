@@ -193,7 +193,7 @@ func (e *Environment) runController(ctx context.Context) error {
 	// Catch up within a second of the hub answering again after an outage, as cmd/controller.
 	mgr, err := ctrl.NewManager(reconnect.Config(e.Hub.Config), ctrl.Options{
 		Scheme:                 testbed.Scheme(),
-		Cache:                  cache.Options{NewInformer: recovery.NewInformer},
+		Cache:                  controllers.CacheOptions(cache.Options{NewInformer: recovery.NewInformer}),
 		Metrics:                securemetrics.Options(addr, "", true),
 		HealthProbeBindAddress: "0",
 		Logger:                 ctrl.Log.WithName("controller"),

@@ -51,8 +51,10 @@ func (r *Reconciler) removeOrphan(ctx context.Context, key types.NamespacedName,
 		return r.removeOrphanCopy(ctx, down)
 	}
 	up := transform.Empty(r.GVK)
-	if err := r.HubReader.Get(ctx, key, up); err != nil {
-		return client.IgnoreNotFound(err)
+	if err := r.HubReader.Get(ctx, key, up); transform.Absent(err) {
+		return nil
+	} else if err != nil {
+		return err
 	}
 	if state, _ := r.Target.State(up); state == workloadv1alpha1.ResourceStateSync || !controllerutil.ContainsFinalizer(up, r.Target.Finalizer()) {
 		return nil

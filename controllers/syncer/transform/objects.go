@@ -39,17 +39,24 @@ func EmptyList(gvk schema.GroupVersionKind) *unstructured.UnstructuredList {
 
 // Read reads the object of the kind from the cache, and, when the cache does not hold it and
 // direct is not nil, from direct: a cache of the syncer's holds only the objects labelled for
-// its target. It returns nil when the object does not exist.
+// its target. It returns nil when the object does not exist, or is not the syncer's to read.
 func Read(ctx context.Context, cached, direct client.Reader, gvk schema.GroupVersionKind, key client.ObjectKey) (*unstructured.Unstructured, error) {
 	obj := Empty(gvk)
 	err := cached.Get(ctx, key, obj)
 	if apierrors.IsNotFound(err) && direct != nil {
 		err = direct.Get(ctx, key, obj)
 	}
-	if apierrors.IsNotFound(err) {
+	if Absent(err) {
 		return nil, nil
 	}
 	return obj, err
+}
+
+// Absent tells whether a read's error says that the object is not there for the syncer: not
+// found, or in a hub namespace where its identity may not read, which is then not placed on
+// its target (package access grants the reads).
+func Absent(err error) bool {
+	return apierrors.IsNotFound(err) || apierrors.IsForbidden(err)
 }
 
 // ClaimOf names the claim a PV's claimRef points at; ok is false when it points at none.

@@ -84,8 +84,10 @@ func UpsyncedFor(hubPV string, claim metav1.Object) bool {
 // for the target; nil otherwise.
 func (t Target) given(ctx context.Context, r client.Reader, gvk schema.GroupVersionKind, key types.NamespacedName) (metav1.Object, error) {
 	obj := Empty(gvk)
-	if err := r.Get(ctx, key, obj); err != nil {
-		return nil, client.IgnoreNotFound(err)
+	if err := r.Get(ctx, key, obj); Absent(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
 	}
 	if state, _ := t.State(obj); state != workloadv1alpha1.ResourceStateSync && state != workloadv1alpha1.ResourceStateUpsync {
 		return nil, nil

@@ -90,6 +90,13 @@ func copyOf(ctx context.Context, key, ns, name string) client.ObjectKey {
 	return client.ObjectKey{Namespace: transform.Target{Key: key, Hub: string(kube.UID)}.Namespace(ns), Name: name}
 }
 
+// expectDenied checks that err is RBAC's denial: the identity holds no grant for the request.
+func expectDenied(err error) {
+	GinkgoHelper()
+	Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want forbidden, got %v", err)
+	Expect(err).To(MatchError(ContainSubstring("cannot")))
+}
+
 // expectRefused checks that err is an admission policy's denial, with the message of the rule.
 func expectRefused(err error, rule string) {
 	GinkgoHelper()

@@ -1,0 +1,145 @@
+package access
+
+import (
+	"context"
+	"errors"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+)
+
+// The controller grants roles it may bind, and reads what it grants them for.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings;roles,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=custody-syncer-namespace;custody-syncer-replica
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=storage.custody.dev,resources=volumereplications,verbs=get;list;watch
+
+// Namespaces keeps the RoleBindings of every namespace in line with its Grants.
+type Namespaces struct {
+	Client client.Client
+}
+
+// SetupWithManager reconciles a namespace when its labels change, when a VolumeReplication
+// in it changes, and when a RoleBinding granted in it changes or goes.
+func (r *Namespaces) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	return ctrl.NewControllerManagedBy(mgr).Named("access").WithOptions(opts).
+		For(&corev1.Namespace{}, builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		Watches(&storagev1alpha1.VolumeReplication{}, handler.EnqueueRequestsFromMapFunc(namespaceOf),
+			builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(namespaceOf)).
+		Complete(r)
+}
+
+func namespaceOf(_ context.Context, obj client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: obj.GetNamespace()}}}
+}
+
+// Reconcile takes away what a namespace's Grants no longer say, then grants what they say.
+// A grant carries Finalizer, which holds it while the namespace is deleted and until the
+// syncer let go: the namespace's deletion would otherwise take the grant before the objects
+// that wait for the syncer.
+func (r *Namespaces) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	ns := &corev1.Namespace{}
+	if err := r.Client.Get(ctx, req.NamespacedName, ns); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	vrs := &storagev1alpha1.VolumeReplicationList{}
+	if err := r.Client.List(ctx, vrs, client.InNamespace(ns.Name)); err != nil {
+		return ctrl.Result{}, err
+	}
+	replications := make([]metav1.Object, len(vrs.Items))
+	for i := range vrs.Items {
+		replications[i] = &vrs.Items[i]
+	}
+	want := map[string]*rbacv1.RoleBinding{}
+	for key, role := range NamespaceGrants(ns, replications) {
+		b := binding(ns.Name, key, role)
+		want[b.Name] = b
+	}
+	have := &rbacv1.RoleBindingList{}
+	if err := r.Client.List(ctx, have, client.InNamespace(ns.Name), client.HasLabels{TargetLabel}); err != nil {
+		return ctrl.Result{}, err
+	}
+	var errs []error
+	for i := range have.Items {
+		b := &have.Items[i]
+		if w := want[b.Name]; w != nil && same(b, w) {
+			delete(want, b.Name)
+			continue
+		}
+		errs = append(errs, r.revoke(ctx, b))
+	}
+	if !ns.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, errors.Join(errs...)
+	}
+	for _, b := range want {
+		if err := r.Client.Create(ctx, b); client.IgnoreAlreadyExists(err) != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ctrl.LoggerFrom(ctx).Info("Granted a syncer its reads", "roleBinding", client.ObjectKeyFromObject(b), "role", b.RoleRef.Name)
+	}
+	return ctrl.Result{}, errors.Join(errs...)
+}
+
+// revoke releases a grant and deletes it; one that binds another role or identity than it
+// should is made again once it is gone, as a RoleBinding's roleRef cannot change.
+func (r *Namespaces) revoke(ctx context.Context, b *rbacv1.RoleBinding) error {
+	if controllerutil.RemoveFinalizer(b, Finalizer) {
+		if err := r.Client.Update(ctx, b); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+	}
+	if !b.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	if err := r.Client.Delete(ctx, b, client.Preconditions{UID: &b.UID}); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Took a syncer's grant away", "roleBinding", client.ObjectKeyFromObject(b))
+	return nil
+}
+
+// binding is the RoleBinding that grants role to the syncer of the target with key in the
+// namespace: one name per target and role.
+func binding(namespace, key, role string) *rbacv1.RoleBinding {
+	name := "custody-syncer-" + key
+	if role == ReplicaRole {
+		name += "-replica"
+	}
+	return bound(&rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+	}, key, Finalizer)
+}
+
+// bound labels b for the target with key, makes its syncer b's one subject, and gives b
+// the finalizers.
+func bound(b *rbacv1.RoleBinding, key string, finalizers ...string) *rbacv1.RoleBinding {
+	b.Finalizers = finalizers
+	b.Labels = map[string]string{TargetLabel: key, "app.kubernetes.io/part-of": "custody"}
+	b.Subjects = []rbacv1.Subject{{
+		Kind: rbacv1.ServiceAccountKind, Namespace: workloadv1alpha1.SyncerIdentityNamespace, Name: workloadv1alpha1.SyncerIdentity(key),
+	}}
+	return b
+}
+
+// same tells whether have binds what want binds, to whom. A grant being deleted with its
+// namespace stays while it is wanted.
+func same(have, want *rbacv1.RoleBinding) bool {
+	return have.RoleRef == want.RoleRef && len(have.Subjects) == 1 && have.Subjects[0] == want.Subjects[0] &&
+		have.Labels[TargetLabel] == want.Labels[TargetLabel]
+}

@@ -1,0 +1,485 @@
+package placedcache
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+)
+
+// Options say which types are read in every namespace and how a namespace's reads are known
+// to be granted.
+type Options struct {
+	// Everywhere are the namespaced types read in every namespace, from the all-namespaces
+	// cache, as the cluster-scoped ones are.
+	Everywhere []schema.GroupKind
+	// Granted is the resource whose list permission in a namespace tells that the hub granted
+	// the identity its reads there.
+	Granted schema.GroupResource
+	// ReadTimeout bounds how long a read waits for a placed namespace's cache to start and
+	// sync; the read then fails, and its reconcile is retried. Zero: a minute.
+	ReadTimeout time.Duration
+}
+
+// accessBackoff paces the checks of whether a newly placed namespace's reads are granted:
+// the hub's controller grants them within milliseconds of the placement, as a rule.
+var accessBackoff = wait.Backoff{Duration: 20 * time.Millisecond, Factor: 1.5, Cap: 2 * time.Second, Steps: 1 << 30}
+
+// New is a cache.NewCacheFunc for cluster.Options.NewCache: opts configure every cache it
+// makes, the all-namespaces one and each namespace's.
+func New(o Options) cache.NewCacheFunc {
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = time.Minute
+	}
+	return func(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
+		all, err := cache.New(cfg, opts)
+		if err != nil {
+			return nil, err
+		}
+		access, err := authorizationclient.NewForConfigAndClient(cfg, opts.HTTPClient)
+		if err != nil {
+			return nil, err
+		}
+		return &Cache{
+			all: all, cfg: cfg, opts: opts, o: o, access: access.SelfSubjectAccessReviews(),
+			spaces: map[string]*space{}, informers: map[informerKey]*informer{},
+		}, nil
+	}
+}
+
+// Cache is the cache New makes.
+type Cache struct {
+	all    cache.Cache
+	cfg    *rest.Config
+	opts   cache.Options
+	o      Options
+	access authorizationclient.SelfSubjectAccessReviewInterface
+
+	mu sync.Mutex
+	// ctx is Start's; nil before.
+	ctx       context.Context
+	spaces    map[string]*space
+	informers map[informerKey]*informer
+	indexes   []index
+}
+
+var _ cache.Cache = &Cache{}
+
+// space is the cache of one placed namespace. ready is closed once cache is set and started,
+// or the namespace left before.
+type space struct {
+	name   string
+	ready  chan struct{}
+	cache  cache.Cache
+	cancel context.CancelFunc
+}
+
+// index is a field index to add to every namespace's cache.
+type index struct {
+	obj     client.Object
+	field   string
+	extract client.IndexerFunc
+}
+
+// Namespaces are the placed namespaces whose caches run, in order: for metrics and tests.
+func (c *Cache) Namespaces() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for name, s := range c.spaces {
+		if s.cache != nil {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Start runs the all-namespaces cache and, for each namespace it shows placed, that
+// namespace's cache, until ctx ends.
+func (c *Cache) Start(ctx context.Context) error {
+	namespaces := &unstructured.Unstructured{}
+	namespaces.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"})
+	inf, err := c.all.GetInformer(ctx, namespaces, cache.BlockUntilSynced(false))
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.ctx = ctx
+	c.mu.Unlock()
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.place(nameOf(obj)) },
+		DeleteFunc: func(obj any) { c.leave(nameOf(obj)) },
+	}); err != nil {
+		return err
+	}
+	return c.all.Start(ctx)
+}
+
+func nameOf(obj any) string {
+	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	if o, ok := obj.(metav1.Object); ok {
+		return o.GetName()
+	}
+	return ""
+}
+
+// place starts the cache of a namespace newly placed on the target.
+func (c *Cache) place(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.spaces[name]; ok || name == "" {
+		return
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	s := &space{name: name, ready: make(chan struct{}), cancel: cancel}
+	c.spaces[name] = s
+	go c.run(ctx, s)
+}
+
+// leave stops the cache of a namespace no longer placed on the target.
+func (c *Cache) leave(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.spaces[name]
+	if !ok {
+		return
+	}
+	delete(c.spaces, name)
+	s.cancel()
+	for _, inf := range c.informers {
+		inf.detach(name)
+	}
+}
+
+// run starts a namespace's cache once its reads are granted, with every index and handler
+// the other namespaces' caches have.
+func (c *Cache) run(ctx context.Context, s *space) {
+	log := ctrl.LoggerFrom(c.ctx).WithValues("namespace", s.name)
+	if err := c.granted(ctx, s.name); err != nil {
+		close(s.ready)
+		return
+	}
+	opts := c.opts
+	opts.DefaultNamespaces = map[string]cache.Config{s.name: {}}
+	nc, err := cache.New(c.cfg, opts)
+	if err == nil {
+		err = c.attach(ctx, s, nc)
+	}
+	if err != nil {
+		log.Error(err, "Starting the cache of a placed namespace")
+		close(s.ready)
+		return
+	}
+	go func() {
+		if err := nc.Start(ctx); err != nil {
+			log.Error(err, "Running the cache of a placed namespace")
+		}
+	}()
+	close(s.ready)
+	log.V(1).Info("Watching a placed namespace")
+}
+
+// attach gives nc every index and handler, and makes it s's cache, unless s left.
+func (c *Cache) attach(ctx context.Context, s *space, nc cache.Cache) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.spaces[s.name] != s {
+		return nil
+	}
+	for _, i := range c.indexes {
+		if err := nc.IndexField(ctx, i.obj, i.field, i.extract); err != nil {
+			return err
+		}
+	}
+	for _, inf := range c.informers {
+		if err := inf.attach(ctx, s.name, nc); err != nil {
+			return err
+		}
+	}
+	s.cache = nc
+	return nil
+}
+
+// granted waits until the identity may list the Granted resource in the namespace.
+func (c *Cache) granted(ctx context.Context, namespace string) error {
+	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: namespace, Verb: "list", Group: c.o.Granted.Group, Resource: c.o.Granted.Resource,
+		},
+	}}
+	return wait.ExponentialBackoffWithContext(ctx, accessBackoff, func(ctx context.Context) (bool, error) {
+		answer, err := c.access.Create(ctx, review, metav1.CreateOptions{})
+		return err == nil && answer.Status.Allowed, nil
+	})
+}
+
+// everywhere tells whether the type of obj (or of a list's items) is read from the
+// all-namespaces cache.
+func (c *Cache) everywhere(obj runtime.Object) (schema.GroupVersionKind, bool, error) {
+	gvk, err := apiutil.GVKForObject(obj, c.opts.Scheme)
+	if err != nil {
+		return gvk, false, err
+	}
+	if _, ok := obj.(client.ObjectList); ok {
+		gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
+	}
+	if slices.Contains(c.o.Everywhere, gvk.GroupKind()) {
+		return gvk, true, nil
+	}
+	namespaced, err := apiutil.IsGVKNamespaced(gvk, c.opts.Mapper)
+	return gvk, !namespaced, err
+}
+
+// reader is the cache of a namespace, once it started and within the read timeout; nil when
+// the namespace is not placed, or left while the read waited.
+func (c *Cache) reader(ctx context.Context, namespace string) (cache.Cache, error) {
+	c.mu.Lock()
+	s := c.spaces[namespace]
+	c.mu.Unlock()
+	if s == nil {
+		return nil, nil
+	}
+	select {
+	case <-s.ready:
+		return s.cache, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(c.o.ReadTimeout):
+		return nil, fmt.Errorf("the reads of placed namespace %s are not granted after %s", namespace, c.o.ReadTimeout)
+	}
+}
+
+// readers are the caches of every placed namespace, each within the read timeout.
+func (c *Cache) readers(ctx context.Context) ([]cache.Cache, error) {
+	c.mu.Lock()
+	names := make([]string, 0, len(c.spaces))
+	for name := range c.spaces {
+		names = append(names, name)
+	}
+	c.mu.Unlock()
+	var out []cache.Cache
+	for _, name := range names {
+		r, err := c.reader(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// Get reads an object from the cache of its namespace; one in a namespace that is not placed
+// is not found.
+func (c *Cache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	gvk, all, err := c.everywhere(obj)
+	if err != nil {
+		return err
+	}
+	if all {
+		return c.all.Get(ctx, key, obj, opts...)
+	}
+	r, err := c.reader(ctx, key.Namespace)
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		return apierrors.NewNotFound(c.resource(gvk), key.Name)
+	}
+	return r.Get(ctx, key, obj, opts...)
+}
+
+func (c *Cache) resource(gvk schema.GroupVersionKind) schema.GroupResource {
+	if m, err := c.opts.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+		return m.Resource.GroupResource()
+	}
+	return schema.GroupResource{Group: gvk.Group, Resource: strings.ToLower(gvk.Kind)}
+}
+
+// List lists from the cache of the namespace the options name, or from every placed
+// namespace's.
+func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	_, all, err := c.everywhere(list)
+	if err != nil {
+		return err
+	}
+	if all {
+		return c.all.List(ctx, list, opts...)
+	}
+	lo := client.ListOptions{}
+	lo.ApplyOptions(opts)
+	var readers []cache.Cache
+	if lo.Namespace != metav1.NamespaceAll {
+		r, err := c.reader(ctx, lo.Namespace)
+		if err != nil {
+			return err
+		}
+		if r != nil {
+			readers = append(readers, r)
+		}
+	} else if readers, err = c.readers(ctx); err != nil {
+		return err
+	}
+	return listEach(ctx, readers, list, lo)
+}
+
+// listEach lists from each reader into list, up to the options' limit.
+func listEach(ctx context.Context, readers []cache.Cache, list client.ObjectList, lo client.ListOptions) error {
+	var items []runtime.Object
+	for _, r := range readers {
+		part := list.DeepCopyObject().(client.ObjectList)
+		if err := r.List(ctx, part, &lo); err != nil {
+			return err
+		}
+		got, err := apimeta.ExtractList(part)
+		if err != nil {
+			return err
+		}
+		items = append(items, got...)
+		if lo.Limit > 0 && int64(len(items)) >= lo.Limit {
+			items = items[:lo.Limit]
+			break
+		}
+	}
+	return apimeta.SetList(list, items)
+}
+
+// GetInformer is the all-namespaces cache's informer for cluster-scoped and Everywhere types,
+// and one informer over every placed namespace's for the others.
+func (c *Cache) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	_, all, err := c.everywhere(obj)
+	if err != nil {
+		return nil, err
+	}
+	if all {
+		return c.all.GetInformer(ctx, obj, opts...)
+	}
+	return c.informer(ctx, obj)
+}
+
+// GetInformerForKind is GetInformer for a kind, typed when the scheme knows it.
+func (c *Cache) GetInformerForKind(ctx context.Context, gvk schema.GroupVersionKind, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	obj, err := c.opts.Scheme.New(gvk)
+	if runtime.IsNotRegisteredError(err) {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		obj, err = u, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c.GetInformer(ctx, obj.(client.Object), opts...)
+}
+
+// informer is the one informer of obj's type over every placed namespace.
+func (c *Cache) informer(ctx context.Context, obj client.Object) (*informer, error) {
+	key, err := keyOf(obj, c.opts.Scheme)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if inf, ok := c.informers[key]; ok {
+		return inf, nil
+	}
+	inf := &informer{proto: obj.DeepCopyObject().(client.Object), spaces: map[string]cache.Informer{}}
+	for name, s := range c.spaces {
+		if s.cache == nil {
+			continue
+		}
+		if err := inf.attach(ctx, name, s.cache); err != nil {
+			return nil, err
+		}
+	}
+	c.informers[key] = inf
+	return inf, nil
+}
+
+// RemoveInformer removes the informer of obj's type, in every namespace.
+func (c *Cache) RemoveInformer(ctx context.Context, obj client.Object) error {
+	_, all, err := c.everywhere(obj)
+	if err != nil || all {
+		return errorOr(err, func() error { return c.all.RemoveInformer(ctx, obj) })
+	}
+	key, err := keyOf(obj, c.opts.Scheme)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.informers, key)
+	for _, s := range c.spaces {
+		if s.cache != nil {
+			if err := s.cache.RemoveInformer(ctx, obj); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func errorOr(err error, f func() error) error {
+	if err != nil {
+		return err
+	}
+	return f()
+}
+
+// WaitForCacheSync waits for the all-namespaces cache and every started namespace's.
+func (c *Cache) WaitForCacheSync(ctx context.Context) bool {
+	if !c.all.WaitForCacheSync(ctx) {
+		return false
+	}
+	readers, err := c.readers(ctx)
+	if err != nil {
+		return false
+	}
+	for _, r := range readers {
+		if !r.WaitForCacheSync(ctx) {
+			return false
+		}
+	}
+	return true
+}
+
+// IndexField adds the index to the all-namespaces cache, or to every namespace's cache, now
+// and as namespaces are placed.
+func (c *Cache) IndexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
+	_, all, err := c.everywhere(obj)
+	if err != nil || all {
+		return errorOr(err, func() error { return c.all.IndexField(ctx, obj, field, extract) })
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.indexes = append(c.indexes, index{obj: obj, field: field, extract: extract})
+	for _, s := range c.spaces {
+		if s.cache != nil {
+			if err := s.cache.IndexField(ctx, obj, field, extract); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

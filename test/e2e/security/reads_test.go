@@ -1,0 +1,115 @@
+package security
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/access"
+)
+
+// other is the member of "loc" that is not key's.
+func other(key string) string {
+	if key == "m1" {
+		return "m2"
+	}
+	return "m1"
+}
+
+var _ = Describe("A member's syncer identity", func() {
+	It("reads the namespaced objects of the namespaces placed on its target, and nothing else namespaced", func(ctx SpecContext) {
+		ns, user := tenant(ctx, false)
+		creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds"}, StringData: map[string]string{"password": "s3cret"}}
+		Expect(user.Create(ctx, creds)).To(Succeed())
+		settings := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}, Data: map[string]string{"a": "b"}}
+		Expect(user.Create(ctx, settings)).To(Succeed())
+
+		By("placing nothing: neither syncer reads the namespace")
+		for _, m := range []string{"m1", "m2"} {
+			expectDenied(syncer(m).Get(ctx, client.ObjectKeyFromObject(creds), &corev1.Secret{}))
+		}
+
+		By("placing the namespace, which its target's syncer syncs")
+		placed := time.Now()
+		Expect(hub.Create(ctx, &schedulingv1alpha1.Placement{
+			ObjectMeta: metav1.ObjectMeta{Name: ns},
+			Spec: schedulingv1alpha1.PlacementSpec{
+				LocationName:      "loc",
+				NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"team": ns}},
+			},
+		})).To(Succeed())
+		key := placedOn(ctx, ns)
+		member := env.Member(key)
+		Eventually(func() error {
+			return member.Client.Get(ctx, copyOf(ctx, key, ns, "creds"), &corev1.Secret{})
+		}).WithContext(ctx).WithPolling(10 * time.Millisecond).Should(Succeed())
+		AddReportEntry("placement to the Secret's copy in the member", time.Since(placed))
+		Expect(syncer(key).Get(ctx, client.ObjectKeyFromObject(creds), &corev1.Secret{})).To(Succeed())
+
+		By("the other target's syncer reading it, or anything namespaced beyond its own")
+		as := syncer(other(key))
+		expectDenied(as.Get(ctx, client.ObjectKeyFromObject(creds), &corev1.Secret{}))
+		expectDenied(as.Get(ctx, client.ObjectKeyFromObject(settings), &corev1.ConfigMap{}))
+		for what, list := range map[string]client.ObjectList{
+			"Secrets": &corev1.SecretList{}, "ConfigMaps": &corev1.ConfigMapList{},
+			"claims": &corev1.PersistentVolumeClaimList{}, "Pods": &corev1.PodList{},
+		} {
+			By("listing " + what + " in every namespace")
+			expectDenied(as.List(ctx, list))
+			By("listing " + what + " in custody-system")
+			expectDenied(as.List(ctx, list, client.InNamespace("custody-system")))
+		}
+		By("reading the controller's leader-election Lease")
+		expectDenied(as.Get(ctx, client.ObjectKey{Namespace: "custody-system", Name: "custody-controller"}, &coordinationv1.Lease{}))
+		By("reading its own heartbeat Lease, which it renews")
+		Expect(as.Get(ctx, client.ObjectKey{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: other(key)}, &coordinationv1.Lease{})).To(Succeed())
+
+		By("taking the namespace off the target: the grant goes once the syncer let go")
+		Expect(hub.Delete(ctx, &schedulingv1alpha1.Placement{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			n := &corev1.Namespace{}
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: ns}, n)).To(Succeed())
+			g.Expect(workloadv1alpha1.Targets(n)).To(BeEmpty())
+			g.Expect(member.Client.Get(ctx, copyOf(ctx, key, ns, "creds"), &corev1.Secret{})).NotTo(Succeed())
+		}).WithContext(ctx).Should(Succeed())
+		Eventually(func(g Gomega) {
+			grants := &rbacv1.RoleBindingList{}
+			g.Expect(hub.List(ctx, grants, client.InNamespace(ns), client.HasLabels{access.TargetLabel})).To(Succeed())
+			g.Expect(grants.Items).To(BeEmpty())
+		}).WithContext(ctx).Should(Succeed())
+		Eventually(func() error {
+			return syncer(key).Get(ctx, client.ObjectKeyFromObject(creds), &corev1.Secret{})
+		}).WithContext(ctx).Should(MatchError(ContainSubstring("cannot get resource")))
+	})
+
+	It("keeps its grant while a placed namespace is deleted, until the syncer let go of everything in it", func(ctx SpecContext) {
+		ns, user := tenant(ctx, true)
+		key := placedOn(ctx, ns)
+		settings := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}, Data: map[string]string{"a": "b"}}
+		Expect(user.Create(ctx, settings)).To(Succeed())
+		member := env.Member(key)
+		Eventually(func() error {
+			return member.Client.Get(ctx, copyOf(ctx, key, ns, "settings"), &corev1.ConfigMap{})
+		}).WithContext(ctx).Should(Succeed())
+
+		By("a grant the tenant deletes stays, held by Custody's finalizer")
+		grant := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "custody-syncer-" + key}}
+		Expect(user.Delete(ctx, grant)).To(Succeed())
+		Expect(syncer(key).Get(ctx, client.ObjectKeyFromObject(settings), &corev1.ConfigMap{})).To(Succeed())
+
+		By("deleting the namespace: it goes, with its copies in the member")
+		Expect(hub.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})).NotTo(Succeed())
+			g.Expect(member.Client.Get(ctx, copyOf(ctx, key, ns, "settings"), &corev1.ConfigMap{})).NotTo(Succeed())
+		}).WithContext(ctx).Should(Succeed())
+	})
+})
