@@ -301,7 +301,8 @@ func TestJoinWritesTheMembersManifest(t *testing.T) {
 	}
 	want := []string{
 		"ClusterRole custody-metrics-reader", "ClusterRole custody-syncer-member", "ClusterRoleBinding custody-syncer-member", "ConfigMap " + cm,
-		"Deployment custody-syncer", "Namespace custody-system", "Secret custody-syncer-hub-kubeconfig", "ServiceAccount custody-syncer",
+		"Deployment custody-syncer", "Namespace custody-system",
+		"Role custody-syncer-hub-kubeconfig", "RoleBinding custody-syncer-hub-kubeconfig", "Secret custody-syncer-hub-kubeconfig", "ServiceAccount custody-syncer",
 	}
 	if !slices.Equal(names, want) {
 		t.Fatalf("the manifest holds %v, want %v", names, want)
