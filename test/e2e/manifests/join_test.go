@@ -16,6 +16,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -84,7 +86,8 @@ var _ = Describe("kubectl custody join", Ordered, func() {
 		output := filepath.Join(GinkgoT().TempDir(), "member.yaml")
 		r := join(ctx, bed.Hub.Kubeconfig, joined, "--storage-domain=zone-a", "--location-label=region=eu", "-o", output)
 		Expect(r.code).To(Equal(0), r.errOut)
-		Expect(r.out).To(Equal(reportOf("created") + "wrote " + output + ": apply it to the member cluster with kubectl apply -f " + output + "\n"))
+		Expect(withoutToken(r.out)).To(Equal(reportOf("created") + "wrote " + output + ": apply it to the member cluster with kubectl apply -f " + output + "\n"))
+		Expect(r.out).To(MatchRegexp(`\nserviceaccount/` + joinedSA + ` token requested, expires \S+\n`))
 		var err error
 		manifest, err = os.ReadFile(output)
 		Expect(err).NotTo(HaveOccurred())
@@ -97,11 +100,22 @@ var _ = Describe("kubectl custody join", Ordered, func() {
 		expectBoundOnHub(ctx, joined)
 	})
 
-	It("runs again with the same result and the same token", func(ctx SpecContext) {
-		r := join(ctx, bed.Hub.Kubeconfig, joined, "--storage-domain=zone-a", "--location-label=region=eu")
+	It("runs again with the same result and a new token", func(ctx SpecContext) {
+		r := join(ctx, bed.Hub.Kubeconfig, joined, "--storage-domain=zone-a", "--location-label=region=eu", "-o", "-")
 		Expect(r.code).To(Equal(0), r.errOut)
-		Expect(r.errOut).To(Equal(reportOf("unchanged")))
-		Expect(r.out).To(Equal(string(manifest)))
+		Expect(withoutToken(r.errOut)).To(Equal(reportOf("unchanged")))
+		before, again := decodeAll(string(manifest)), decodeAll(r.out)
+		Expect(again.ids()).To(Equal(before.ids()))
+		for i, o := range again {
+			if o.GetKind() == "Secret" && o.GetName() == config.HubKubeconfigSecret {
+				first, second := kubeconfigOf(before[i]), kubeconfigOf(o)
+				Expect(second.Host).To(Equal(first.Host))
+				Expect(second.CAData).To(Equal(first.CAData))
+				Expect(second.BearerToken).NotTo(Equal(first.BearerToken))
+				continue
+			}
+			Expect(o.Object).To(Equal(before[i].Object), id(o))
+		}
 	})
 
 	It("writes a manifest of config/member for the target, with a hub kubeconfig, that the member accepts", func(ctx SpecContext) {
@@ -202,18 +216,42 @@ func (r pluginResult) failsWith(message string) {
 }
 
 // reportOf is join's report of the hub objects of the joined target, each with what
-// happened to it.
+// happened to it, without the line of the token it requested (withoutToken).
 func reportOf(what string) string {
 	var b strings.Builder
 	for _, name := range []string{
 		"serviceaccount/" + joinedSA,
 		"clusterrolebinding.rbac.authorization.k8s.io/" + joinedSA,
-		"secret/" + joinedSA + "-token",
+		"role.rbac.authorization.k8s.io/" + joinedSA + "-token",
+		"rolebinding.rbac.authorization.k8s.io/" + joinedSA + "-token",
 		"synctarget.workload.custody.dev/" + joined,
 	} {
 		b.WriteString(name + " " + what + "\n")
 	}
 	return b.String()
+}
+
+// withoutToken is join's report without the line that says when the token it requested
+// expires.
+func withoutToken(report string) string {
+	lines := strings.SplitAfter(report, "\n")
+	kept := lines[:0]
+	for _, l := range lines {
+		if !strings.Contains(l, " token requested, expires ") {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Join(kept, "")
+}
+
+// kubeconfigOf is the hub config of the kubeconfig in the member Secret s.
+func kubeconfigOf(s *unstructured.Unstructured) *rest.Config {
+	GinkgoHelper()
+	secret := &corev1.Secret{}
+	Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(s.Object, secret)).To(Succeed())
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(secret.Data[config.HubKubeconfigKey])
+	Expect(err).NotTo(HaveOccurred())
+	return cfg
 }
 
 // expectNoIdentity checks that the hub holds nothing of target: its SyncTarget and the
@@ -224,6 +262,8 @@ func expectNoIdentity(ctx context.Context, target string) {
 	for _, obj := range []client.Object{
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: sa}},
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: sa}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: sa + "-token"}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: sa + "-token"}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: sa + "-token"}},
 		&workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: target}},
 	} {
@@ -232,8 +272,8 @@ func expectNoIdentity(ctx context.Context, target string) {
 	}
 }
 
-// expectBoundOnHub checks that target's identity is bound to the syncers' hub role alone,
-// and that its token Secret is filled in.
+// expectBoundOnHub checks that target's identity is bound to the syncers' hub role and to
+// the Role that lets it request tokens of itself alone, and that it has no token Secret.
 func expectBoundOnHub(ctx context.Context, target string) {
 	GinkgoHelper()
 	sa := syncerIdentity(target)
@@ -242,10 +282,17 @@ func expectBoundOnHub(ctx context.Context, target string) {
 	Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Name: sa}, b)).To(Succeed())
 	Expect(b.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: syncerHubRole}))
 	Expect(b.Subjects).To(ConsistOf(rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: sa}))
-	token := &corev1.Secret{}
-	Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: sa + "-token"}, token)).To(Succeed())
-	Expect(token.Type).To(Equal(corev1.SecretTypeServiceAccountToken))
-	Expect(token.Data).To(HaveKey(corev1.ServiceAccountTokenKey))
+	r := &rbacv1.Role{}
+	Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: sa + "-token"}, r)).To(Succeed())
+	Expect(r.Rules).To(Equal([]rbacv1.PolicyRule{{
+		APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}, ResourceNames: []string{sa},
+	}}))
+	rb := &rbacv1.RoleBinding{}
+	Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: sa + "-token"}, rb)).To(Succeed())
+	Expect(rb.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: sa + "-token"}))
+	Expect(rb.Subjects).To(ConsistOf(rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: sa}))
+	err := bed.Hub.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: sa + "-token"}, &corev1.Secret{})
+	Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a token Secret: %v", err)
 }
 
 // decodeAll decodes a multi-document YAML manifest.

@@ -31,6 +31,8 @@ var memberIDs = []any{
 	"ClusterRole custody-syncer-member",
 	"ClusterRoleBinding custody-syncer-member",
 	"ClusterRole custody-metrics-reader",
+	"Role custody-system/custody-syncer-hub-kubeconfig",
+	"RoleBinding custody-system/custody-syncer-hub-kubeconfig",
 	HavePrefix("ConfigMap custody-system/custody-syncer-"),
 	"Deployment custody-system/custody-syncer",
 }
