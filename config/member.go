@@ -113,3 +113,8 @@ func copyFiles(src fs.FS, dst filesys.FileSystem) error {
 		return dst.WriteFile("/"+p, data)
 	})
 }
+
+// SyncerHubRole is the ClusterRole of what a syncer does on the hub beyond the namespaces
+// placed on its target (config/rbac), which join binds to each syncer's hub identity
+// cluster-wide.
+const SyncerHubRole = "custody-syncer-hub"

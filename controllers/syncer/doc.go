@@ -4,7 +4,8 @@
 //
 // The syncer's view of the hub is a cache of only the objects labelled Sync or Upsync for its
 // target key (the key derives from the SyncTarget's name, so the hub never has to tell it),
-// plus its own SyncTarget. Its view of the member is a cache of only the objects it created
+// plus its own SyncTarget. Namespaced objects are watched per namespace placed on the target
+// (package placedcache), as its hub identity may read them only there. Its view of the member is a cache of only the objects it created
 // (marked with its target key and the hub's identity), plus the member's PVs and
 // StorageClasses. The controllers:
 //

@@ -43,6 +43,9 @@ type Options struct {
 // the hub's controller grants them within milliseconds of the placement, as a rule.
 var accessBackoff = wait.Backoff{Duration: 20 * time.Millisecond, Factor: 1.5, Cap: 2 * time.Second, Steps: 1 << 30}
 
+// grantPatience is how long a namespace may wait for its grant before the syncer says so.
+const grantPatience = 10 * time.Second
+
 // New is a cache.NewCacheFunc for cluster.Options.NewCache: opts configure every cache it
 // makes, the all-namespaces one and each namespace's.
 func New(o Options) cache.NewCacheFunc {
@@ -228,9 +231,18 @@ func (c *Cache) granted(ctx context.Context, namespace string) error {
 			Namespace: namespace, Verb: "list", Group: c.o.Granted.Group, Resource: c.o.Granted.Resource,
 		},
 	}}
+	start, told := time.Now(), false
 	return wait.ExponentialBackoffWithContext(ctx, accessBackoff, func(ctx context.Context) (bool, error) {
 		answer, err := c.access.Create(ctx, review, metav1.CreateOptions{})
-		return err == nil && answer.Status.Allowed, nil
+		if err == nil && answer.Status.Allowed {
+			return true, nil
+		}
+		if !told && time.Since(start) > grantPatience {
+			told = true
+			ctrl.LoggerFrom(c.ctx).Info("Waiting for the hub to grant the reads of a placed namespace: is the controller running?",
+				"namespace", namespace, "resource", c.o.Granted.String())
+		}
+		return false, nil
 	})
 }
 

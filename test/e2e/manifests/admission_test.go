@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +19,7 @@ import (
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/access"
 )
 
 // The messages of the rules of config/admission's policy.
@@ -55,9 +57,18 @@ var _ = Describe("The admission policy of config/admission", Ordered, func() {
 		}
 		syncerA, syncerB = clientAs(bed.Hub.Config, syncerIdentity(a)), clientAs(bed.Hub.Config, syncerIdentity(b))
 		Expect(bed.Hub.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		// Both syncers hold in ns what the controller grants in a namespace placed on their
+		// target: the policy, not RBAC, is what each spec meets.
+		for _, t := range []string{a, b} {
+			Expect(bed.Hub.Client.Create(ctx, &rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "custody-syncer-" + t},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: access.NamespaceRole},
+				Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: syncerIdentity(t)}},
+			})).To(Succeed())
+		}
 		// The hub's API server takes the new policy up within moments.
 		Eventually(func() error {
-			return syncerA.Create(ctx, heartbeat(ns, a), client.DryRunAll)
+			return syncerA.Create(ctx, heartbeat(workloadv1alpha1.HeartbeatNamespace, b), client.DryRunAll)
 		}).WithContext(ctx).Should(MatchError(ContainSubstring(ruleLease)))
 	})
 
@@ -66,7 +77,10 @@ var _ = Describe("The admission policy of config/admission", Ordered, func() {
 		Expect(syncerB.Create(ctx, theirs)).To(Succeed())
 		theirs.Spec.RenewTime = ptr.To(metav1.NowMicro())
 		expectDenied(syncerA.Update(ctx, theirs), ruleLease+a)
-		expectDenied(syncerA.Create(ctx, heartbeat(ns, a)), ruleLease+a)
+		// Outside the heartbeat namespace, RBAC refuses it any Lease.
+		err := syncerA.Create(ctx, heartbeat(ns, a))
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want forbidden, got %v", err)
+		Expect(err).To(MatchError(ContainSubstring(`cannot create resource "leases"`)))
 
 		own := heartbeat(workloadv1alpha1.HeartbeatNamespace, a)
 		Expect(syncerA.Create(ctx, own)).To(Succeed())

@@ -15,10 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/access"
 )
 
 const partOf = "app.kubernetes.io/part-of"
@@ -60,6 +62,10 @@ var _ = Describe("config/", Ordered, func() {
 				"Deployment custody-system/custody-controller",
 				"Service custody-system/custody-controller-metrics",
 				"ClusterRole custody-syncer-hub",
+				"ClusterRole custody-syncer-namespace",
+				"ClusterRole custody-syncer-replica",
+				"Role " + workloadv1alpha1.HeartbeatNamespace + "/custody-syncer-heartbeat",
+				"RoleBinding " + workloadv1alpha1.HeartbeatNamespace + "/custody-syncer-heartbeat",
 				"ClusterRole custody-metrics-reader",
 				"ValidatingAdmissionPolicy custody-syncer-target",
 				"ValidatingAdmissionPolicyBinding custody-syncer-target",
@@ -159,7 +165,7 @@ var _ = Describe("config/", Ordered, func() {
 			}).WithContext(ctx).Should(Succeed())
 		})
 
-		It("lets a syncer bound to the syncers' hub role do its work on the hub, and not more", func(ctx SpecContext) {
+		It("lets a syncer bound to the syncers' hub role do its work on the hub, and read namespaced objects only where the controller grants them", func(ctx SpecContext) {
 			// join binds the role to each target's identity; a probe identity stands for one.
 			const probe = "custody-syncer-probe"
 			Expect(bed.Hub.Client.Create(ctx, &rbacv1.ClusterRoleBinding{
@@ -173,11 +179,8 @@ var _ = Describe("config/", Ordered, func() {
 				"create leases.coordination.k8s.io -n " + workloadv1alpha1.HeartbeatNamespace,
 				"update leases.coordination.k8s.io -n " + workloadv1alpha1.HeartbeatNamespace,
 				"create namespaces",
-				"watch persistentvolumeclaims -n team-a",
-				"patch persistentvolumeclaims/status -n team-a",
 				"create persistentvolumes",
 				"delete persistentvolumes",
-				"patch deployments.apps/status -n team-a",
 				"watch fences.storage.custody.dev",
 				"patch fences.storage.custody.dev",
 				"patch fences.storage.custody.dev/status",
@@ -192,10 +195,35 @@ var _ = Describe("config/", Ordered, func() {
 				"delete synctargets.workload.custody.dev",
 				"list placements.scheduling.custody.dev",
 				"list volumeownerships.storage.custody.dev -n team-a",
-				"create configmaps -n team-a",
-				"delete persistentvolumeclaims -n team-a",
+				"watch persistentvolumeclaims -n team-a",
+				"get secrets -n team-a",
+				"list secrets",
+				"list configmaps",
+				"get secrets -n " + namespace,
+				"get leases.coordination.k8s.io -n " + namespace,
 				"create clusterrolebindings.rbac.authorization.k8s.io",
 				"write protocolkeys.workload.custody.dev",
+			})
+
+			By("granting it team-a, as the controller does for a namespace placed on its target")
+			Expect(client.IgnoreAlreadyExists(bed.Hub.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}))).To(Succeed())
+			Expect(bed.Hub.Client.Create(ctx, &rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: probe},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: access.NamespaceRole},
+				Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: probe}},
+			})).To(Succeed())
+			expectAccess(ctx, bed.Hub.Config, probe, []string{
+				"watch persistentvolumeclaims -n team-a",
+				"create persistentvolumeclaims -n team-a",
+				"patch persistentvolumeclaims/status -n team-a",
+				"patch deployments.apps/status -n team-a",
+				"get secrets -n team-a",
+				"watch configmaps -n team-a",
+			}, []string{
+				"get secrets -n team-b",
+				"create configmaps -n team-a",
+				"delete persistentvolumeclaims -n team-a",
+				"create rolebindings.rbac.authorization.k8s.io -n team-a",
 			})
 		})
 	})

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -30,23 +31,44 @@ const (
 	controllersGroup = "custody:controllers"
 )
 
-// installRBAC installs the ClusterRoles of config/: the syncer's into the hub and the
-// members, bound to the syncers' group, and the controller's into the hub, bound to the
-// controller's group.
+// installRBAC installs the roles of config/: the syncer's into the hub and the members, bound
+// to the syncers' group, and the controller's into the hub, bound to the controller's group.
+// No controller runs here to grant a syncer the namespaces placed on its target, so the
+// syncers' group holds every syncer role everywhere: this suite tests what the syncer does;
+// the security suite tests what it may do.
 func installRBAC(ctx context.Context) {
 	root, err := testbed.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())
 	install := func(c *testbed.Cluster, file, group string) {
 		data, err := os.ReadFile(filepath.Join(root, "config", file))
 		Expect(err).NotTo(HaveOccurred())
-		role := &rbacv1.ClusterRole{}
-		Expect(yaml.UnmarshalStrict(data, role)).To(Succeed())
-		Expect(c.Client.Create(ctx, role)).To(Succeed())
-		Expect(c.Client.Create(ctx, &rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: role.Name},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: group}},
-		})).To(Succeed())
+		subjects := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: group}}
+		for doc := range strings.SplitSeq(string(data), "\n---\n") {
+			var kind struct{ Kind string }
+			Expect(yaml.Unmarshal([]byte(doc), &kind)).To(Succeed())
+			switch kind.Kind {
+			case "ClusterRole":
+				role := &rbacv1.ClusterRole{}
+				Expect(yaml.UnmarshalStrict([]byte(doc), role)).To(Succeed())
+				Expect(c.Client.Create(ctx, role)).To(Succeed())
+				Expect(c.Client.Create(ctx, &rbacv1.ClusterRoleBinding{
+					ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+					RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+					Subjects:   subjects,
+				})).To(Succeed())
+			case "Role":
+				role := &rbacv1.Role{}
+				Expect(yaml.UnmarshalStrict([]byte(doc), role)).To(Succeed())
+				ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: role.Namespace}}
+				Expect(client.IgnoreAlreadyExists(c.Client.Create(ctx, ns))).To(Succeed())
+				Expect(c.Client.Create(ctx, role)).To(Succeed())
+				Expect(c.Client.Create(ctx, &rbacv1.RoleBinding{
+					ObjectMeta: metav1.ObjectMeta{Namespace: role.Namespace, Name: role.Name},
+					RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+					Subjects:   subjects,
+				})).To(Succeed())
+			}
+		}
 	}
 	install(bed.Hub, "rbac/syncer-hub-role.yaml", syncersGroup)
 	install(bed.Hub, "rbac/role.yaml", controllersGroup)
