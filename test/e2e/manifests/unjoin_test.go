@@ -18,8 +18,8 @@ import (
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
 
-// One ordered container: the hub, whose controller manager fills in tokens, gets
-// config/default, join registers the targets, and unjoin removes them. No controller or syncer runs, so nothing lets go of
+// One ordered container: the hub gets config/default, join registers the targets, and
+// unjoin removes them. No controller or syncer runs, so nothing lets go of
 // what the specs place on a target as its syncer would leave it.
 var _ = Describe("kubectl custody unjoin", Ordered, func() {
 	const (
@@ -133,12 +133,14 @@ func unjoin(ctx context.Context, args ...string) pluginResult {
 	return custody(ctx, bed.Hub.Kubeconfig, append([]string{"unjoin"}, args...)...)
 }
 
-// identityDeleted is unjoin's report of the deletion of target's identity, the token first.
+// identityDeleted is unjoin's report of the deletion of target's identity, the
+// ServiceAccount first, so that every token of it is refused.
 func identityDeleted(target string) string {
 	sa := syncerIdentity(target)
-	return "secret/" + sa + "-token deleted\n" +
+	return "serviceaccount/" + sa + " deleted\n" +
 		"clusterrolebinding.rbac.authorization.k8s.io/" + sa + " deleted\n" +
-		"serviceaccount/" + sa + " deleted\n"
+		"rolebinding.rbac.authorization.k8s.io/" + sa + "-token deleted\n" +
+		"role.rbac.authorization.k8s.io/" + sa + "-token deleted\n"
 }
 
 // targetDeleted is unjoin's report of the deletion of target's SyncTarget.
