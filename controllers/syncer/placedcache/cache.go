@@ -61,8 +61,16 @@ func New(o Options) cache.NewCacheFunc {
 		if err != nil {
 			return nil, err
 		}
+		// A namespace's watches are many and small: each gzip stream would hold a
+		// decompressor's window of 32 KiB and more for the life of the watch.
+		plain := rest.CopyConfig(cfg)
+		plain.DisableCompression = true
+		spaceOpts := opts
+		if spaceOpts.HTTPClient, err = rest.HTTPClientFor(plain); err != nil {
+			return nil, err
+		}
 		return &Cache{
-			all: all, cfg: cfg, opts: opts, o: o, access: access.SelfSubjectAccessReviews(),
+			all: all, cfg: plain, opts: spaceOpts, o: o, access: access.SelfSubjectAccessReviews(),
 			spaces: map[string]*space{}, informers: map[informerKey]*informer{},
 		}, nil
 	}
@@ -70,7 +78,8 @@ func New(o Options) cache.NewCacheFunc {
 
 // Cache is the cache New makes.
 type Cache struct {
-	all    cache.Cache
+	all cache.Cache
+	// cfg and opts make each namespace's cache.
 	cfg    *rest.Config
 	opts   cache.Options
 	o      Options
@@ -416,7 +425,7 @@ func (c *Cache) informer(ctx context.Context, obj client.Object) (*informer, err
 	if inf, ok := c.informers[key]; ok {
 		return inf, nil
 	}
-	inf := &informer{proto: obj.DeepCopyObject().(client.Object), spaces: map[string]cache.Informer{}}
+	inf := &informer{proto: obj.DeepCopyObject().(client.Object), scheme: c.opts.Scheme, spaces: map[string]*fanout{}}
 	for name, s := range c.spaces {
 		if s.cache == nil {
 			continue

@@ -3,9 +3,12 @@ package placedcache
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -29,30 +32,46 @@ func keyOf(obj client.Object, scheme *runtime.Scheme) (informerKey, error) {
 }
 
 // informer is one type's informer over every placed namespace: what is added to it is added
-// to each namespace's informer of the type, now and as namespaces are placed. Its Cache's
-// lock guards attach and detach; mu guards the registrations and the namespaces' informers.
+// to each namespace's informer of the type, now and as namespaces are placed. Each
+// namespace's informer has one handler of its own, which hands every event to the handlers
+// added here: client-go gives each handler of an informer a buffer of its own, which, for
+// thousands of informers, would weigh more than their objects. Its Cache's lock guards
+// attach and detach; mu guards the rest.
 type informer struct {
-	proto client.Object
+	proto  client.Object
+	scheme *runtime.Scheme
 
 	mu            sync.Mutex
-	spaces        map[string]cache.Informer
+	spaces        map[string]*fanout
 	registrations []*registration
 	indexers      []toolscache.Indexers
 }
 
 var _ cache.Informer = &informer{}
 
-// registration is one handler added to an informer, with its registration in each
-// namespace's informer.
-type registration struct {
-	handler toolscache.ResourceEventHandler
-	options toolscache.HandlerOptions
+// fanout is the one handler of a namespace's informer; ctx ends when the namespace leaves.
+type fanout struct {
+	ctx    context.Context
+	inf    cache.Informer
+	reader client.Reader
+	handle toolscache.ResourceEventHandlerRegistration
 
-	mu      sync.Mutex
-	handles map[string]toolscache.ResourceEventHandlerRegistration
+	mu       sync.RWMutex
+	handlers []*registration
 }
 
-// attach adds the namespace's informer of the type, from nc, with every handler and indexer.
+// registration is one handler added to an informer. synced holds the namespaces whose
+// objects it has been given; it has synced when every namespace's informer has, and it has
+// been given each one's objects.
+type registration struct {
+	handler toolscache.ResourceEventHandler
+
+	mu     sync.Mutex
+	synced map[*fanout]bool
+}
+
+// attach adds the namespace's informer of the type, from nc, with every indexer, and one
+// handler for every registration: client-go gives it the objects already there.
 func (i *informer) attach(ctx context.Context, namespace string, nc cache.Cache) error {
 	inf, err := nc.GetInformer(ctx, i.proto, cache.BlockUntilSynced(false))
 	if err != nil {
@@ -65,12 +84,14 @@ func (i *informer) attach(ctx context.Context, namespace string, nc cache.Cache)
 			return err
 		}
 	}
-	for _, r := range i.registrations {
-		if err := r.add(namespace, inf); err != nil {
-			return err
-		}
+	f := &fanout{ctx: ctx, inf: inf, reader: nc, handlers: slices.Clone(i.registrations)}
+	if f.handle, err = inf.AddEventHandler(f); err != nil {
+		return err
 	}
-	i.spaces[namespace] = inf
+	for _, r := range f.handlers {
+		r.given(f)
+	}
+	i.spaces[namespace] = f
 	return nil
 }
 
@@ -78,23 +99,91 @@ func (i *informer) attach(ctx context.Context, namespace string, nc cache.Cache)
 func (i *informer) detach(namespace string) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	f := i.spaces[namespace]
 	delete(i.spaces, namespace)
 	for _, r := range i.registrations {
-		r.mu.Lock()
-		delete(r.handles, namespace)
-		r.mu.Unlock()
+		r.forget(f)
 	}
 }
 
-func (r *registration) add(namespace string, inf cache.Informer) error {
-	h, err := inf.AddEventHandlerWithOptions(r.handler, r.options)
-	if err != nil {
-		return err
+func (f *fanout) each(do func(toolscache.ResourceEventHandler)) {
+	f.mu.RLock()
+	handlers := f.handlers
+	f.mu.RUnlock()
+	for _, r := range handlers {
+		do(r.handler)
 	}
+}
+
+func (f *fanout) OnAdd(obj any, initial bool) {
+	f.each(func(h toolscache.ResourceEventHandler) { h.OnAdd(obj, initial) })
+}
+
+func (f *fanout) OnUpdate(old, obj any) {
+	f.each(func(h toolscache.ResourceEventHandler) { h.OnUpdate(old, obj) })
+}
+
+func (f *fanout) OnDelete(obj any) {
+	f.each(func(h toolscache.ResourceEventHandler) { h.OnDelete(obj) })
+}
+
+// join adds r to the handlers of a namespace's informer that runs already, and gives it the
+// objects there, as client-go gives a new handler, once the informer synced: an object may
+// reach r twice, never not at all.
+func (f *fanout) join(r *registration, list client.ObjectList) {
+	r.mu.Lock()
+	r.synced[f] = false
+	r.mu.Unlock()
+	f.mu.Lock()
+	f.handlers = append(slices.Clone(f.handlers), r)
+	f.mu.Unlock()
+	go func() {
+		if err := f.reader.List(f.ctx, list); err != nil {
+			return // the namespace left
+		}
+		_ = apimeta.EachListItem(list, func(obj runtime.Object) error {
+			r.handler.OnAdd(obj, true)
+			return nil
+		})
+		r.given(f)
+	}()
+}
+
+func (f *fanout) leave(r *registration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.handlers = slices.DeleteFunc(slices.Clone(f.handlers), func(h *registration) bool { return h == r })
+}
+
+func (r *registration) given(f *fanout) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.handles[namespace] = h
-	return nil
+	r.synced[f] = true
+}
+
+func (r *registration) forget(f *fanout) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.synced, f)
+}
+
+// list is an empty list of the informer's type.
+func (i *informer) list() (client.ObjectList, error) {
+	gvk, err := apiutil.GVKForObject(i.proto, i.scheme)
+	if err != nil {
+		return nil, err
+	}
+	gvk.Kind += "List"
+	if _, ok := i.proto.(*unstructured.Unstructured); ok {
+		l := &unstructured.UnstructuredList{}
+		l.SetGroupVersionKind(gvk)
+		return l, nil
+	}
+	obj, err := i.scheme.New(gvk)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(client.ObjectList), nil
 }
 
 func (i *informer) AddEventHandler(handler toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
@@ -106,15 +195,18 @@ func (i *informer) AddEventHandlerWithResyncPeriod(handler toolscache.ResourceEv
 }
 
 // AddEventHandlerWithOptions adds the handler to every namespace's informer, now and as
-// namespaces are placed.
-func (i *informer) AddEventHandlerWithOptions(handler toolscache.ResourceEventHandler, options toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
-	r := &registration{handler: handler, options: options, handles: map[string]toolscache.ResourceEventHandlerRegistration{}}
+// namespaces are placed. The options' resync period is not kept: the syncer's caches do not
+// resync.
+func (i *informer) AddEventHandlerWithOptions(handler toolscache.ResourceEventHandler, _ toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
+	r := &registration{handler: handler, synced: map[*fanout]bool{}}
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	for namespace, inf := range i.spaces {
-		if err := r.add(namespace, inf); err != nil {
+	for _, f := range i.spaces {
+		list, err := i.list()
+		if err != nil {
 			return nil, err
 		}
+		f.join(r, list)
 	}
 	i.registrations = append(i.registrations, r)
 	return r, nil
@@ -128,23 +220,10 @@ func (i *informer) RemoveEventHandler(h toolscache.ResourceEventHandlerRegistrat
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	for namespace, inf := range i.spaces {
-		r.mu.Lock()
-		handle, ok := r.handles[namespace]
-		r.mu.Unlock()
-		if !ok {
-			continue
-		}
-		if err := inf.RemoveEventHandler(handle); err != nil {
-			return err
-		}
+	for _, f := range i.spaces {
+		f.leave(r)
 	}
-	for k, other := range i.registrations {
-		if other == r {
-			i.registrations = append(i.registrations[:k], i.registrations[k+1:]...)
-			break
-		}
-	}
+	i.registrations = slices.DeleteFunc(i.registrations, func(other *registration) bool { return other == r })
 	return nil
 }
 
@@ -153,8 +232,8 @@ func (i *informer) RemoveEventHandler(h toolscache.ResourceEventHandlerRegistrat
 func (i *informer) AddIndexers(indexers toolscache.Indexers) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	for _, inf := range i.spaces {
-		if err := inf.AddIndexers(indexers); err != nil {
+	for _, f := range i.spaces {
+		if err := f.inf.AddIndexers(indexers); err != nil {
 			return err
 		}
 	}
@@ -166,8 +245,8 @@ func (i *informer) AddIndexers(indexers toolscache.Indexers) error {
 func (i *informer) HasSynced() bool {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	for _, inf := range i.spaces {
-		if !inf.HasSynced() {
+	for _, f := range i.spaces {
+		if !f.inf.HasSynced() {
 			return false
 		}
 	}
@@ -182,20 +261,20 @@ func (i *informer) HasSyncedChecker() toolscache.DoneChecker {
 func (i *informer) IsStopped() bool {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	for _, inf := range i.spaces {
-		if !inf.IsStopped() {
+	for _, f := range i.spaces {
+		if !f.inf.IsStopped() {
 			return false
 		}
 	}
 	return true
 }
 
-// HasSynced tells whether the handler has seen every namespace's initial objects.
+// HasSynced tells whether the handler has been given every namespace's objects.
 func (r *registration) HasSynced() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, h := range r.handles {
-		if !h.HasSynced() {
+	for f, given := range r.synced {
+		if !given || !f.handle.HasSynced() {
 			return false
 		}
 	}
