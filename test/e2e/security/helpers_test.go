@@ -45,17 +45,23 @@ func tenant(ctx context.Context, placed bool) (string, client.Client) {
 		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
 	})).To(Succeed())
 	if placed {
-		Expect(hub.Create(ctx, &schedulingv1alpha1.Placement{
-			ObjectMeta: metav1.ObjectMeta{Name: ns},
-			Spec: schedulingv1alpha1.PlacementSpec{
-				LocationName:      "loc",
-				NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"team": ns}},
-			},
-		})).To(Succeed())
+		place(ctx, ns)
 	}
 	cfg := rest.CopyConfig(env.Hub.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	return ns, newClient(cfg)
+}
+
+// place places the tenant's namespace in Location "loc", with a Placement of its name.
+func place(ctx context.Context, ns string) {
+	GinkgoHelper()
+	Expect(hub.Create(ctx, &schedulingv1alpha1.Placement{
+		ObjectMeta: metav1.ObjectMeta{Name: ns},
+		Spec: schedulingv1alpha1.PlacementSpec{
+			LocationName:      "loc",
+			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"team": ns}},
+		},
+	})).To(Succeed())
 }
 
 // syncer is a client acting as the member's syncer, with the token of its target's identity.

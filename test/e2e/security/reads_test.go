@@ -14,15 +14,8 @@ import (
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/access"
+	"github.com/custody-dev/custody/test/environment"
 )
-
-// other is the member of "loc" that is not key's.
-func other(key string) string {
-	if key == "m1" {
-		return "m2"
-	}
-	return "m1"
-}
 
 var _ = Describe("A member's syncer identity", func() {
 	It("reads the namespaced objects of the namespaces placed on its target, and nothing else namespaced", func(ctx SpecContext) {
@@ -39,13 +32,7 @@ var _ = Describe("A member's syncer identity", func() {
 
 		By("placing the namespace, which its target's syncer syncs")
 		placed := time.Now()
-		Expect(hub.Create(ctx, &schedulingv1alpha1.Placement{
-			ObjectMeta: metav1.ObjectMeta{Name: ns},
-			Spec: schedulingv1alpha1.PlacementSpec{
-				LocationName:      "loc",
-				NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"team": ns}},
-			},
-		})).To(Succeed())
+		place(ctx, ns)
 		key := placedOn(ctx, ns)
 		member := env.Member(key)
 		Eventually(func() error {
@@ -55,7 +42,7 @@ var _ = Describe("A member's syncer identity", func() {
 		Expect(syncer(key).Get(ctx, client.ObjectKeyFromObject(creds), &corev1.Secret{})).To(Succeed())
 
 		By("the other target's syncer reading it, or anything namespaced beyond its own")
-		as := syncer(other(key))
+		as := syncer(environment.Other(key))
 		expectDenied(as.Get(ctx, client.ObjectKeyFromObject(creds), &corev1.Secret{}))
 		expectDenied(as.Get(ctx, client.ObjectKeyFromObject(settings), &corev1.ConfigMap{}))
 		for what, list := range map[string]client.ObjectList{
@@ -70,7 +57,7 @@ var _ = Describe("A member's syncer identity", func() {
 		By("reading the controller's leader-election Lease")
 		expectDenied(as.Get(ctx, client.ObjectKey{Namespace: "custody-system", Name: "custody-controller"}, &coordinationv1.Lease{}))
 		By("reading its own heartbeat Lease, which it renews")
-		Expect(as.Get(ctx, client.ObjectKey{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: other(key)}, &coordinationv1.Lease{})).To(Succeed())
+		Expect(as.Get(ctx, client.ObjectKey{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: environment.Other(key)}, &coordinationv1.Lease{})).To(Succeed())
 
 		By("taking the namespace off the target: the grant goes once the syncer let go")
 		Expect(hub.Delete(ctx, &schedulingv1alpha1.Placement{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
