@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,6 +39,10 @@ func (r *Keys) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error
 		Watches(&storagev1alpha1.VolumeReplication{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {
 			return requests(workloadv1alpha1.Targets(obj))
 		}), builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}))).
+		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {
+			key, _ := keyOfIdentity(obj)
+			return requests([]string{key})
+		}), builder.WithPredicates(identities)).
 		Watches(&rbacv1.Role{}, granted, builder.WithPredicates(inKeyNamespace)).
 		Watches(&rbacv1.RoleBinding{}, granted, builder.WithPredicates(inKeyNamespace)).
 		Complete(r)
@@ -54,7 +59,8 @@ func requests(keys []string) []reconcile.Request {
 }
 
 // Reconcile grants the target's syncer its key Secrets, or takes the grant away when it has
-// none: a Role's rule without resource names would grant every Secret.
+// none (a Role's rule without resource names would grant every Secret) or its identity is
+// gone.
 func (r *Keys) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	key := req.Name
 	vrs := &storagev1alpha1.VolumeReplicationList{}
@@ -68,7 +74,11 @@ func (r *Keys) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, er
 	names := KeySecrets(key, replications, func(o metav1.Object) string { return o.(*storagev1alpha1.VolumeReplication).Spec.KeySecret })
 	meta := metav1.ObjectMeta{Namespace: storagev1alpha1.KeyNamespace, Name: "custody-syncer-" + key + "-keys"}
 	role, b := &rbacv1.Role{ObjectMeta: meta}, &rbacv1.RoleBinding{ObjectMeta: *meta.DeepCopy()}
-	if len(names) == 0 {
+	exists, err := identityExists(ctx, r.Client, key)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(names) == 0 || !exists {
 		return ctrl.Result{}, errors.Join(r.remove(ctx, b), r.remove(ctx, role))
 	}
 	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, role, func() error {
@@ -78,7 +88,7 @@ func (r *Keys) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, er
 	}); err != nil {
 		return ctrl.Result{}, err
 	}
-	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, b, func() error {
+	_, err = controllerutil.CreateOrUpdate(ctx, r.Client, b, func() error {
 		if b.RoleRef.Name != "" && b.RoleRef.Name != role.Name {
 			return errors.New("rolebinding " + b.Name + " binds another role")
 		}

@@ -3,9 +3,11 @@ package access
 import (
 	"context"
 	"errors"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,6 +28,7 @@ import (
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=custody-syncer-namespace;custody-syncer-replica
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=storage.custody.dev,resources=volumereplications,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",namespace=custody-system,resources=serviceaccounts,verbs=get;list;watch
 
 // Namespaces keeps the RoleBindings of every namespace in line with its Grants.
 type Namespaces struct {
@@ -33,14 +36,57 @@ type Namespaces struct {
 }
 
 // SetupWithManager reconciles a namespace when its labels change, when a VolumeReplication
-// in it changes, and when a RoleBinding granted in it changes or goes.
+// in it changes, when a RoleBinding granted in it changes or goes, and when a syncer
+// identity that is or would be granted there comes or goes.
 func (r *Namespaces) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("access").WithOptions(opts).
 		For(&corev1.Namespace{}, builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&storagev1alpha1.VolumeReplication{}, handler.EnqueueRequestsFromMapFunc(namespaceOf),
 			builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(namespaceOf)).
+		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(r.namespacesOfIdentity), builder.WithPredicates(identities)).
 		Complete(r)
+}
+
+// identities lets through the syncers' hub identities only.
+var identities = predicate.NewPredicateFuncs(func(obj client.Object) bool {
+	_, ok := keyOfIdentity(obj)
+	return ok
+})
+
+// keyOfIdentity is the key of the target whose syncer's hub identity the ServiceAccount is.
+func keyOfIdentity(sa client.Object) (string, bool) {
+	if sa.GetNamespace() != workloadv1alpha1.SyncerIdentityNamespace {
+		return "", false
+	}
+	key, ok := strings.CutPrefix(sa.GetName(), workloadv1alpha1.SyncerIdentity(""))
+	return key, ok && key != ""
+}
+
+// namespacesOfIdentity maps a syncer's identity to the namespaces where its target holds a
+// grant or is placed.
+func (r *Namespaces) namespacesOfIdentity(ctx context.Context, sa client.Object) []reconcile.Request {
+	key, _ := keyOfIdentity(sa)
+	seen := map[string]bool{}
+	grants := &rbacv1.RoleBindingList{}
+	placed := &corev1.NamespaceList{}
+	if err := r.Client.List(ctx, grants, client.MatchingLabels{TargetLabel: key}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the grants of a syncer identity", "identity", sa.GetName())
+	}
+	if err := r.Client.List(ctx, placed, client.HasLabels{workloadv1alpha1.StateLabel(key)}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the namespaces placed on a target", "target", key)
+	}
+	for i := range grants.Items {
+		seen[grants.Items[i].Namespace] = true
+	}
+	for i := range placed.Items {
+		seen[placed.Items[i].Name] = true
+	}
+	var out []reconcile.Request
+	for ns := range seen {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: ns}})
+	}
+	return out
 }
 
 func namespaceOf(_ context.Context, obj client.Object) []reconcile.Request {
@@ -66,6 +112,12 @@ func (r *Namespaces) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	want := map[string]*rbacv1.RoleBinding{}
 	for key, role := range NamespaceGrants(ns, replications) {
+		if exists, err := identityExists(ctx, r.Client, key); err != nil || !exists {
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			continue
+		}
 		b := binding(ns.Name, key, role)
 		want[b.Name] = b
 	}
@@ -111,6 +163,18 @@ func (r *Namespaces) revoke(ctx context.Context, b *rbacv1.RoleBinding) error {
 	}
 	ctrl.LoggerFrom(ctx).Info("Took a syncer's grant away", "roleBinding", client.ObjectKeyFromObject(b))
 	return nil
+}
+
+// identityExists tells whether the hub identity of the target's syncer exists: one that
+// unjoin --revoke deleted is granted nothing, and loses its grants at once, before the API
+// server stops taking its tokens.
+func identityExists(ctx context.Context, c client.Reader, key string) (bool, error) {
+	sa := &corev1.ServiceAccount{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: workloadv1alpha1.SyncerIdentityNamespace, Name: workloadv1alpha1.SyncerIdentity(key)}, sa)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // binding is the RoleBinding that grants role to the syncer of the target with key in the

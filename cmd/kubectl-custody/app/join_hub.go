@@ -18,14 +18,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/config"
 )
 
 const (
 	// custodyNamespace is the hub namespace of the syncers' identities, as config/default
 	// makes it.
-	custodyNamespace = "custody-system"
+	custodyNamespace = workloadv1alpha1.SyncerIdentityNamespace
 	// syncerHubRole is the ClusterRole of what a syncer does on the hub (config/rbac).
-	syncerHubRole = "custody-syncer-hub"
+	syncerHubRole = config.SyncerHubRole
 	// partOf labels what join writes on the hub, as config/default labels its objects.
 	partOf = "app.kubernetes.io/part-of"
 	// rollbackTimeout bounds the deletions that undo a failed run.
@@ -37,9 +38,8 @@ const (
 )
 
 // identityName names the ServiceAccount of target's syncer on the hub and its
-// ClusterRoleBinding. The prefix keeps it apart from the identities config/ ships, whatever
-// the target's name.
-func identityName(target string) string { return "custody-syncer-target-" + target }
+// ClusterRoleBinding: the name the admission policy and the controller's grants know it by.
+func identityName(target string) string { return workloadv1alpha1.SyncerIdentity(target) }
 
 // tokenName names the Role and RoleBinding that let target's syncer renew its own
 // credential, and the legacy token Secret that earlier versions of join made.

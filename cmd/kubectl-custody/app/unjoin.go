@@ -47,10 +47,11 @@ once, then its ClusterRoleBinding, Role and RoleBinding (and a legacy token Secr
 earlier join made), and last the SyncTarget. In the member, kubectl delete -f member.yaml
 removes the syncer.
 
---revoke deletes that identity first, before the eviction: the API server refuses every
-token of the ServiceAccount, whatever its expiry, as soon as its cache of tokens it has
-authenticated lets go of them (10 seconds by default), so that a member that is compromised
-or lost is cut off at once. unjoin then goes on as without it, but a revoked
+--revoke deletes that identity first, before the eviction, so that a member that is
+compromised or lost is cut off at once: the hub's controller takes away the grants of an
+identity that is gone, which the API server then refuses every request, and every token of
+the ServiceAccount stops authenticating, whatever its expiry, as soon as the API server's
+cache of tokens it has authenticated lets go of them (10 seconds by default). unjoin then goes on as without it, but a revoked
 syncer can no longer let go of anything: whatever the target holds, its volumes first, leaves
 it only after a Fence (kubectl custody fence) or with --force. --revoke says what it deletes
 and asks for confirmation first, unless --yes is given.

@@ -37,7 +37,7 @@ const (
 
 // syncerIdentity is the hub ServiceAccount that kubectl custody join makes for target's
 // syncer.
-func syncerIdentity(target string) string { return "custody-syncer-target-" + target }
+func syncerIdentity(target string) string { return workloadv1alpha1.SyncerIdentity(target) }
 
 // One ordered container: the hub gets config/default and a token controller, join registers
 // the targets a and b, and each spec has a's syncer try b's part of a rule, denied, and its

@@ -26,7 +26,7 @@ import (
 )
 
 // identityOf is the hub ServiceAccount of target's syncer, as join names it.
-func identityOf(target string) string { return "custody-syncer-target-" + target }
+func identityOf(target string) string { return workloadv1alpha1.SyncerIdentity(target) }
 
 // requestToken requests, with cfg, a token of the ServiceAccount custody-system/name.
 func requestToken(ctx SpecContext, cfg *rest.Config, name string) error {
@@ -117,6 +117,15 @@ var _ = Describe("A member's hub credential", func() {
 		Expect(code).To(Equal(1), "unjoin of a target that holds a namespace, with no --force:\n%s%s", out, errOut)
 		Expect(out).To(ContainSubstring("the hub identity of " + key + " is revoked"))
 		Expect(errOut).To(ContainSubstring("still holds"))
+
+		By("refusing the identity its reads at once: its grants go with it")
+		Eventually(func() bool {
+			err := newClient(renewed).Get(ctx, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})
+			return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)
+		}).WithContext(ctx).WithTimeout(30 * time.Second).WithPolling(10 * time.Millisecond).Should(BeTrue())
+		refused := time.Since(returned)
+		AddReportEntry("revocation to the first refused read in a placed namespace", refused.String())
+		Expect(refused).To(BeNumerically("<", 5*time.Second), "the grants outlived the identity")
 
 		By("refusing every token of the identity, join's and the renewed one")
 		var first time.Duration
