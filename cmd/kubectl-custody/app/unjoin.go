@@ -52,10 +52,10 @@ compromised or lost is cut off at once: the hub's controller takes away the gran
 identity that is gone, after which the API server refuses each of its requests, and every
 token of the ServiceAccount stops authenticating, whatever its expiry, as soon as the API
 server's cache of tokens it has authenticated lets go of them (10 seconds by default).
-unjoin then goes on as without it, but a revoked
-syncer can no longer let go of anything: whatever the target holds, its volumes first, leaves
-it only after a Fence (kubectl custody fence) or with --force. --revoke says what it deletes
-and asks for confirmation first, unless --yes is given.
+unjoin then goes on as without it, but a revoked syncer can no longer let go of anything:
+whatever the target holds, its volumes first, leaves it only after a Fence (kubectl custody
+fence) or with --force. --revoke says what it deletes and asks for confirmation first, unless
+--yes is given.
 
 If the target still holds objects after --timeout, unjoin removes nothing and fails with
 what it holds, its claims first with the phase and reason of their VolumeOwnership; the
