@@ -36,7 +36,10 @@ func TestSecurity(t *testing.T) {
 var _ = BeforeSuite(func(ctx context.Context) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	var err error
-	env, err = environment.Start(ctx, environment.OneLocation())
+	o := environment.OneLocation()
+	o.MetricsAddr, err = testbed.FreeAddr()
+	Expect(err).NotTo(HaveOccurred())
+	env, err = environment.Start(ctx, o)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(env.Stop)
 	Expect(env.WaitReady(ctx)).To(Succeed())
