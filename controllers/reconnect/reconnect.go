@@ -192,3 +192,19 @@ func (t *tracking) drain() []reconcile.Request {
 	clear(t.waiting)
 	return items
 }
+
+// Until calls condition until it holds or ctx ends: at once, then first apart, doubling up
+// to most apart, for as long as it takes. wait.ExponentialBackoff would give up once its
+// delay reached its cap.
+func Until(ctx context.Context, first, most time.Duration, condition func(context.Context) bool) error {
+	for delay := time.Duration(0); ; delay = min(max(2*delay, first), most) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		if condition(ctx) {
+			return nil
+		}
+	}
+}

@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
@@ -322,11 +321,6 @@ func names(kinds []kind) []string {
 	return out
 }
 
-// retryBackoff paces the waits for a cluster to answer at start as package reconnect paces
-// its retries: a syncer that starts while the hub is down takes up its work within a second
-// of the hub answering, not after a backoff that has grown to half a minute.
-var retryBackoff = wait.Backoff{Duration: reconnect.MinDelay, Factor: 2, Cap: reconnect.MaxDelay, Steps: math.MaxInt32}
-
 // hubIdentity reads the hub's identity, the UID of its kube-system namespace, waiting for
 // the hub to answer.
 func hubIdentity(ctx context.Context, cfg *rest.Config) (string, error) {
@@ -335,14 +329,14 @@ func hubIdentity(ctx context.Context, cfg *rest.Config) (string, error) {
 		return "", err
 	}
 	var id string
-	err = wait.ExponentialBackoffWithContext(ctx, retryBackoff, func(ctx context.Context) (bool, error) {
+	err = waitFor(ctx, func(ctx context.Context) bool {
 		ns, err := cs.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
 		if err != nil {
 			ctrl.LoggerFrom(ctx).Info("Waiting for the hub", "error", err.Error())
-			return false, nil
+			return false
 		}
 		id = string(ns.UID)
-		return true, nil
+		return true
 	})
 	return id, err
 }
@@ -353,11 +347,18 @@ func reachable(ctx context.Context, what string, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	return wait.ExponentialBackoffWithContext(ctx, retryBackoff, func(ctx context.Context) (bool, error) {
+	return waitFor(ctx, func(context.Context) bool {
 		if _, err := cs.Discovery().ServerVersion(); err != nil {
 			ctrl.LoggerFrom(ctx).Info("Waiting for the "+what, "error", err.Error())
-			return false, nil
+			return false
 		}
-		return true, nil
+		return true
 	})
+}
+
+// waitFor waits until a cluster answers as package reconnect paces its retries: a syncer
+// that starts while the hub is down takes up its work within a second of the hub answering,
+// however long it was down.
+func waitFor(ctx context.Context, answers func(context.Context) bool) error {
+	return reconnect.Until(ctx, reconnect.MinDelay, reconnect.MaxDelay, answers)
 }

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -23,6 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/custody-dev/custody/controllers/reconnect"
 )
 
 // Options say which types are read in every namespace and how a namespace's reads are known
@@ -39,9 +40,13 @@ type Options struct {
 	ReadTimeout time.Duration
 }
 
-// accessBackoff paces the checks of whether a newly placed namespace's reads are granted:
-// the hub's controller grants them within milliseconds of the placement, as a rule.
-var accessBackoff = wait.Backoff{Duration: 20 * time.Millisecond, Factor: 1.5, Cap: 2 * time.Second, Steps: 1 << 30}
+// A newly placed namespace's cache starts once its reads are granted, which the hub's
+// controller does within milliseconds of the placement, as a rule: the checks start
+// minRetry apart and grow to maxRetry apart, for as long as the namespace stays placed.
+const (
+	minRetry = 20 * time.Millisecond
+	maxRetry = 2 * time.Second
+)
 
 // grantPatience is how long a namespace may wait for its grant before the syncer says so.
 const grantPatience = 10 * time.Second
@@ -185,74 +190,82 @@ func (c *Cache) leave(name string) {
 }
 
 // run starts a namespace's cache once its reads are granted, with every index and handler
-// the other namespaces' caches have.
+// the other namespaces' caches have. It tries until it has, or the namespace leaves: reads
+// there wait for it, and a namespace must never look empty for want of its cache.
 func (c *Cache) run(ctx context.Context, s *space) {
+	defer close(s.ready)
 	log := ctrl.LoggerFrom(c.ctx).WithValues("namespace", s.name)
-	if err := c.granted(ctx, s.name); err != nil {
-		close(s.ready)
-		return
-	}
+	start, told := time.Now(), false
+	_ = reconnect.Until(ctx, minRetry, maxRetry, func(ctx context.Context) bool {
+		if !c.granted(ctx, s.name) {
+			if !told && time.Since(start) > grantPatience {
+				told = true
+				log.Info("Waiting for the hub to grant the reads of a placed namespace: is the controller running?",
+					"resource", c.o.Granted.String())
+			}
+			return false
+		}
+		nc, err := c.start(ctx, s)
+		if err != nil {
+			log.Error(err, "Starting the cache of a placed namespace")
+			return false
+		}
+		if nc != nil {
+			log.V(1).Info("Watching a placed namespace")
+		}
+		return true
+	})
+}
+
+// start makes the namespace's cache and starts it; nil when the namespace left.
+func (c *Cache) start(ctx context.Context, s *space) (cache.Cache, error) {
 	opts := c.opts
 	opts.DefaultNamespaces = map[string]cache.Config{s.name: {}}
 	nc, err := cache.New(c.cfg, opts)
-	if err == nil {
-		err = c.attach(ctx, s, nc)
-	}
 	if err != nil {
-		log.Error(err, "Starting the cache of a placed namespace")
-		close(s.ready)
-		return
+		return nil, err
+	}
+	if attached, err := c.attach(ctx, s, nc); err != nil || !attached {
+		return nil, err
 	}
 	go func() {
 		if err := nc.Start(ctx); err != nil {
-			log.Error(err, "Running the cache of a placed namespace")
+			ctrl.LoggerFrom(c.ctx).Error(err, "Running the cache of a placed namespace", "namespace", s.name)
 		}
 	}()
-	close(s.ready)
-	log.V(1).Info("Watching a placed namespace")
+	return nc, nil
 }
 
 // attach gives nc every index and handler, and makes it s's cache, unless s left.
-func (c *Cache) attach(ctx context.Context, s *space, nc cache.Cache) error {
+func (c *Cache) attach(ctx context.Context, s *space, nc cache.Cache) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.spaces[s.name] != s {
-		return nil
+		return false, nil
 	}
 	for _, i := range c.indexes {
 		if err := nc.IndexField(ctx, i.obj, i.field, i.extract); err != nil {
-			return err
+			return false, err
 		}
 	}
 	for _, inf := range c.informers {
 		if err := inf.attach(ctx, s.name, nc); err != nil {
-			return err
+			return false, err
 		}
 	}
 	s.cache = nc
-	return nil
+	return true, nil
 }
 
-// granted waits until the identity may list the Granted resource in the namespace.
-func (c *Cache) granted(ctx context.Context, namespace string) error {
+// granted tells whether the identity may list the Granted resource in the namespace.
+func (c *Cache) granted(ctx context.Context, namespace string) bool {
 	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 		ResourceAttributes: &authorizationv1.ResourceAttributes{
 			Namespace: namespace, Verb: "list", Group: c.o.Granted.Group, Resource: c.o.Granted.Resource,
 		},
 	}}
-	start, told := time.Now(), false
-	return wait.ExponentialBackoffWithContext(ctx, accessBackoff, func(ctx context.Context) (bool, error) {
-		answer, err := c.access.Create(ctx, review, metav1.CreateOptions{})
-		if err == nil && answer.Status.Allowed {
-			return true, nil
-		}
-		if !told && time.Since(start) > grantPatience {
-			told = true
-			ctrl.LoggerFrom(c.ctx).Info("Waiting for the hub to grant the reads of a placed namespace: is the controller running?",
-				"namespace", namespace, "resource", c.o.Granted.String())
-		}
-		return false, nil
-	})
+	answer, err := c.access.Create(ctx, review, metav1.CreateOptions{})
+	return err == nil && answer.Status.Allowed
 }
 
 // everywhere tells whether the type of obj (or of a list's items) is read from the
@@ -283,6 +296,9 @@ func (c *Cache) reader(ctx context.Context, namespace string) (cache.Cache, erro
 	}
 	select {
 	case <-s.ready:
+		if s.cache == nil {
+			return nil, fmt.Errorf("placed namespace %s left while its cache was starting", namespace)
+		}
 		return s.cache, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
