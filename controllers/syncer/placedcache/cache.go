@@ -484,17 +484,22 @@ func errorOr(err error, f func() error) error {
 	return f()
 }
 
-// WaitForCacheSync waits for the all-namespaces cache and every started namespace's.
+// WaitForCacheSync waits for the all-namespaces cache and every namespace's cache that
+// started; not for a namespace still waiting for its grant, which may be long.
 func (c *Cache) WaitForCacheSync(ctx context.Context) bool {
 	if !c.all.WaitForCacheSync(ctx) {
 		return false
 	}
-	readers, err := c.readers(ctx)
-	if err != nil {
-		return false
+	c.mu.Lock()
+	var started []cache.Cache
+	for _, s := range c.spaces {
+		if s.cache != nil {
+			started = append(started, s.cache)
+		}
 	}
-	for _, r := range readers {
-		if !r.WaitForCacheSync(ctx) {
+	c.mu.Unlock()
+	for _, nc := range started {
+		if !nc.WaitForCacheSync(ctx) {
 			return false
 		}
 	}
