@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
-	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/access"
 	"github.com/custody-dev/custody/controllers/coordination"
 	"github.com/custody-dev/custody/controllers/dr"
@@ -53,15 +52,13 @@ type Options struct {
 // +kubebuilder:rbac:groups=workload.custody.dev,resources=protocolkeys,verbs=write
 
 // CacheOptions are o for the cache of a manager that runs the hub controllers: of the
-// RoleBindings and Roles, it holds only the grants of package access, and of the
-// ServiceAccounts only the syncers' identities' namespace.
+// RoleBindings and Roles, it holds only the grants of package access.
 func CacheOptions(o cache.Options) cache.Options {
 	granted, _ := labels.NewRequirement(access.TargetLabel, selection.Exists, nil)
 	grants := labels.NewSelector().Add(*granted)
 	o.ByObject = map[client.Object]cache.ByObject{
-		&rbacv1.RoleBinding{}:    {Label: grants},
-		&rbacv1.Role{}:           {Label: grants},
-		&corev1.ServiceAccount{}: {Namespaces: map[string]cache.Config{workloadv1alpha1.SyncerIdentityNamespace: {}}},
+		&rbacv1.RoleBinding{}: {Label: grants},
+		&rbacv1.Role{}:        {Label: grants},
 	}
 	return o
 }

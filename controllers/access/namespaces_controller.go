@@ -28,7 +28,7 @@ import (
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=custody-syncer-namespace;custody-syncer-replica
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=storage.custody.dev,resources=volumereplications,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",namespace=custody-system,resources=serviceaccounts,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch
 
 // Namespaces keeps the RoleBindings of every namespace in line with its Grants.
 type Namespaces struct {
