@@ -36,7 +36,8 @@ type Options struct {
 	// the identity its reads there.
 	Granted schema.GroupResource
 	// ReadTimeout bounds how long a read waits for a placed namespace's cache to start and
-	// sync; the read then fails, and its reconcile is retried. Zero: a minute.
+	// sync, as when the grant is late, or went with the namespace while the read waited;
+	// the read then fails, and its reconcile is retried. Zero: a minute.
 	ReadTimeout time.Duration
 }
 
@@ -285,8 +286,8 @@ func (c *Cache) everywhere(obj runtime.Object) (schema.GroupVersionKind, bool, e
 	return gvk, !namespaced, err
 }
 
-// reader is the cache of a namespace, once it started and within the read timeout; nil when
-// the namespace is not placed, or left while the read waited.
+// reader is the cache of a namespace, once it started and before ctx ends; nil when the
+// namespace is not placed.
 func (c *Cache) reader(ctx context.Context, namespace string) (cache.Cache, error) {
 	c.mu.Lock()
 	s := c.spaces[namespace]
@@ -301,9 +302,7 @@ func (c *Cache) reader(ctx context.Context, namespace string) (cache.Cache, erro
 		}
 		return s.cache, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(c.o.ReadTimeout):
-		return nil, fmt.Errorf("the reads of placed namespace %s are not granted after %s", namespace, c.o.ReadTimeout)
+		return nil, fmt.Errorf("reading in placed namespace %s: %w", namespace, ctx.Err())
 	}
 }
 
@@ -338,6 +337,8 @@ func (c *Cache) Get(ctx context.Context, key client.ObjectKey, obj client.Object
 	if all {
 		return c.all.Get(ctx, key, obj, opts...)
 	}
+	ctx, cancel := context.WithTimeout(ctx, c.o.ReadTimeout)
+	defer cancel()
 	r, err := c.reader(ctx, key.Namespace)
 	if err != nil {
 		return err
@@ -365,6 +366,8 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 	if all {
 		return c.all.List(ctx, list, opts...)
 	}
+	ctx, cancel := context.WithTimeout(ctx, c.o.ReadTimeout)
+	defer cancel()
 	lo := client.ListOptions{}
 	lo.ApplyOptions(opts)
 	var readers []cache.Cache
@@ -484,26 +487,11 @@ func errorOr(err error, f func() error) error {
 	return f()
 }
 
-// WaitForCacheSync waits for the all-namespaces cache and every namespace's cache that
-// started; not for a namespace still waiting for its grant, which may be long.
+// WaitForCacheSync waits for the all-namespaces cache only: a namespace's objects reach the
+// handlers as its informers list them, and reads there wait for them. A namespace whose
+// grant is late or gone must not hold the whole syncer back.
 func (c *Cache) WaitForCacheSync(ctx context.Context) bool {
-	if !c.all.WaitForCacheSync(ctx) {
-		return false
-	}
-	c.mu.Lock()
-	var started []cache.Cache
-	for _, s := range c.spaces {
-		if s.cache != nil {
-			started = append(started, s.cache)
-		}
-	}
-	c.mu.Unlock()
-	for _, nc := range started {
-		if !nc.WaitForCacheSync(ctx) {
-			return false
-		}
-	}
-	return true
+	return c.all.WaitForCacheSync(ctx)
 }
 
 // IndexField adds the index to the all-namespaces cache, or to every namespace's cache, now

@@ -11,7 +11,9 @@
 // and as namespaces are placed, and field indexes too.
 //
 // A namespace's cache starts once the hub grants the identity its reads there (the hub's
-// controller binds them after the namespace is placed): until then, and until it has synced,
-// reads in that namespace wait, so that an empty cache is never taken for an empty namespace.
-// Reads in a namespace that is not placed find nothing.
+// controller binds them after the namespace is placed), however long that takes: until then,
+// and until it has synced, reads in that namespace wait (up to a timeout, then fail), so that
+// an empty cache is never taken for an empty namespace. Reads in a namespace that is not
+// placed find nothing. The cache counts as synced once its all-namespaces part has: a
+// namespace whose grant is late must not hold back the syncer's other work.
 package placedcache

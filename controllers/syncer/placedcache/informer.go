@@ -16,9 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
-// syncPoll is how often a DoneChecker looks whether its informers synced.
-const syncPoll = 10 * time.Millisecond
-
 // informerKey tells the informers of a type apart as controller-runtime does: a typed, an
 // unstructured and a metadata-only informer of one kind are three.
 type informerKey string
@@ -54,20 +51,14 @@ type fanout struct {
 	ctx    context.Context
 	inf    cache.Informer
 	reader client.Reader
-	handle toolscache.ResourceEventHandlerRegistration
 
 	mu       sync.RWMutex
 	handlers []*registration
 }
 
-// registration is one handler added to an informer. synced holds the namespaces whose
-// objects it has been given; it has synced when every namespace's informer has, and it has
-// been given each one's objects.
+// registration is one handler added to an informer.
 type registration struct {
 	handler toolscache.ResourceEventHandler
-
-	mu     sync.Mutex
-	synced map[*fanout]bool
 }
 
 // attach adds the namespace's informer of the type, from nc, with every indexer, and one
@@ -85,11 +76,8 @@ func (i *informer) attach(ctx context.Context, namespace string, nc cache.Cache)
 		}
 	}
 	f := &fanout{ctx: ctx, inf: inf, reader: nc, handlers: slices.Clone(i.registrations)}
-	if f.handle, err = inf.AddEventHandler(f); err != nil {
+	if _, err = inf.AddEventHandler(f); err != nil {
 		return err
-	}
-	for _, r := range f.handlers {
-		r.given(f)
 	}
 	i.spaces[namespace] = f
 	return nil
@@ -99,11 +87,7 @@ func (i *informer) attach(ctx context.Context, namespace string, nc cache.Cache)
 func (i *informer) detach(namespace string) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	f := i.spaces[namespace]
 	delete(i.spaces, namespace)
-	for _, r := range i.registrations {
-		r.forget(f)
-	}
 }
 
 func (f *fanout) each(do func(toolscache.ResourceEventHandler)) {
@@ -131,9 +115,6 @@ func (f *fanout) OnDelete(obj any) {
 // objects there, as client-go gives a new handler, once the informer synced: an object may
 // reach r twice, never not at all.
 func (f *fanout) join(r *registration, list client.ObjectList) {
-	r.mu.Lock()
-	r.synced[f] = false
-	r.mu.Unlock()
 	f.mu.Lock()
 	f.handlers = append(slices.Clone(f.handlers), r)
 	f.mu.Unlock()
@@ -145,7 +126,6 @@ func (f *fanout) join(r *registration, list client.ObjectList) {
 			r.handler.OnAdd(obj, true)
 			return nil
 		})
-		r.given(f)
 	}()
 }
 
@@ -153,18 +133,6 @@ func (f *fanout) leave(r *registration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.handlers = slices.DeleteFunc(slices.Clone(f.handlers), func(h *registration) bool { return h == r })
-}
-
-func (r *registration) given(f *fanout) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.synced[f] = true
-}
-
-func (r *registration) forget(f *fanout) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.synced, f)
 }
 
 // list is an empty list of the informer's type.
@@ -198,7 +166,7 @@ func (i *informer) AddEventHandlerWithResyncPeriod(handler toolscache.ResourceEv
 // namespaces are placed. The options' resync period is not kept: the syncer's caches do not
 // resync.
 func (i *informer) AddEventHandlerWithOptions(handler toolscache.ResourceEventHandler, _ toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
-	r := &registration{handler: handler, synced: map[*fanout]bool{}}
+	r := &registration{handler: handler}
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	for _, f := range i.spaces {
@@ -241,21 +209,11 @@ func (i *informer) AddIndexers(indexers toolscache.Indexers) error {
 	return nil
 }
 
-// HasSynced tells whether every namespace's informer has synced; with none placed, it has.
-func (i *informer) HasSynced() bool {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	for _, f := range i.spaces {
-		if !f.inf.HasSynced() {
-			return false
-		}
-	}
-	return true
-}
+// HasSynced is true: a namespace's objects reach the handlers as its informer lists them,
+// and reads there wait for them (see Cache.WaitForCacheSync).
+func (i *informer) HasSynced() bool { return true }
 
-func (i *informer) HasSyncedChecker() toolscache.DoneChecker {
-	return checker{name: fmt.Sprintf("%T informer over placed namespaces", i.proto), synced: i.HasSynced}
-}
+func (i *informer) HasSyncedChecker() toolscache.DoneChecker { return synced{} }
 
 // IsStopped tells whether every namespace's informer stopped; with none placed, none runs.
 func (i *informer) IsStopped() bool {
@@ -269,37 +227,20 @@ func (i *informer) IsStopped() bool {
 	return true
 }
 
-// HasSynced tells whether the handler has been given every namespace's objects.
-func (r *registration) HasSynced() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for f, given := range r.synced {
-		if !given || !f.handle.HasSynced() {
-			return false
-		}
-	}
-	return true
-}
+// HasSynced is true, as the informer's.
+func (r *registration) HasSynced() bool { return true }
 
-func (r *registration) HasSyncedChecker() toolscache.DoneChecker {
-	return checker{name: "handler over placed namespaces", synced: r.HasSynced}
-}
+func (r *registration) HasSyncedChecker() toolscache.DoneChecker { return synced{} }
 
-// checker is a DoneChecker of a condition: its channel closes once the condition holds.
-type checker struct {
-	name   string
-	synced func() bool
-}
+// synced is the DoneChecker of what is synced from the start.
+type synced struct{}
 
-func (c checker) Name() string { return c.name }
+func (synced) Name() string { return "informer over placed namespaces" }
 
-func (c checker) Done() <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for !c.synced() {
-			time.Sleep(syncPoll)
-		}
-	}()
-	return done
-}
+var closed = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+func (synced) Done() <-chan struct{} { return closed }
