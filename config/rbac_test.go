@@ -56,7 +56,7 @@ func readsCore(rule rbacv1.PolicyRule, resource string) bool {
 func syncerSubject(s rbacv1.Subject) bool {
 	switch s.Kind {
 	case rbacv1.ServiceAccountKind:
-		return s.Namespace == workloadv1alpha1.SyncerIdentityNamespace && strings.HasPrefix(s.Name, "custody-syncer-target-")
+		return s.Namespace == workloadv1alpha1.SyncerIdentityNamespace && strings.HasPrefix(s.Name, workloadv1alpha1.SyncerIdentity(""))
 	case rbacv1.GroupKind:
 		return s.Name == "system:serviceaccounts" || s.Name == "system:serviceaccounts:"+workloadv1alpha1.SyncerIdentityNamespace || s.Name == "system:authenticated"
 	}

@@ -82,7 +82,7 @@ func (r *Keys) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, er
 		return ctrl.Result{}, errors.Join(r.remove(ctx, b), r.remove(ctx, role))
 	}
 	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, role, func() error {
-		role.Labels = map[string]string{TargetLabel: key, "app.kubernetes.io/part-of": "custody"}
+		role.Labels = grantLabels(key)
 		role.Rules = []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}, ResourceNames: names}}
 		return nil
 	}); err != nil {

@@ -194,11 +194,16 @@ func binding(namespace, key, role string) *rbacv1.RoleBinding {
 // the finalizers.
 func bound(b *rbacv1.RoleBinding, key string, finalizers ...string) *rbacv1.RoleBinding {
 	b.Finalizers = finalizers
-	b.Labels = map[string]string{TargetLabel: key, "app.kubernetes.io/part-of": "custody"}
+	b.Labels = grantLabels(key)
 	b.Subjects = []rbacv1.Subject{{
 		Kind: rbacv1.ServiceAccountKind, Namespace: workloadv1alpha1.SyncerIdentityNamespace, Name: workloadv1alpha1.SyncerIdentity(key),
 	}}
 	return b
+}
+
+// grantLabels are the labels of a grant to the syncer of the target with key.
+func grantLabels(key string) map[string]string {
+	return map[string]string{TargetLabel: key, "app.kubernetes.io/part-of": "custody"}
 }
 
 // same tells whether have binds what want binds, to whom. A grant being deleted with its

@@ -35,10 +35,6 @@ const (
 	ruleHubSource  = "custody: a syncer may only hold, let go of and acknowledge the removal of what the hub places on its target, not change its spec, data, labels, annotations or other finalizers"
 )
 
-// syncerIdentity is the hub ServiceAccount that kubectl custody join makes for target's
-// syncer.
-func syncerIdentity(target string) string { return workloadv1alpha1.SyncerIdentity(target) }
-
 // One ordered container: the hub gets config/default and a token controller, join registers
 // the targets a and b, and each spec has a's syncer try b's part of a rule, denied, and its
 // own, allowed.
@@ -55,7 +51,7 @@ var _ = Describe("The admission policy of config/admission", Ordered, func() {
 			r := join(ctx, bed.Hub.Kubeconfig, t, "--storage-domain=zone-a", "-o", filepath.Join(GinkgoT().TempDir(), t+".yaml"))
 			Expect(r.code).To(Equal(0), r.errOut)
 		}
-		syncerA, syncerB = clientAs(bed.Hub.Config, syncerIdentity(a)), clientAs(bed.Hub.Config, syncerIdentity(b))
+		syncerA, syncerB = clientAs(bed.Hub.Config, workloadv1alpha1.SyncerIdentity(a)), clientAs(bed.Hub.Config, workloadv1alpha1.SyncerIdentity(b))
 		Expect(bed.Hub.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 		// Both syncers hold in ns what the controller grants in a namespace placed on their
 		// target: the policy, not RBAC, is what each spec meets.
@@ -63,7 +59,7 @@ var _ = Describe("The admission policy of config/admission", Ordered, func() {
 			Expect(bed.Hub.Client.Create(ctx, &rbacv1.RoleBinding{
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "custody-syncer-" + t},
 				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: access.NamespaceRole},
-				Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: syncerIdentity(t)}},
+				Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: workloadv1alpha1.SyncerIdentity(t)}},
 			})).To(Succeed())
 		}
 		// The hub's API server takes the new policy up within moments.

@@ -35,7 +35,7 @@ import (
 const joined = "joined-m1"
 
 // joinedSA is its syncer's hub identity.
-var joinedSA = syncerIdentity(joined)
+var joinedSA = workloadv1alpha1.SyncerIdentity(joined)
 
 // One ordered container: the hub gets config/default, then join runs against it and its
 // manifest is applied to the member.
@@ -258,7 +258,7 @@ func kubeconfigOf(s *unstructured.Unstructured) *rest.Config {
 // identity join makes.
 func expectNoIdentity(ctx context.Context, target string) {
 	GinkgoHelper()
-	sa := syncerIdentity(target)
+	sa := workloadv1alpha1.SyncerIdentity(target)
 	for _, obj := range []client.Object{
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: sa}},
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: sa}},
@@ -276,7 +276,7 @@ func expectNoIdentity(ctx context.Context, target string) {
 // the Role that lets it request tokens of itself alone, and that it has no token Secret.
 func expectBoundOnHub(ctx context.Context, target string) {
 	GinkgoHelper()
-	sa := syncerIdentity(target)
+	sa := workloadv1alpha1.SyncerIdentity(target)
 	Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: sa}, &corev1.ServiceAccount{})).To(Succeed())
 	b := &rbacv1.ClusterRoleBinding{}
 	Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Name: sa}, b)).To(Succeed())

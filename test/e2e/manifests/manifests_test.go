@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -153,6 +154,29 @@ var _ = Describe("config/", Ordered, func() {
 				"create pods -n team-a",
 				"create clusterrolebindings.rbac.authorization.k8s.io",
 			})
+		})
+
+		It("lets the controller grant a syncer the syncer roles in a namespace, and no other role", func(ctx SpecContext) {
+			c := clientAs(bed.Hub.Config, controllerSA)
+			Expect(client.IgnoreAlreadyExists(bed.Hub.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}))).To(Succeed())
+			grant := func(role string) error {
+				return c.Create(ctx, &rbacv1.RoleBinding{
+					ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "grant-" + role},
+					RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+					Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: "custody-syncer-target-probe"}},
+				}, client.DryRunAll)
+			}
+			Eventually(func() error { return grant(access.NamespaceRole) }).WithContext(ctx).Should(Succeed())
+			Expect(grant(access.ReplicaRole)).To(Succeed())
+			// A role with one right the controller does not hold: exec into a namespace's pods.
+			exec := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "probe-exec"}, Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create"}},
+			}}
+			Expect(client.IgnoreAlreadyExists(bed.Hub.Client.Create(ctx, exec))).To(Succeed())
+			for _, role := range []string{"cluster-admin", exec.Name} {
+				err := grant(role)
+				Expect(apierrors.IsForbidden(err)).To(BeTrue(), "binding %s: want forbidden, got %v", role, err)
+			}
 		})
 
 		It("lets the controller list Custody's objects once their CRDs are served", func(ctx SpecContext) {

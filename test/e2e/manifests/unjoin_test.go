@@ -136,7 +136,7 @@ func unjoin(ctx context.Context, args ...string) pluginResult {
 // identityDeleted is unjoin's report of the deletion of target's identity, the
 // ServiceAccount first, so that every token of it is refused.
 func identityDeleted(target string) string {
-	sa := syncerIdentity(target)
+	sa := workloadv1alpha1.SyncerIdentity(target)
 	return "serviceaccount/" + sa + " deleted\n" +
 		"clusterrolebinding.rbac.authorization.k8s.io/" + sa + " deleted\n" +
 		"rolebinding.rbac.authorization.k8s.io/" + sa + "-token deleted\n" +

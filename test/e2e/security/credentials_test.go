@@ -25,9 +25,6 @@ import (
 	"github.com/custody-dev/custody/test/testbed"
 )
 
-// identityOf is the hub ServiceAccount of target's syncer, as join names it.
-func identityOf(target string) string { return workloadv1alpha1.SyncerIdentity(target) }
-
 // requestToken requests, with cfg, a token of the ServiceAccount custody-system/name.
 func requestToken(ctx SpecContext, cfg *rest.Config, name string) error {
 	seconds := int64(600)
@@ -49,17 +46,17 @@ var _ = Describe("A member's hub credential", func() {
 			cfg := env.SyncerHubConfig(m)
 			t, err := credential.Parse(cfg.BearerToken)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(t.Namespace + "/" + t.Name).To(Equal("custody-system/" + identityOf(m)))
+			Expect(t.Namespace + "/" + t.Name).To(Equal("custody-system/" + workloadv1alpha1.SyncerIdentity(m)))
 			Expect(t.Expires()).To(BeTrue(), "the token join made never expires")
 			Expect(t.Lifetime()).To(Equal(time.Hour), "join's default --credential-ttl is 1h")
 			Expect(t.Expiry).To(BeTemporally("<=", time.Now().Add(time.Hour)))
 			AddReportEntry("token of "+m, t.Expiry.UTC().String())
 
 			By(m + " requesting a token of its own identity")
-			Expect(requestToken(ctx, cfg, identityOf(m))).To(Succeed())
+			Expect(requestToken(ctx, cfg, workloadv1alpha1.SyncerIdentity(m))).To(Succeed())
 		}
 		By("m1 requesting a token of m2's identity, or of another ServiceAccount")
-		for _, other := range []string{identityOf("m2"), "default", environment.MetricsReader} {
+		for _, other := range []string{workloadv1alpha1.SyncerIdentity("m2"), "default", environment.MetricsReader} {
 			err := requestToken(ctx, env.SyncerHubConfig("m1"), other)
 			Expect(apierrors.IsForbidden(err)).To(BeTrue(), "a token of %s: %v", other, err)
 		}
