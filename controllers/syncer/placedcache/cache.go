@@ -102,11 +102,12 @@ type Cache struct {
 var _ cache.Cache = &Cache{}
 
 // space is the cache of one placed namespace. ready is closed once cache is set and started,
-// or the namespace left before.
+// once the namespace is known to hold nothing for the target (empty), or when it left before.
 type space struct {
 	name   string
 	ready  chan struct{}
 	cache  cache.Cache
+	empty  bool
 	cancel context.CancelFunc
 }
 
@@ -134,9 +135,7 @@ func (c *Cache) Namespaces() []string {
 // Start runs the all-namespaces cache and, for each namespace it shows placed, that
 // namespace's cache, until ctx ends.
 func (c *Cache) Start(ctx context.Context) error {
-	namespaces := &unstructured.Unstructured{}
-	namespaces.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"})
-	inf, err := c.all.GetInformer(ctx, namespaces, cache.BlockUntilSynced(false))
+	inf, err := c.all.GetInformer(ctx, namespaceObject(), cache.BlockUntilSynced(false))
 	if err != nil {
 		return err
 	}
@@ -198,7 +197,15 @@ func (c *Cache) run(ctx context.Context, s *space) {
 	log := ctrl.LoggerFrom(c.ctx).WithValues("namespace", s.name)
 	start, told := time.Now(), false
 	_ = reconnect.Until(ctx, minRetry, maxRetry, func(ctx context.Context) bool {
-		if !c.granted(ctx, s.name) {
+		granted, err := c.granted(ctx, s.name)
+		if err == nil && !granted && c.terminating(ctx, s.name) {
+			// The hub grants nothing in a namespace being deleted, and took what it granted
+			// once the syncer let go: nothing there is the target's to read.
+			log.V(1).Info("A placed namespace is being deleted without a grant: it holds nothing for the target")
+			s.empty = true
+			return true
+		}
+		if !granted {
 			if !told && time.Since(start) > grantPatience {
 				told = true
 				log.Info("Waiting for the hub to grant the reads of a placed namespace: is the controller running?",
@@ -259,14 +266,30 @@ func (c *Cache) attach(ctx context.Context, s *space, nc cache.Cache) (bool, err
 }
 
 // granted tells whether the identity may list the Granted resource in the namespace.
-func (c *Cache) granted(ctx context.Context, namespace string) bool {
+func (c *Cache) granted(ctx context.Context, namespace string) (bool, error) {
 	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 		ResourceAttributes: &authorizationv1.ResourceAttributes{
 			Namespace: namespace, Verb: "list", Group: c.o.Granted.Group, Resource: c.o.Granted.Resource,
 		},
 	}}
 	answer, err := c.access.Create(ctx, review, metav1.CreateOptions{})
-	return err == nil && answer.Status.Allowed
+	if err != nil {
+		return false, err
+	}
+	return answer.Status.Allowed, nil
+}
+
+// terminating tells whether the all-namespaces cache shows the namespace being deleted.
+func (c *Cache) terminating(ctx context.Context, name string) bool {
+	ns := namespaceObject()
+	return c.all.Get(ctx, client.ObjectKey{Name: name}, ns) == nil && ns.GetDeletionTimestamp() != nil
+}
+
+// namespaceObject is an empty Namespace of the kind the all-namespaces cache watches them as.
+func namespaceObject() *unstructured.Unstructured {
+	ns := &unstructured.Unstructured{}
+	ns.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"})
+	return ns
 }
 
 // everywhere tells whether the type of obj (or of a list's items) is read from the
@@ -287,7 +310,7 @@ func (c *Cache) everywhere(obj runtime.Object) (schema.GroupVersionKind, bool, e
 }
 
 // reader is the cache of a namespace, once it started and before ctx ends; nil when the
-// namespace is not placed.
+// namespace is not placed, or holds nothing for the target.
 func (c *Cache) reader(ctx context.Context, namespace string) (cache.Cache, error) {
 	c.mu.Lock()
 	s := c.spaces[namespace]
@@ -297,6 +320,9 @@ func (c *Cache) reader(ctx context.Context, namespace string) (cache.Cache, erro
 	}
 	select {
 	case <-s.ready:
+		if s.empty {
+			return nil, nil
+		}
 		if s.cache == nil {
 			return nil, fmt.Errorf("placed namespace %s left while its cache was starting", namespace)
 		}

@@ -104,6 +104,47 @@ var _ = Describe("The cache of placed namespaces", func() {
 		err = c.Get(ctx, client.ObjectKey{Namespace: placed, Name: "settings"}, &corev1.ConfigMap{})
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "want not found, got %v", err)
 	})
+
+	It("finds nothing at once in a placed namespace being deleted before its grant came", func(ctx SpecContext) {
+		const label = "placed"
+		user := "placedcache-" + rand.String(5)
+		cfg, err := bed.Hub.UserConfig(user)
+		Expect(err).NotTo(HaveOccurred())
+		grant(ctx, "", user, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}})
+		c := newPlacedCache(cfg, labels.SelectorFromSet(labels.Set{label: "yes"}))
+		cacheCtx, stop := context.WithCancel(ctx)
+		DeferCleanup(stop)
+		go func() { _ = c.Start(cacheCtx) }()
+
+		// The hub grants nothing in a namespace being deleted: a namespace placed just before
+		// its deletion never gets its grant. The finalizer holds it in its deletion.
+		const hold = "test.custody.dev/hold"
+		placed := "deleted-" + rand.String(5)
+		Expect(bed.Hub.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+			Name: placed, Labels: map[string]string{label: "yes"}, Finalizers: []string{hold},
+		}})).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(bed.Hub.Client.Patch(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: placed}},
+				client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"finalizers":null}}`)))).To(Succeed())
+		})
+		Expect(bed.Hub.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: placed, Name: "settings"}})).To(Succeed())
+		short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		defer cancel()
+		Expect(c.Get(short, client.ObjectKey{Namespace: placed, Name: "settings"}, &corev1.ConfigMap{})).NotTo(Succeed(), "the read waits for the grant")
+
+		By("deleting the namespace: reads there find nothing, well within the read timeout")
+		Expect(bed.Hub.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: placed}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			read, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			err := c.Get(read, client.ObjectKey{Namespace: placed, Name: "settings"}, &corev1.ConfigMap{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "want not found, got %v", err)
+		}).Should(Succeed())
+		list := &corev1.ConfigMapList{}
+		Expect(c.List(ctx, list)).To(Succeed())
+		Expect(list.Items).To(BeEmpty())
+		Expect(c.Namespaces()).To(BeEmpty())
+	})
 })
 
 // newPlacedCache is the syncer's kind of hub cache, as cfg, of the objects selected.
