@@ -25,3 +25,12 @@ func ProvisionedFor(claimUID types.UID, claim Claim, pvName string, pv map[strin
 	}
 	return true
 }
+
+// VolumeFor tells whether a hub PV that the claim names, or whose claimRef names it, is the
+// claim's volume: while the claim lives, one that ProvisionedFor allows; once it is being
+// deleted, also the one a target upsynced for this very claim, wherever the claim is placed
+// by then. Its storage is the claim's to release or keep: a claim that moved on while its
+// volume was being upsynced must not finish without it, and leave the storage to no one.
+func VolumeFor(claimUID types.UID, claim Claim, deleting bool, pvName string, pv map[string]Presence) bool {
+	return deleting && pvName == workloadv1alpha1.UpsyncedPVName(claimUID) || ProvisionedFor(claimUID, claim, pvName, pv)
+}

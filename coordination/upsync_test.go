@@ -37,3 +37,26 @@ func TestProvisionedFor(t *testing.T) {
 		})
 	}
 }
+
+func TestVolumeFor(t *testing.T) {
+	const uid = types.UID("1111")
+	own := workloadv1alpha1.UpsyncedPVName(uid)
+	upsync := map[string]Presence{"a": {State: workloadv1alpha1.ResourceStateUpsync}}
+	left := Claim{VolumeName: own, On: map[string]Presence{"b": {State: workloadv1alpha1.ResourceStateSync}}}
+	for _, tc := range []struct {
+		name     string
+		deleting bool
+		pvName   string
+		want     bool
+	}{
+		{"a live claim that moved on: not bound to it", false, own, false},
+		{"a deleted claim that moved on: still its volume", true, own, true},
+		{"a deleted claim naming another claim's upsynced PV", true, workloadv1alpha1.UpsyncedPVName("2222"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := VolumeFor(uid, left, tc.deleting, tc.pvName, upsync); got != tc.want {
+				t.Errorf("VolumeFor = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -31,7 +31,8 @@ type TargetView struct {
 	// Clean: its syncer reported that it holds nothing in the domain that the hub no longer
 	// gives it.
 	Clean bool
-	// Reported is the target's last heartbeat, which came after its last report of Clean.
+	// Reported is when the target last made the report that Clean reads
+	// (workloadv1alpha1.SyncTarget.CleanReportedAt).
 	Reported time.Time
 	// NetworkFencing: it has a spec.fencing, so a NetworkFence can cut it off.
 	NetworkFencing bool

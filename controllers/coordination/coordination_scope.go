@@ -73,7 +73,7 @@ func (r *Reconciler) readRecord(ctx context.Context, vo *storagev1alpha1.VolumeO
 }
 
 // volumeOf finds the claim's hub PV: the one it is bound to, else the one that names it and,
-// if a target upsynced it, was provisioned for it (coordination.ProvisionedFor).
+// if a target upsynced it, was provisioned for it (coordination.VolumeFor).
 // For a deleted claim the PV is read from the API server: its reclaim policy decides whether
 // the storage is released, and an admin's Retain written just before the claim was deleted
 // must count even when the cache has not shown it yet; so must a PV upsynced just before.
@@ -81,7 +81,7 @@ func (r *Reconciler) volumeOf(ctx context.Context, claim *corev1.PersistentVolum
 	deleting := !claim.DeletionTimestamp.IsZero()
 	observed := claimOf(claim)
 	provisionedFor := func(pv *corev1.PersistentVolume) bool {
-		return coordination.ProvisionedFor(claim.UID, observed, pv.Name, presences(pv))
+		return coordination.VolumeFor(claim.UID, observed, deleting, pv.Name, presences(pv))
 	}
 	if name := claim.Spec.VolumeName; name != "" {
 		pv, err := r.getVolume(ctx, name, deleting)

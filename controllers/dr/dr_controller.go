@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/events"
@@ -17,6 +18,7 @@ import (
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/health"
 	"github.com/custody-dev/custody/controllers/internal/enqueue"
 	"github.com/custody-dev/custody/controllers/internal/versions"
 	"github.com/custody-dev/custody/coordination/dr"
@@ -57,6 +59,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Watches(&schedulingv1alpha1.Location{}, all).
 		Watches(&schedulingv1alpha1.Placement{}, all).
 		Watches(&workloadv1alpha1.SyncTarget{}, all).
+		Watches(&coordinationv1.Lease{}, all, builder.WithPredicates(health.CleanReports())).
 		Watches(&storagev1alpha1.Fence{}, all).
 		Watches(&storagev1alpha1.VolumeOwnership{}, all).
 		Watches(&storagev1alpha1.VolumeReplication{}, handler.EnqueueRequestsFromMapFunc(pairOf)).
@@ -73,6 +76,7 @@ func pairOf(_ context.Context, o client.Object) []ctrl.Request {
 }
 
 // +kubebuilder:rbac:groups=scheduling.custody.dev,resources=locationpairs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
 // +kubebuilder:rbac:groups=scheduling.custody.dev,resources=locationpairs/status,verbs=get;patch
 // +kubebuilder:rbac:groups=storage.custody.dev,resources=volumereplications,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=storage.custody.dev,resources=volumeownerships/status,verbs=get;patch

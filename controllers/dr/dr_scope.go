@@ -6,12 +6,14 @@ import (
 	"strings"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/health"
 	"github.com/custody-dev/custody/coordination/dr"
 	"github.com/custody-dev/custody/fencing"
 )
@@ -72,7 +74,11 @@ func (r *Reconciler) observe(ctx context.Context, p *schedulingv1alpha1.Location
 		members, ok := schedulingv1alpha1.LocationTargets(name, locations.Items, targets.Items)
 		l := dr.Location{Name: name, Found: ok}
 		for i := range members {
-			l.Targets = append(l.Targets, target(&members[i], fences.Items))
+			lease, err := health.Lease(ctx, r.Client, members[i].Name)
+			if err != nil {
+				return nil, o, err
+			}
+			l.Targets = append(l.Targets, target(&members[i], lease, fences.Items))
 		}
 		o.Locations[name] = l
 	}
@@ -82,8 +88,8 @@ func (r *Reconciler) observe(ctx context.Context, p *schedulingv1alpha1.Location
 	return s, o, nil
 }
 
-// target is what the decision reads of one SyncTarget.
-func target(t *workloadv1alpha1.SyncTarget, fences []storagev1alpha1.Fence) dr.Target {
+// target is what the decision reads of one SyncTarget, and of its heartbeat Lease (nil: none).
+func target(t *workloadv1alpha1.SyncTarget, lease *coordinationv1.Lease, fences []storagev1alpha1.Fence) dr.Target {
 	out := dr.Target{Key: workloadv1alpha1.ToSyncTargetKey(t.Name), Ready: t.IsReady(), UnreachableSince: t.UnreachableSince(), ReadySince: t.ReadySince(), Clean: true,
 		Cordoned: t.Spec.Unschedulable}
 	for _, c := range t.Status.StorageClasses {
@@ -92,9 +98,7 @@ func target(t *workloadv1alpha1.SyncTarget, fences []storagev1alpha1.Fence) dr.T
 			out.DefaultClass = c.Name
 		}
 	}
-	if h := t.Status.LastHeartbeatTime; h != nil {
-		out.Reported = h.Time
-	}
+	out.Reported = t.CleanReportedAt(lease, t.Spec.StorageDomains...)
 	for _, d := range t.Spec.StorageDomains {
 		out.Clean = out.Clean && t.IsClean(d)
 	}

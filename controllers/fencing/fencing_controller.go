@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -22,6 +24,7 @@ import (
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/health"
 	"github.com/custody-dev/custody/controllers/internal/status"
 	"github.com/custody-dev/custody/fencing"
 )
@@ -34,7 +37,8 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 }
 
-// SetupWithManager watches Fences, and the SyncTargets that fence or execute them; beside
+// SetupWithManager watches Fences, the SyncTargets that fence or execute them, and the clean
+// reports of the fenced targets' heartbeat Leases; beside
 // it runs the check of the targets' node CIDRs.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	registerMetrics(mgr.GetCache())
@@ -45,6 +49,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		For(&storagev1alpha1.Fence{}).
 		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(r.fencesOfDomains)).
 		Watches(&schedulingv1alpha1.LocationPair{}, handler.EnqueueRequestsFromMapFunc(r.fencesHeldBy)).
+		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(r.fencesOfTarget), builder.WithPredicates(health.CleanReports())).
 		WithOptions(opts).
 		Complete(r)
 }
@@ -56,6 +61,12 @@ func (r *Reconciler) fencesOfDomains(ctx context.Context, o client.Object) []rec
 	return r.fencesWhere(ctx, func(f *storagev1alpha1.Fence) bool {
 		return f.Spec.TargetName == t.Name || slices.Contains(t.Spec.StorageDomains, f.Spec.Domain)
 	})
+}
+
+// fencesOfTarget maps a heartbeat Lease, whose clean report lifts a Fence, to the Fences of
+// its target.
+func (r *Reconciler) fencesOfTarget(ctx context.Context, lease client.Object) []reconcile.Request {
+	return r.fencesWhere(ctx, func(f *storagev1alpha1.Fence) bool { return f.Spec.TargetName == lease.GetName() })
 }
 
 // fencesHeldBy maps a LocationPair to the Fences it holds, which are lifted once it is gone.
@@ -83,6 +94,7 @@ func (r *Reconciler) fencesWhere(ctx context.Context, match func(*storagev1alpha
 // +kubebuilder:rbac:groups=storage.custody.dev,resources=fences/status,verbs=get;patch
 // +kubebuilder:rbac:groups=workload.custody.dev,resources=synctargets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=scheduling.custody.dev,resources=locationpairs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
 // +kubebuilder:rbac:groups=workload.custody.dev,resources=synctargets/status,verbs=get;patch
 
 // Reconcile takes one step of a Fence.
@@ -192,10 +204,12 @@ func (r *Reconciler) observe(ctx context.Context, f *storagev1alpha1.Fence) (fen
 		switch {
 		case t.Name == f.Spec.TargetName:
 			target = t
-			o.Target = fencing.TargetView{Found: true, Ready: t.IsReady(), Clean: t.IsClean(f.Spec.Domain), NetworkFencing: t.Spec.Fencing != nil}
-			if h := t.Status.LastHeartbeatTime; h != nil {
-				o.Target.Reported = h.Time
+			lease, err := health.Lease(ctx, r.Client, t.Name)
+			if err != nil {
+				return o, nil, err
 			}
+			o.Target = fencing.TargetView{Found: true, Ready: t.IsReady(), Clean: t.IsClean(f.Spec.Domain), NetworkFencing: t.Spec.Fencing != nil,
+				Reported: t.CleanReportedAt(lease, f.Spec.Domain)}
 		case t.IsReady() && slices.Contains(t.Spec.StorageDomains, f.Spec.Domain):
 			o.Executors = append(o.Executors, t.Name)
 		}

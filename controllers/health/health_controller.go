@@ -7,17 +7,16 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -80,12 +79,24 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("health").
 		For(&workloadv1alpha1.SyncTarget{}).
-		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(targetOf),
-			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
-				return o.GetNamespace() == workloadv1alpha1.HeartbeatNamespace
-			}))).
+		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(targetOf), builder.WithPredicates(heartbeats)).
 		WithOptions(opts).
 		Complete(r)
+}
+
+// heartbeats are the events of heartbeat Leases.
+var heartbeats = predicate.NewPredicateFuncs(func(o client.Object) bool {
+	return o.GetNamespace() == workloadv1alpha1.HeartbeatNamespace
+})
+
+// CleanReports lets through the events of heartbeat Leases that bring a new clean report
+// (workloadv1alpha1.CleanReportAnnotation), or none: what a decision on a target's clean
+// report needs to see, and no mere renewal.
+func CleanReports() predicate.Predicate {
+	return predicate.And(heartbeats, predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		a := workloadv1alpha1.CleanReportAnnotation
+		return e.ObjectOld.GetAnnotations()[a] != e.ObjectNew.GetAnnotations()[a]
+	}})
 }
 
 // targetOf maps a heartbeat Lease to the SyncTarget of the same name.
@@ -107,19 +118,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// The hub is judged before its targets: a Lease may be old because the hub was down.
 		return ctrl.Result{RequeueAfter: r.ContactInterval}, nil
 	}
-	lease, err := heartbeat(ctx, r.Client, req.Name)
+	lease, err := Lease(ctx, r.Client, req.Name)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	ready := meta.IsStatusConditionTrue(st.Status.Conditions, workloadv1alpha1.ConditionReady)
-	v := r.evaluate(st.Status.LastHeartbeatTime, lease, ready, since, time.Now())
+	seen := ready || !st.UnreachableSince().IsZero()
+	v := r.evaluate(lease, ready, seen, since, time.Now())
 	if ready && v.status != metav1.ConditionTrue {
 		// After an outage the cache may hold a Lease older than the hub's: a target turns
 		// Unreachable only on the hub's own.
-		if lease, err = heartbeat(ctx, r.Reader, req.Name); err != nil {
+		if lease, err = Lease(ctx, r.Reader, req.Name); err != nil {
 			return ctrl.Result{}, err
 		}
-		v = r.evaluate(st.Status.LastHeartbeatTime, lease, ready, since, time.Now())
+		v = r.evaluate(lease, ready, seen, since, time.Now())
 	}
 	if err := r.writeStatus(ctx, st, v); err != nil {
 		return ctrl.Result{}, err
@@ -132,8 +144,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: v.recheck}, nil
 }
 
-// heartbeat reads the target's heartbeat Lease; nil when there is none.
-func heartbeat(ctx context.Context, r client.Reader, target string) (*coordinationv1.Lease, error) {
+// Lease reads the target's heartbeat Lease; nil when there is none.
+func Lease(ctx context.Context, r client.Reader, target string) (*coordinationv1.Lease, error) {
 	lease := &coordinationv1.Lease{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: target}, lease)
 	if apierrors.IsNotFound(err) {
@@ -144,48 +156,44 @@ func heartbeat(ctx context.Context, r client.Reader, target string) (*coordinati
 
 // verdict is the health of a target at one moment.
 type verdict struct {
-	status        metav1.ConditionStatus
-	reason        string
-	message       string
-	lastHeartbeat *metav1.Time
+	status  metav1.ConditionStatus
+	reason  string
+	message string
 	// recheck is when the verdict would change without any event; zero: never.
 	recheck time.Duration
 }
 
-// evaluate judges a target from its last recorded heartbeat, its Lease (nil: none), whether
-// it is Ready now, and since when the hub's API server answers the controller (zero: it does
-// not). A Ready target's Lease may be renewed late by as long as the hub did not answer: it
-// stays Ready until the grace ran out from the moment the hub answered again.
-func (r *Reconciler) evaluate(recorded *metav1.Time, lease *coordinationv1.Lease, ready bool, contact, now time.Time) verdict {
-	last, renewed := recorded, time.Time{}
-	if recorded != nil {
-		renewed = recorded.Time
-	}
-	if lease != nil && lease.Spec.RenewTime != nil {
-		renewed = lease.Spec.RenewTime.Time
-		// Status times have a resolution of one second; keep what a round trip keeps.
-		last = ptr.To(metav1.NewTime(renewed).Rfc3339Copy())
-	}
-	if last == nil {
+// evaluate judges a target from its Lease (nil: none), whether it is Ready now, whether it
+// heartbeat before (seen), and since when the hub's API server answers the controller
+// (zero: it does not). A Ready target's Lease may be renewed late by as long as the hub did
+// not answer: it stays Ready until the grace ran out from the moment the hub answered again.
+// A target seen before whose Lease is gone is Unreachable.
+func (r *Reconciler) evaluate(lease *coordinationv1.Lease, ready, seen bool, contact, now time.Time) verdict {
+	if lease == nil || lease.Spec.RenewTime == nil {
+		if seen {
+			return verdict{status: metav1.ConditionFalse, reason: workloadv1alpha1.ReasonUnreachable,
+				message: "The target's heartbeat Lease is gone"}
+		}
 		return verdict{status: metav1.ConditionFalse, reason: workloadv1alpha1.ReasonNeverSeen,
 			message: "No syncer has renewed a heartbeat Lease for the target"}
 	}
+	renewed := lease.Spec.RenewTime.Time
 	grace := r.grace(lease)
 	if age := now.Sub(renewed); age < grace {
 		return verdict{status: metav1.ConditionTrue, reason: workloadv1alpha1.ReasonHeartbeating,
-			message: "The syncer renews its heartbeat Lease", lastHeartbeat: last, recheck: grace - age}
+			message: "The syncer renews its heartbeat Lease", recheck: grace - age}
 	}
 	if ready && contact.IsZero() {
-		return verdict{status: metav1.ConditionTrue, reason: workloadv1alpha1.ReasonHeartbeating, lastHeartbeat: last, recheck: grace,
+		return verdict{status: metav1.ConditionTrue, reason: workloadv1alpha1.ReasonHeartbeating, recheck: grace,
 			message: "The hub's API server does not answer, so the syncer cannot renew its heartbeat Lease; it is judged once the hub answers"}
 	}
 	if since := now.Sub(contact); ready && since < grace {
-		return verdict{status: metav1.ConditionTrue, reason: workloadv1alpha1.ReasonHeartbeating, lastHeartbeat: last, recheck: grace - since,
+		return verdict{status: metav1.ConditionTrue, reason: workloadv1alpha1.ReasonHeartbeating, recheck: grace - since,
 			message: fmt.Sprintf("The hub's API server answers again since %s; the syncer has until %s to renew its heartbeat Lease",
 				contact.UTC().Format(time.RFC3339), contact.Add(grace).UTC().Format(time.RFC3339))}
 	}
-	return verdict{status: metav1.ConditionFalse, reason: workloadv1alpha1.ReasonUnreachable, lastHeartbeat: last,
-		message: fmt.Sprintf("The heartbeat Lease was last renewed at %s, more than %s ago", last.UTC().Format(time.RFC3339), grace)}
+	return verdict{status: metav1.ConditionFalse, reason: workloadv1alpha1.ReasonUnreachable,
+		message: fmt.Sprintf("The heartbeat Lease was last renewed at %s, more than %s ago", renewed.UTC().Format(time.RFC3339), grace)}
 }
 
 // grace is the configured grace, else three renewal periods of the Lease.
@@ -217,21 +225,20 @@ func FenceDelay(t *workloadv1alpha1.SyncTarget, configured, grace time.Duration,
 	return 3 * Grace(grace, lease)
 }
 
-// writeStatus applies the key, the last heartbeat and Ready when they changed, and emits an
-// event when Ready changed. The syncer writes other fields of the same status under a field
-// manager of its own.
+// writeStatus applies the key and Ready when they changed, and emits an event when Ready
+// changed: a heartbeat alone writes nothing. The syncer writes other fields of the same
+// status under a field manager of its own.
 func (r *Reconciler) writeStatus(ctx context.Context, st *workloadv1alpha1.SyncTarget, v verdict) error {
 	cond := metav1.Condition{
 		Type: workloadv1alpha1.ConditionReady, Status: v.status, Reason: v.reason, Message: v.message,
 		ObservedGeneration: st.Generation,
 	}
 	key := workloadv1alpha1.ToSyncTargetKey(st.Name)
-	if st.Status.Key == key && equality.Semantic.DeepEqual(st.Status.LastHeartbeatTime, v.lastHeartbeat) &&
-		!status.Changed(st.Status.Conditions, cond) {
+	if st.Status.Key == key && !status.Changed(st.Status.Conditions, cond) {
 		return nil
 	}
 	applied := &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: st.Name}}
-	applied.Status.Key, applied.Status.LastHeartbeatTime = key, v.lastHeartbeat
+	applied.Status.Key = key
 	applied.Status.Conditions = []metav1.Condition{status.Condition(st.Status.Conditions, cond)}
 	if err := status.Apply(ctx, r.Client, applied, fieldOwner); err != nil {
 		return err

@@ -22,21 +22,20 @@ func TestEvaluate(t *testing.T) {
 			LeaseDurationSeconds: periodSeconds,
 		}}
 	}
-	recorded := ptr.To(metav1.NewTime(now.Add(-time.Minute)))
 	for _, tc := range []struct {
-		name     string
-		grace    time.Duration
-		recorded *metav1.Time
-		lease    *coordinationv1.Lease
+		name  string
+		grace time.Duration
+		lease *coordinationv1.Lease
 		// unready: the target is not Ready now. lostHub: the hub's API server does not answer
 		// the controller; else hubBack is how long ago it began to answer (zero: an hour).
-		unready, lostHub bool
-		hubBack          time.Duration
-		reason           string
-		status           metav1.ConditionStatus
-		recheck          time.Duration
+		// unseen: it never heartbeat.
+		unready, unseen, lostHub bool
+		hubBack                  time.Duration
+		reason                   string
+		status                   metav1.ConditionStatus
+		recheck                  time.Duration
 	}{
-		{name: "no Lease, never seen", reason: workloadv1alpha1.ReasonNeverSeen, status: metav1.ConditionFalse},
+		{name: "no Lease, never seen", unready: true, unseen: true, reason: workloadv1alpha1.ReasonNeverSeen, status: metav1.ConditionFalse},
 		{name: "fresh Lease", grace: 3 * time.Second, lease: lease(time.Second, nil),
 			reason: workloadv1alpha1.ReasonHeartbeating, status: metav1.ConditionTrue, recheck: 2 * time.Second},
 		{name: "Lease older than the grace", grace: 3 * time.Second, lease: lease(3*time.Second, nil),
@@ -47,7 +46,9 @@ func TestEvaluate(t *testing.T) {
 			reason: workloadv1alpha1.ReasonUnreachable, status: metav1.ConditionFalse},
 		{name: "default period without an announcement", lease: lease(29*time.Second, nil),
 			reason: workloadv1alpha1.ReasonHeartbeating, status: metav1.ConditionTrue, recheck: time.Second},
-		{name: "Lease gone after heartbeats", grace: 3 * time.Second, recorded: recorded,
+		{name: "Lease of a Ready target gone", grace: 3 * time.Second,
+			reason: workloadv1alpha1.ReasonUnreachable, status: metav1.ConditionFalse},
+		{name: "Lease of an Unreachable target gone", grace: 3 * time.Second, unready: true,
 			reason: workloadv1alpha1.ReasonUnreachable, status: metav1.ConditionFalse},
 		{name: "Ready target whose Lease went stale while the hub does not answer", grace: 3 * time.Second, lease: lease(10*time.Second, nil),
 			lostHub: true, reason: workloadv1alpha1.ReasonHeartbeating, status: metav1.ConditionTrue, recheck: 3 * time.Second},
@@ -69,24 +70,11 @@ func TestEvaluate(t *testing.T) {
 			case tc.hubBack > 0:
 				hubBack = now.Add(-tc.hubBack)
 			}
-			v := r.evaluate(tc.recorded, tc.lease, !tc.unready, hubBack, now)
+			v := r.evaluate(tc.lease, !tc.unready, !tc.unseen, hubBack, now)
 			if v.reason != tc.reason || v.status != tc.status || v.recheck != tc.recheck {
 				t.Fatalf("got %s/%s recheck %s, want %s/%s recheck %s", v.status, v.reason, v.recheck, tc.status, tc.reason, tc.recheck)
 			}
-			if tc.reason != workloadv1alpha1.ReasonNeverSeen && v.lastHeartbeat == nil {
-				t.Fatal("no last heartbeat time")
-			}
 		})
-	}
-}
-
-func TestEvaluateKeepsASecondResolution(t *testing.T) {
-	renewed := time.Date(2026, 3, 1, 12, 0, 0, 987654321, time.UTC)
-	lease := &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: renewed}}}
-	v := (&Reconciler{Grace: time.Minute}).evaluate(nil, lease, true, renewed, renewed.Add(time.Second))
-	// A finer time would differ from its own round trip through the API and patch forever.
-	if !v.lastHeartbeat.Equal(ptr.To(metav1.NewTime(renewed.Truncate(time.Second)))) {
-		t.Fatalf("last heartbeat %s", v.lastHeartbeat)
 	}
 }
 

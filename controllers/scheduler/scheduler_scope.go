@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -163,12 +162,9 @@ func (r *Reconciler) lostIn(ctx context.Context, targets []workloadv1alpha1.Sync
 		if since.IsZero() {
 			continue
 		}
-		lease := &coordinationv1.Lease{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: t.Name}, lease); err != nil {
-			if !apierrors.IsNotFound(err) {
-				return nil, err
-			}
-			lease = nil
+		lease, err := health.Lease(ctx, r.Client, t.Name)
+		if err != nil {
+			return nil, err
 		}
 		if left := since.Add(health.FenceDelay(t, r.FenceDelay, r.HeartbeatGrace, lease)).Sub(now); left > 0 {
 			out[t.Name] = left

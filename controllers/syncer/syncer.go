@@ -214,11 +214,18 @@ func setup(mgr ctrl.Manager, hub cluster.Cluster, o Options, target transform.Ta
 	if err := setupReplication(mgr, hub, opts, clients, target, o.SyncTargetName); err != nil {
 		return err
 	}
-	hb := &heartbeat.Reconciler{
-		Hub: hub.GetClient(), HubReader: hub.GetAPIReader(), MemberReader: mgr.GetAPIReader(), Member: mgr.GetClient(),
-		SyncTargetName: o.SyncTargetName, Period: o.HeartbeatPeriod, SyncedResources: names(kinds), Target: target,
+	reports := &heartbeat.Reports{}
+	if err := mgr.Add(&heartbeat.Renewer{
+		Hub: hub.GetClient(), HubReader: hub.GetAPIReader(), MemberReader: mgr.GetAPIReader(),
+		SyncTargetName: o.SyncTargetName, Period: o.HeartbeatPeriod, MinRetry: minRetryDelay, Reports: reports,
+	}); err != nil {
+		return err
 	}
-	// A failed renewal is retried within a period, however long the outage was.
+	hb := &heartbeat.Reconciler{
+		Hub: hub.GetClient(), MemberReader: mgr.GetAPIReader(), Member: mgr.GetClient(),
+		SyncTargetName: o.SyncTargetName, Period: o.HeartbeatPeriod, SyncedResources: names(kinds), Target: target, Reports: reports,
+	}
+	// A failed report is retried within a period, however long the outage was.
 	hbOpts := controller.Options{NewQueue: recovery.NewQueue, RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](
 		minRetryDelay, time.Duration(math.Max(float64(minRetryDelay), float64(o.HeartbeatPeriod))))}
 	return hb.SetupWithManager(mgr, hub, hbOpts)

@@ -50,7 +50,8 @@ type Target struct {
 	// the target reaches.
 	Fence fencing.State
 	// Clean: the target reported that it holds nothing the hub no longer gives it, and
-	// Reported is its last heartbeat, which came after that report.
+	// Reported is when it last made that report
+	// (workloadv1alpha1.SyncTarget.CleanReportedAt).
 	Clean    bool
 	Reported time.Time
 	// Classes are the names of the storage classes the target reports, and DefaultClass the

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -43,5 +44,44 @@ func TestTargetStanding(t *testing.T) {
 		if got := tt.t.ReadySince(); got.IsZero() == tt.ready || (tt.ready && !got.Equal(since.Time)) {
 			t.Errorf("%s: ReadySince = %v", tt.name, got)
 		}
+	}
+}
+
+func TestCleanReportedAt(t *testing.T) {
+	reported := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	lease := func(annotation string) *coordinationv1.Lease {
+		l := &coordinationv1.Lease{}
+		if annotation != "" {
+			l.Annotations = map[string]string{CleanReportAnnotation: annotation}
+		}
+		return l
+	}
+	report := `{"time":"2026-03-01T12:00:00.000000Z","clean":{"east":"True","west":"False"}}`
+	target := &SyncTarget{Status: SyncTargetStatus{Conditions: []metav1.Condition{
+		{Type: CleanCondition("east"), Status: metav1.ConditionTrue},
+		{Type: CleanCondition("west"), Status: metav1.ConditionFalse},
+		{Type: CleanCondition("north"), Status: metav1.ConditionTrue},
+	}}}
+	for _, tc := range []struct {
+		name    string
+		lease   *coordinationv1.Lease
+		domains []string
+		want    time.Time
+	}{
+		{name: "the report says what the status says", lease: lease(report), domains: []string{"east", "west"}, want: reported},
+		{name: "no domain asked", lease: lease(report), want: reported},
+		{name: "no Lease", domains: []string{"east"}},
+		{name: "no report in the Lease", lease: lease(""), domains: []string{"east"}},
+		{name: "a report that cannot be read", lease: lease("{"), domains: []string{"east"}},
+		{name: "the report found otherwise: the status is not yet what it found", domains: []string{"east"},
+			lease: lease(`{"time":"2026-03-01T12:00:00.000000Z","clean":{"east":"False"}}`)},
+		{name: "a domain the report does not cover", lease: lease(report), domains: []string{"east", "north"}},
+		{name: "a domain without a condition", lease: lease(`{"time":"2026-03-01T12:00:00.000000Z","clean":{"south":"True"}}`), domains: []string{"south"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := target.CleanReportedAt(tc.lease, tc.domains...); !got.Equal(tc.want) {
+				t.Fatalf("got %s, want %s", got, tc.want)
+			}
+		})
 	}
 }

@@ -96,15 +96,14 @@ type SyncTargetStatus struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="the target key is immutable"
 	Key string `json:"key,omitempty"`
 
-	// Conditions: Ready is True while the member's syncer renews its heartbeat.
+	// Conditions: Ready is True while the member's syncer renews its heartbeat Lease (in
+	// custody-heartbeats, named after the target), which holds the last renewal. As with a
+	// node's Lease, a heartbeat does not write the status: a condition changes when what it
+	// says changes.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
-
-	// LastHeartbeatTime is the last renewal of the syncer's heartbeat Lease.
-	// +optional
-	LastHeartbeatTime *metav1.Time `json:"lastHeartbeatTime,omitempty"`
 
 	// StorageClasses are the member's StorageClasses, as its syncer reports them.
 	// +optional
@@ -163,7 +162,7 @@ type StorageClassInfo struct {
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Cordoned",type=boolean,JSONPath=`.spec.unschedulable`
 // +kubebuilder:printcolumn:name="Domains",type=string,JSONPath=`.spec.storageDomains`
-// +kubebuilder:printcolumn:name="Heartbeat",type=date,JSONPath=`.status.lastHeartbeatTime`
+// +kubebuilder:printcolumn:name="Since",type=date,JSONPath=`.status.conditions[?(@.type=="Ready")].lastTransitionTime`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type SyncTarget struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
@@ -36,7 +38,11 @@ Cordoned when the target is unschedulable and Evicting when it evicts its namesp
 				if err := h.List(ctx, locations); err != nil {
 					return listing{}, err
 				}
-				return listing{list: targets, table: targetTable(targets.Items, locations.Items, time.Now())}, nil
+				leases := &coordinationv1.LeaseList{}
+				if err := h.List(ctx, leases, client.InNamespace(workloadv1alpha1.HeartbeatNamespace)); err != nil {
+					return listing{}, err
+				}
+				return listing{list: targets, table: targetTable(targets.Items, locations.Items, leases.Items, time.Now())}, nil
 			})
 		},
 	}
@@ -48,8 +54,15 @@ var targetColumns = columns(
 	[]string{"Name", "Key", "Locations", "Ready", "Last Heartbeat", "Domains"},
 	"Reason", "Priority", "StorageClasses")
 
-// targetTable is the table of targets, their heartbeat ages taken at now.
-func targetTable(targets []workloadv1alpha1.SyncTarget, locations []schedulingv1alpha1.Location, now time.Time) *metav1.Table {
+// targetTable is the table of targets, with the ages of their heartbeat Leases' last
+// renewals taken at now.
+func targetTable(targets []workloadv1alpha1.SyncTarget, locations []schedulingv1alpha1.Location, leases []coordinationv1.Lease, now time.Time) *metav1.Table {
+	renewed := map[string]*metav1.Time{}
+	for _, l := range leases {
+		if r := l.Spec.RenewTime; r != nil {
+			renewed[l.Name] = &metav1.Time{Time: r.Time}
+		}
+	}
 	// A Location whose selector is invalid selects no target.
 	in := map[string][]string{}
 	for _, l := range locations {
@@ -71,7 +84,7 @@ func targetTable(targets []workloadv1alpha1.SyncTarget, locations []schedulingv1
 		}
 		t.Rows = append(t.Rows, row(st,
 			st.Name, orNone(st.Status.Key), joined(in[st.Name]), readiness(status, st.Spec),
-			age(st.Status.LastHeartbeatTime, now), joined(st.Spec.StorageDomains),
+			age(renewed[st.Name], now), joined(st.Spec.StorageDomains),
 			orNone(reason), fmt.Sprint(st.Spec.Priority), joined(classes)))
 	}
 	return t

@@ -3,16 +3,13 @@ package heartbeat
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -40,26 +37,26 @@ var defaultClassAnnotations = []string{
 	"storageclass.beta.kubernetes.io/is-default-class",
 }
 
-// Reconciler renews the target's heartbeat and reports the member to the SyncTarget. Its
-// one request names the SyncTarget.
+// Reconciler reports the member to the SyncTarget, and hands each clean report to the
+// Renewer through Reports. Its one request names the SyncTarget.
 type Reconciler struct {
 	// Hub reads the SyncTarget through the syncer's cache and writes to the hub.
 	Hub client.Client
-	// HubReader reads the Lease directly.
-	HubReader client.Reader
-	// MemberReader reads the member directly: a heartbeat says the member answers too.
+	// MemberReader reads the member directly.
 	MemberReader client.Reader
 	// Member reads the syncer's own objects in the member through its cache.
 	Member client.Reader
-	// SyncTargetName names the target; its Lease has the same name.
+	// SyncTargetName names the target.
 	SyncTargetName string
-	// Period is how often the Lease is renewed.
+	// Period is how often the member is reported, beside the changes that call for it.
 	Period time.Duration
 	// SyncedResources are the resource types the syncer syncs, as resource.group.
 	SyncedResources []string
 	// Target tells the syncer's own objects in the member; with it, the heartbeat reports
 	// per storage domain whether the member holds a volume the hub no longer gives it.
 	Target transform.Target
+	// Reports takes each clean report, once its conditions are in the status.
+	Reports *Reports
 }
 
 // SetupWithManager registers the reconciler with the member's manager; hub is the hub
@@ -80,102 +77,42 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 		Complete(r)
 }
 
-// Reconcile reads the member's StorageClasses, reports the member, renews the Lease when it
-// is due, then comes back when the next renewal is due. While the member does not
-// answer, the Lease is not renewed: a target whose member is down is not Ready.
+// Reconcile reads the member's StorageClasses, reports the member, hands the clean report
+// to the Renewer, and comes back in a period.
 func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
+	began := time.Now()
 	classes := &storagev1.StorageClassList{}
 	if err := r.MemberReader.List(ctx, classes); err != nil {
 		return ctrl.Result{}, fmt.Errorf("reading the member's storage classes: %w", err)
 	}
-	// The report goes first: once the renewed Lease makes the target Ready again, what the
-	// hub reads of it as clean is what this syncer found, not what it reported before it
-	// was lost.
-	if err := r.ensureReport(ctx, classes.Items); err != nil {
-		return ctrl.Result{}, err
-	}
-	next, err := r.ensureLease(ctx)
+	clean, err := r.ensureReport(ctx, classes.Items)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: next}, nil
-}
-
-// ensureLease renews the Lease if a period has passed since its last renewal and returns
-// the time until the next one is due.
-func (r *Reconciler) ensureLease(ctx context.Context) (time.Duration, error) {
-	lease := &coordinationv1.Lease{}
-	key := client.ObjectKey{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: r.SyncTargetName}
-	err := r.HubReader.Get(ctx, key, lease)
-	now := time.Now()
-	switch {
-	case apierrors.IsNotFound(err):
-		lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
-		lease.Spec = r.leaseSpec(now, nil)
-		if err := r.create(ctx, lease); err != nil {
-			return 0, err
+	if clean != nil {
+		report := workloadv1alpha1.CleanReport{Time: metav1.NewMicroTime(began), Clean: map[string]metav1.ConditionStatus{}}
+		for _, c := range clean {
+			report.Clean[strings.TrimPrefix(c.Type, workloadv1alpha1.CleanCondition(""))] = c.Status
 		}
-		ctrl.LoggerFrom(ctx).Info("Created the heartbeat Lease", "lease", key)
-		return r.Period, nil
-	case err != nil:
-		return 0, err
+		r.Reports.set(report)
 	}
-	if renewed := lease.Spec.RenewTime; renewed != nil && ptr.Deref(lease.Spec.LeaseDurationSeconds, 0) == r.durationSeconds() {
-		if due := renewed.Add(r.Period).Sub(now); due > 0 {
-			return due, nil
-		}
-	}
-	lease.Spec = r.leaseSpec(now, lease.Spec.AcquireTime)
-	if err := r.Hub.Update(ctx, lease); err != nil {
-		return 0, err
-	}
-	ctrl.LoggerFrom(ctx).V(1).Info("Renewed the heartbeat Lease", "lease", key)
-	return r.Period, nil
-}
-
-// create creates the Lease, and the hub namespace of Leases first when it is missing.
-func (r *Reconciler) create(ctx context.Context, lease *coordinationv1.Lease) error {
-	err := r.Hub.Create(ctx, lease.DeepCopy())
-	if !apierrors.IsNotFound(err) {
-		return err
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: lease.Namespace}}
-	if err := r.Hub.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	return r.Hub.Create(ctx, lease)
-}
-
-func (r *Reconciler) leaseSpec(now time.Time, acquired *metav1.MicroTime) coordinationv1.LeaseSpec {
-	if acquired == nil {
-		acquired = &metav1.MicroTime{Time: now}
-	}
-	return coordinationv1.LeaseSpec{
-		HolderIdentity:       ptr.To("syncer/" + r.SyncTargetName),
-		LeaseDurationSeconds: ptr.To(r.durationSeconds()),
-		AcquireTime:          acquired,
-		RenewTime:            &metav1.MicroTime{Time: now},
-	}
-}
-
-// durationSeconds is the period as the Lease announces it, in whole seconds.
-func (r *Reconciler) durationSeconds() int32 {
-	return int32(max(1, math.Ceil(r.Period.Seconds())))
+	return ctrl.Result{RequeueAfter: r.Period}, nil
 }
 
 // ensureReport reports the member into the SyncTarget's status: its StorageClasses, the
 // synced resource types and, per storage domain of the target and of the member's classes,
-// whether it is clean.
-func (r *Reconciler) ensureReport(ctx context.Context, classes []storagev1.StorageClass) error {
+// whether it is clean. It returns the Clean conditions the status now holds; none when
+// there is no SyncTarget.
+func (r *Reconciler) ensureReport(ctx context.Context, classes []storagev1.StorageClass) ([]metav1.Condition, error) {
 	st := &workloadv1alpha1.SyncTarget{}
 	if err := r.Hub.Get(ctx, client.ObjectKey{Name: r.SyncTargetName}, st); err != nil {
-		return client.IgnoreNotFound(err)
+		return nil, client.IgnoreNotFound(err)
 	}
 	clean, err := r.clean(ctx, classes, st.Spec.StorageDomains)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return r.ensureStatus(ctx, st, classes, clean)
+	return clean, r.ensureStatus(ctx, st, classes, clean)
 }
 
 // ensureStatus writes the report into the SyncTarget's status, when it changed.

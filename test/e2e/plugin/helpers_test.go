@@ -11,6 +11,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -141,15 +142,25 @@ func volume(ctx context.Context, ns, name string, status storagev1alpha1.VolumeO
 }
 
 // target creates a SyncTarget with the status its syncer and the health controller would
-// have written; ready "" leaves it without a Ready condition, as a target never heard from.
+// have written, and a heartbeat Lease last renewed at heartbeat unless that is nil; ready ""
+// leaves it without a Ready condition, as a target never heard from.
 func target(ctx context.Context, name string, labels map[string]string, spec workloadv1alpha1.SyncTargetSpec, key string, ready metav1.ConditionStatus, heartbeat *metav1.Time) {
 	GinkgoHelper()
 	t := &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: spec}
 	Expect(hub.Create(ctx, t)).To(Succeed())
 	// unjoin may have deleted it.
 	DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(hub.Delete(ctx, t))).To(Succeed()) })
+	if heartbeat != nil {
+		lease := &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: name},
+			Spec:       coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: heartbeat.Time}},
+		}
+		err := hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: lease.Namespace}})
+		Expect(client.IgnoreAlreadyExists(err)).To(Succeed())
+		Expect(hub.Create(ctx, lease)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) { Expect(hub.Delete(ctx, lease)).To(Succeed()) })
+	}
 	t.Status.Key = key
-	t.Status.LastHeartbeatTime = heartbeat
 	switch ready {
 	case metav1.ConditionTrue:
 		meta.SetStatusCondition(&t.Status.Conditions, metav1.Condition{Type: workloadv1alpha1.ConditionReady, Status: ready, Reason: workloadv1alpha1.ReasonHeartbeating})

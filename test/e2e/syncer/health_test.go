@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -30,6 +31,13 @@ func eventReasons(ctx SpecContext, name string) []string {
 	return reasons
 }
 
+// leaseOf is the heartbeat Lease of the target called name.
+func leaseOf(ctx SpecContext, g Gomega, name string) *coordinationv1.Lease {
+	lease := &coordinationv1.Lease{}
+	g.Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: name}, lease)).To(Succeed())
+	return lease
+}
+
 var _ = Describe("Health", func() {
 	It("reports a heartbeating target Ready, with its key and its member's storage classes", func(ctx SpecContext) {
 		hub := bed.Hub.Client
@@ -46,16 +54,27 @@ var _ = Describe("Health", func() {
 		Expect(st.Status.Key).To(Equal("m1"))
 		// A loaded machine can hold a beat back for a moment; a live syncer beats again within the grace.
 		Eventually(func(g Gomega) {
-			g.Expect(hub.Get(ctx, client.ObjectKey{Name: "m1"}, st)).To(Succeed())
-			g.Expect(st.Status.LastHeartbeatTime.Time).To(BeTemporally("~", time.Now(), grace))
+			g.Expect(leaseOf(ctx, g, "m1").Spec.RenewTime.Time).To(BeTemporally("~", time.Now(), grace))
 		}).WithContext(ctx).Should(Succeed())
 		Expect(st.Status.SyncedResources).To(Equal([]string{
 			"configmaps", "deployments.apps", "jobs.batch", "namespaces", "persistentvolumeclaims", "persistentvolumes",
 			"pods", "secrets", "serviceaccounts", "services", "statefulsets.apps",
 		}))
-		lease := &coordinationv1.Lease{}
-		Expect(hub.Get(ctx, client.ObjectKey{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: "m1"}, lease)).To(Succeed())
-		Expect(lease.Spec.LeaseDurationSeconds).To(HaveValue(Equal(int32(1))))
+		Expect(leaseOf(ctx, Default, "m1").Spec.LeaseDurationSeconds).To(HaveValue(Equal(int32(1))))
+
+		By("renewing the Lease, with a clean report in it, and writing the status only when it changes")
+		Expect(hub.Get(ctx, client.ObjectKey{Name: "m1"}, st)).To(Succeed())
+		version, first := st.ResourceVersion, leaseOf(ctx, Default, "m1")
+		Consistently(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: "m1"}, st)).To(Succeed())
+			g.Expect(st.ResourceVersion).To(Equal(version), "the SyncTarget was written")
+		}).WithContext(ctx).WithTimeout(3 * heartbeatPeriod).Should(Succeed())
+		last := leaseOf(ctx, Default, "m1")
+		Expect(last.Spec.RenewTime.Time).To(BeTemporally(">=", first.Spec.RenewTime.Add(2*heartbeatPeriod)))
+		report, ok := workloadv1alpha1.CleanReportOf(last)
+		Expect(ok).To(BeTrue(), "no clean report in the Lease")
+		Expect(report.Clean).To(HaveKeyWithValue("shared", metav1.ConditionTrue))
+		Expect(st.CleanReportedAt(last, "shared")).To(BeTemporally(">", first.Spec.RenewTime.Time))
 
 		By("reporting a new default class of the member")
 		fast := &storagev1.StorageClass{
@@ -82,11 +101,12 @@ var _ = Describe("Health", func() {
 			meta.SetStatusCondition(&st.Status.Conditions, metav1.Condition{Type: "StorageClassesConsistent", Status: metav1.ConditionTrue, Reason: "Consistent"})
 			g.Expect(hub.Status().Patch(ctx, st, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))).To(Succeed())
 		}).WithContext(ctx).Should(Succeed())
-		seen := st.Status.LastHeartbeatTime.Time
+		patched := time.Now()
 		Eventually(func(g Gomega) {
-			g.Expect(hub.Get(ctx, client.ObjectKey{Name: "m1"}, st)).To(Succeed())
-			g.Expect(st.Status.LastHeartbeatTime.Time).To(BeTemporally(">=", seen.Add(2*time.Second)))
+			report, _ := workloadv1alpha1.CleanReportOf(leaseOf(ctx, g, "m1"))
+			g.Expect(report.Time.Time).To(BeTemporally(">=", patched.Add(2*heartbeatPeriod)))
 		}).WithContext(ctx).Should(Succeed())
+		Expect(hub.Get(ctx, client.ObjectKey{Name: "m1"}, st)).To(Succeed())
 		Expect(meta.FindStatusCondition(st.Status.Conditions, "StorageClassesConsistent")).NotTo(BeNil())
 		Expect(meta.FindStatusCondition(st.Status.Conditions, workloadv1alpha1.ConditionReady)).NotTo(BeNil())
 		Expect(st.Status.StorageClasses).NotTo(BeEmpty())
@@ -124,11 +144,11 @@ var _ = Describe("Health", func() {
 		// The syncer beats again within the grace of the hub's return, not of its last beat: it
 		// starts as the hub answers, and its first beat follows its start (caches, report).
 		s.start()
-		st := &workloadv1alpha1.SyncTarget{}
 		Eventually(func(g Gomega) {
-			g.Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Name: "h3"}, st)).To(Succeed())
-			g.Expect(st.Status.LastHeartbeatTime.Time).To(BeTemporally(">", readySince.Time.Add(grace)))
+			g.Expect(leaseOf(ctx, g, "h3").Spec.RenewTime.Time).To(BeTemporally(">", readySince.Time.Add(grace)))
 		}).WithContext(ctx).Should(Succeed())
+		st := &workloadv1alpha1.SyncTarget{}
+		Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Name: "h3"}, st)).To(Succeed())
 		c = meta.FindStatusCondition(st.Status.Conditions, workloadv1alpha1.ConditionReady)
 		Expect(c).To(withReason(metav1.ConditionTrue, workloadv1alpha1.ReasonHeartbeating))
 		Expect(c.LastTransitionTime).To(Equal(readySince), "h3 was not Ready for a while")
@@ -143,7 +163,8 @@ var _ = Describe("Health", func() {
 		st := &workloadv1alpha1.SyncTarget{}
 		Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Name: "h2"}, st)).To(Succeed())
 		Expect(st.Status.Key).To(Equal("h2"))
-		Expect(st.Status.LastHeartbeatTime).To(BeNil())
+		err := bed.Hub.Client.Get(ctx, client.ObjectKey{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: "h2"}, &coordinationv1.Lease{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "want no Lease, got %v", err)
 		Eventually(func() []string { return eventReasons(ctx, "h2") }).WithContext(ctx).Should(ContainElement(workloadv1alpha1.ReasonNeverSeen))
 	})
 })

@@ -34,9 +34,6 @@ const steadyClaims = 10000
 //   - controller-resync-s and syncer-resync-s: from the start of a restarted controller (or of
 //     the owner's syncer) until it reconciled every claim and its queue is empty, and the
 //     writes from its stop until then (resync-writes, goal: zero).
-//
-// The health controller mirrors each heartbeat into the SyncTarget's status
-// (lastHeartbeatTime), one write per heartbeat and target, which the writes at rest show.
 func BenchmarkSteadyState10000Claims(b *testing.B) {
 	ctx := context.Background()
 	ctrl.SetLogger(logr.Discard())
