@@ -34,6 +34,9 @@ type TargetView struct {
 	// Reported is when the target last made the report that Clean reads
 	// (workloadv1alpha1.SyncTarget.CleanReportedAt).
 	Reported time.Time
+	// ReadySince is when the target last turned Ready: a report made before says nothing of
+	// what it holds since it came back.
+	ReadySince time.Time
 	// NetworkFencing: it has a spec.fencing, so a NetworkFence can cut it off.
 	NetworkFencing bool
 }
@@ -83,7 +86,7 @@ type FenceDecision struct {
 func FenceDecide(o FenceObservation) FenceDecision {
 	want := o.Spec.State
 	var d FenceDecision
-	back := o.Target.Ready && o.Target.Clean && o.Spec.HeldBy == ""
+	back := o.Target.Ready && o.Target.Clean && o.Target.Reported.After(o.Target.ReadySince) && o.Spec.HeldBy == ""
 	// A deleted Fence that holds a target that still exists is lifted only once it is back.
 	if want != storagev1alpha1.Unfenced && (back || o.Deleting && (!o.WasFenced || !o.Target.Found)) {
 		d.Unfence, want = true, storagev1alpha1.Unfenced

@@ -14,10 +14,13 @@ func TestFenceDecide(t *testing.T) {
 	fenced := Executed{By: "b", FenceState: storagev1alpha1.Fenced, Result: ok, Message: csiaddonsv1alpha1.FenceOperationSuccessfulMessage}
 	unfenced := Executed{By: "b", FenceState: storagev1alpha1.Unfenced, Result: ok, Message: csiaddonsv1alpha1.UnFenceOperationSuccessfulMessage}
 	lost := TargetView{Found: true, NetworkFencing: true}
-	back := lost
-	back.Ready, back.Clean = true, true
 	// asked is when the unfence was asked; reported is a report made after it.
 	asked := time.Unix(1000, 0)
+	back := lost
+	back.Ready, back.Clean, back.ReadySince, back.Reported = true, true, asked.Add(-time.Minute), asked.Add(-30*time.Second)
+	// A clean status from before the target came back, not yet reported again.
+	unreported := back
+	unreported.Reported = asked.Add(-2 * time.Minute)
 	reported, stale := back, back
 	reported.Reported, stale.Reported = asked.Add(time.Second), asked.Add(-time.Second)
 	// lifting is a Fence that held, executed by b, whose unfence was asked at (zero: not yet
@@ -90,6 +93,10 @@ func TestFenceDecide(t *testing.T) {
 			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, func(o *FenceObservation) {
 				lifting(asked, reported)(o)
 				o.Spec.HeldBy = "locationpair/shop"
+			}), want: storagev1alpha1.FenceFenced, executor: "b"},
+		{name: "back with a clean status from before it came back: stays fenced, and not asked to unfence",
+			o: obs(storagev1alpha1.Fenced, storagev1alpha1.Network, func(o *FenceObservation) {
+				o.Executor, o.Executed, o.WasFenced, o.Target = "b", fenced, true, unreported
 			}), want: storagev1alpha1.FenceFenced, executor: "b"},
 		{name: "back but not clean: stays fenced",
 			o: obs(storagev1alpha1.Unfenced, storagev1alpha1.Network, func(o *FenceObservation) {

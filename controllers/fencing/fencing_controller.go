@@ -209,7 +209,7 @@ func (r *Reconciler) observe(ctx context.Context, f *storagev1alpha1.Fence) (fen
 				return o, nil, err
 			}
 			o.Target = fencing.TargetView{Found: true, Ready: t.IsReady(), Clean: t.IsClean(f.Spec.Domain), NetworkFencing: t.Spec.Fencing != nil,
-				Reported: t.CleanReportedAt(lease, f.Spec.Domain)}
+				Reported: t.CleanReportedAt(lease, f.Spec.Domain), ReadySince: t.ReadySince()}
 		case t.IsReady() && slices.Contains(t.Spec.StorageDomains, f.Spec.Domain):
 			o.Executors = append(o.Executors, t.Name)
 		}

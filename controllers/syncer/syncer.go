@@ -115,7 +115,9 @@ func Run(ctx context.Context, o Options) error {
 
 // newHubCluster connects to the hub with a cache of only the objects labelled Sync or Upsync
 // for the target, and the target's own SyncTarget. Namespaced objects are read per placed
-// namespace (placedcache), where the hub grants the syncer's identity its reads.
+// namespace (placedcache), where the hub grants the syncer's identity its reads. Neither
+// cache keeps managed fields, which the syncer never reads: its writes are applies, and
+// updates that leave the managed fields as the API server has them.
 func newHubCluster(o Options, target transform.Target, recovery *reconnect.Recovery) (cluster.Cluster, error) {
 	placed, err := labels.NewRequirement(target.StateLabel(), selection.In,
 		[]string{string(workloadv1alpha1.ResourceStateSync), string(workloadv1alpha1.ResourceStateUpsync)})
@@ -131,6 +133,7 @@ func newHubCluster(o Options, target transform.Target, recovery *reconnect.Recov
 		})
 		co.Cache = cache.Options{
 			NewInformer:          recovery.NewInformer,
+			DefaultTransform:     cache.TransformStripManagedFields(),
 			DefaultLabelSelector: labels.NewSelector().Add(*placed),
 			ByObject: map[client.Object]cache.ByObject{
 				&workloadv1alpha1.SyncTarget{}: {
@@ -157,6 +160,7 @@ func newMemberManager(o Options, target transform.Target, recovery *reconnect.Re
 		Scheme: scheme,
 		Cache: cache.Options{
 			NewInformer:          recovery.NewInformer,
+			DefaultTransform:     cache.TransformStripManagedFields(),
 			DefaultLabelSelector: target.Selector(),
 			ByObject: map[client.Object]cache.ByObject{
 				transform.Empty(transform.PVGVK):  {Label: labels.Everything()},

@@ -702,14 +702,15 @@ func (o Observation) unprotected(active string, recorded map[string]storagev1alp
 }
 
 // stillFenced are the targets of the Location a failover left that have not yet reported
-// clean since it completed: their Fences hold until then. A failover called off holds none.
+// clean since it completed, and since they came back: their Fences hold until then. A
+// failover called off holds none.
 func (o Observation) stillFenced(a *schedulingv1alpha1.PairAction) []string {
 	if a == nil || a.Mode != schedulingv1alpha1.Failover || a.Progression == CalledOff {
 		return nil
 	}
 	var out []string
 	for _, t := range o.Locations[a.From].Targets {
-		if a.CompletionTime == nil || !t.Ready || !t.Clean || !t.Reported.After(a.CompletionTime.Time) {
+		if a.CompletionTime == nil || !t.Ready || !t.Clean || !t.Reported.After(a.CompletionTime.Time) || !t.Reported.After(t.ReadySince) {
 			out = append(out, t.Key)
 		}
 	}

@@ -440,6 +440,12 @@ func TestDecide(t *testing.T) {
 			expect(t, d.Phase, schedulingv1alpha1.PairFailedOver)
 			expect(t, len(d.Replications), 0)
 		}},
+		{"a target of the old active Location back with a clean report from before it came back stays fenced", func() Observation {
+			o := with(failedOver(), "east", func(t *Target) { t.Reported = now }, "e1")
+			return with(o, "east", func(t *Target) { t.Reported, t.ReadySince = ago(time.Second), now }, "e2")
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Fence, []string{"e2"})
+		}},
 		{"a pair whose active Location is lost does not fail over to a Location every target of which is still fenced from the failover before", func() Observation {
 			return with(failedOver(), "west", lost(2*time.Minute))
 		}, func(t *testing.T, d Decision) {

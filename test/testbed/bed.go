@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -52,6 +53,10 @@ type MemberOptions struct {
 	Name string
 	// Domains are the storage domains the member reaches.
 	Domains []string
+	// BinderSyncPeriod is how often the member's PV binder goes through every claim and PV
+	// besides their events (kube-controller-manager's --pvclaimbinder-sync-period). Zero:
+	// Kubernetes' default, 15 s, as a production member runs; a test that sets it says why.
+	BinderSyncPeriod time.Duration
 }
 
 // TwoMembers is the smallest bed with a move in it: members m1 and m2 share storage domain
@@ -118,17 +123,21 @@ func Start(ctx context.Context, opts Options) (_ *Bed, err error) {
 	// Start the control planes side by side: most of their start-up is waiting.
 	b.Members = make([]*Cluster, len(opts.Members))
 	g := new(errgroup.Group)
-	start := func(slot **Cluster, name string, role Role, crds []string) {
+	start := func(slot **Cluster, name string, role Role, crds []string, kcmFlags ...string) {
 		g.Go(func() error {
 			c, err := startCluster(name, role, filepath.Join(b.Dir, "clusters", name), binDir,
-				filepath.Join(b.Dir, name+".kubeconfig"), crds, opts.Scheme)
+				filepath.Join(b.Dir, name+".kubeconfig"), crds, opts.Scheme, kcmFlags)
 			*slot = c
 			return err
 		})
 	}
 	start(&b.Hub, HubName, RoleHub, opts.HubCRDs)
 	for i, m := range opts.Members {
-		start(&b.Members[i], m.Name, RoleMember, opts.MemberCRDs)
+		var flags []string
+		if m.BinderSyncPeriod > 0 {
+			flags = append(flags, "--pvclaimbinder-sync-period="+m.BinderSyncPeriod.String())
+		}
+		start(&b.Members[i], m.Name, RoleMember, opts.MemberCRDs, flags...)
 	}
 	if err := g.Wait(); err != nil {
 		return b, err

@@ -78,6 +78,7 @@ type Cluster struct {
 	env        *envtest.Environment
 	log        *os.File
 	kcm        *exec.Cmd
+	kcmFlags   []string // beyond the bed's own
 	kcmDone    chan struct{}
 	kcmStarted time.Time // when the controller manager last started
 	// kcmStarting: the API server stopped while the controller manager was still starting.
@@ -86,7 +87,7 @@ type Cluster struct {
 
 // startCluster starts a control plane whose state lives in dir, installs the CRDs found in
 // crdDirs and writes the admin kubeconfig to kubeconfigPath.
-func startCluster(name string, role Role, dir, binDir, kubeconfigPath string, crdDirs []string, scheme *runtime.Scheme) (_ *Cluster, err error) {
+func startCluster(name string, role Role, dir, binDir, kubeconfigPath string, crdDirs []string, scheme *runtime.Scheme, kcmFlags []string) (_ *Cluster, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -94,7 +95,7 @@ func startCluster(name string, role Role, dir, binDir, kubeconfigPath string, cr
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Name: name, Role: role, Kubeconfig: kubeconfigPath, dir: dir, binDir: binDir, log: log}
+	c := &Cluster{Name: name, Role: role, Kubeconfig: kubeconfigPath, dir: dir, binDir: binDir, log: log, kcmFlags: kcmFlags}
 	defer func() {
 		if err != nil {
 			err = errors.Join(fmt.Errorf("starting %s (logs in %s): %w", name, log.Name(), err), c.stop())
@@ -184,18 +185,17 @@ func (c *Cluster) startControllerManager() error {
 	if _, err := c.writeKubeconfig("system:kube-controller-manager", kubeconfig); err != nil {
 		return err
 	}
-	c.kcm = exec.Command(filepath.Join(c.binDir, "kube-controller-manager"),
-		"--kubeconfig="+kubeconfig,
-		"--controllers="+strings.Join(controllers[c.Role], ","),
-		"--cluster-name="+c.Name,
+	c.kcm = exec.Command(filepath.Join(c.binDir, "kube-controller-manager"), append([]string{
+		"--kubeconfig=" + kubeconfig,
+		"--controllers=" + strings.Join(controllers[c.Role], ","),
+		"--cluster-name=" + c.Name,
 		"--leader-elect=false",
 		"--secure-port=0",
-		"--pvclaimbinder-sync-period=2s",
-		"--service-account-private-key-file="+c.signingKey,
+		"--service-account-private-key-file=" + c.signingKey,
 		// Its default client rate, 20 requests per second, would pace every volume test at
 		// the member's binder; large clusters raise it too.
 		"--kube-api-qps=500", "--kube-api-burst=1000",
-	)
+	}, c.kcmFlags...)...)
 	c.kcm.Stdout, c.kcm.Stderr = c.log, c.log
 	if err := c.kcm.Start(); err != nil {
 		return fmt.Errorf("starting kube-controller-manager: %w", err)

@@ -56,7 +56,7 @@ func TestCleanReportedAt(t *testing.T) {
 		}
 		return l
 	}
-	report := `{"time":"2026-03-01T12:00:00.000000Z","clean":{"east":"True","west":"False"}}`
+	report := `{"time":"2026-03-01T12:00:00.750000Z","clean":{"east":"True","west":"False"}}`
 	target := &SyncTarget{Status: SyncTargetStatus{Conditions: []metav1.Condition{
 		{Type: CleanCondition("east"), Status: metav1.ConditionTrue},
 		{Type: CleanCondition("west"), Status: metav1.ConditionFalse},

@@ -50,7 +50,9 @@ func CleanReportOf(lease *coordinationv1.Lease) (CleanReport, bool) {
 // domains as its status shows them: the time of the report the Lease (nil: none) holds,
 // zero when it holds none, or one that does not say what the status says for each domain
 // (a status not yet seen, or gone by). A decision made on a clean status and this time is
-// made on what the syncer found then.
+// made on what the syncer found then. The time is cut to the second, as the hub's times it
+// is held against (a condition's transition, a Fence's request) are: a report counts as
+// made after one of them only when it began in a later second.
 func (t *SyncTarget) CleanReportedAt(lease *coordinationv1.Lease, domains ...string) time.Time {
 	r, ok := CleanReportOf(lease)
 	if !ok {
@@ -62,5 +64,5 @@ func (t *SyncTarget) CleanReportedAt(lease *coordinationv1.Lease, domains ...str
 			return time.Time{}
 		}
 	}
-	return r.Time.Time
+	return r.Time.Truncate(time.Second)
 }

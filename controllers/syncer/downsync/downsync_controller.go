@@ -2,6 +2,7 @@ package downsync
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -62,6 +63,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 	}
 	if gk == transform.PVCKind {
 		b = b.WatchesRawSource(source.Kind(hub.GetCache(), client.Object(transform.Empty(transform.PVGVK)), handler.EnqueueRequestsFromMapFunc(transform.ClaimOfVolume)))
+		// A claim's copy waits for the copy of its PV (see volumeCopied).
+		made := predicate.Funcs{
+			UpdateFunc:  func(event.UpdateEvent) bool { return false },
+			DeleteFunc:  func(event.DeleteEvent) bool { return false },
+			GenericFunc: func(event.GenericEvent) bool { return false },
+		}
+		b = b.WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(transform.Empty(transform.PVGVK)), handler.EnqueueRequestsFromMapFunc(r.claimOfCopy), made))
 	}
 	if gk == transform.PVKind {
 		// A claim's copy made as the claim is deleted waits for its PV (see claimGone).
@@ -113,6 +121,19 @@ func (r *Reconciler) fromDownstream(ctx context.Context, obj client.Object) []re
 		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: pv.GetName()}})
 	}
 	return out
+}
+
+// claimOfCopy maps the member's copy of a hub PV to the hub claim the hub PV is bound to.
+func (r *Reconciler) claimOfCopy(ctx context.Context, obj client.Object) []reconcile.Request {
+	key, ok := r.Target.Upstream(obj, false)
+	if !ok {
+		return nil
+	}
+	pv, err := transform.Read(ctx, r.Hub, nil, transform.PVGVK, key)
+	if err != nil || pv == nil {
+		return nil
+	}
+	return transform.ClaimOfVolume(ctx, pv)
 }
 
 // volumeOfCopy maps the member's copy of a claim to the hub PV its hub claim names.
@@ -185,7 +206,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// once the relocate is over, or removes it as the namespace leaves.
 		return ctrl.Result{}, r.removeOrphan(ctx, req.NamespacedName, down)
 	}
-	return ctrl.Result{}, r.sync(ctx, up, down)
+	err = r.sync(ctx, up, down)
+	if errors.Is(err, errVolumeNotCopied) {
+		ctrl.LoggerFrom(ctx).V(1).Info("The claim's copy waits for its PV's", "reason", err.Error())
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, err
 }
 
 // quiesced tells whether up runs pods in a namespace that a relocate quiesced, or that

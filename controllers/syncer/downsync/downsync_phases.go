@@ -2,6 +2,7 @@ package downsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -237,6 +238,9 @@ func (r *Reconciler) inputs(ctx context.Context, up, down *unstructured.Unstruct
 				return in, fmt.Errorf("the claim's hub PV %s does not exist yet", name)
 			default:
 				in.VolumeName = r.Target.PVName(name, pv.GetAnnotations())
+				if err := r.volumeCopied(ctx, up, down, in.VolumeName); err != nil {
+					return in, err
+				}
 			}
 		}
 	}
@@ -248,6 +252,28 @@ func (r *Reconciler) inputs(ctx context.Context, up, down *unstructured.Unstruct
 		in.NodeSelector, in.Tolerations = st.Spec.NodeSelector, st.Spec.Tolerations
 	}
 	return in, nil
+}
+
+// errVolumeNotCopied: the claim's copy waits for the member's PV it names.
+var errVolumeNotCopied = errors.New("waiting for the member's copy of the claim's PV")
+
+// volumeCopied fails with errVolumeNotCopied while the claim up has no copy yet and the
+// member has no PV called name. The member's binder binds a claim that names its PV as the
+// claim comes, if the PV is there; a claim that comes first waits for the binder's periodic
+// sync (15 s by default). The PV's copy wakes the claim (see claimOfCopy). A claim being
+// deleted does not wait: its PV's copy waits for the claim's (see claimGone).
+func (r *Reconciler) volumeCopied(ctx context.Context, up, down *unstructured.Unstructured, name string) error {
+	if down != nil || up.GetDeletionTimestamp() != nil {
+		return nil
+	}
+	pv, err := transform.Read(ctx, r.Member, nil, transform.PVGVK, client.ObjectKey{Name: name})
+	if err != nil {
+		return err
+	}
+	if pv == nil {
+		return fmt.Errorf("%w %s", errVolumeNotCopied, name)
+	}
+	return nil
 }
 
 // ensureStatus copies the downstream status to the hub object's status subresource, when

@@ -74,7 +74,7 @@ var _ = Describe("Health", func() {
 		report, ok := workloadv1alpha1.CleanReportOf(last)
 		Expect(ok).To(BeTrue(), "no clean report in the Lease")
 		Expect(report.Clean).To(HaveKeyWithValue("shared", metav1.ConditionTrue))
-		Expect(st.CleanReportedAt(last, "shared")).To(BeTemporally(">", first.Spec.RenewTime.Time))
+		Expect(st.CleanReportedAt(last, "shared")).To(BeTemporally(">=", first.Spec.RenewTime.Truncate(time.Second)))
 
 		By("reporting a new default class of the member")
 		fast := &storagev1.StorageClass{

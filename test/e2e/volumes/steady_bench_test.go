@@ -11,9 +11,12 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/test/environment"
 )
 
@@ -26,6 +29,8 @@ const steadyClaims = 10000
 //
 //   - rest-writes/min: the API writes of the hub and the members in a minute at rest,
 //     heartbeat Leases and events left out (goal: zero);
+//   - max-renewal-gap-s: the longest time between two renewals of the owner's heartbeat
+//     Lease in that minute (floor: the heartbeat period, 1 s);
 //   - rss-MB and heap-MB: the resident memory and Go heap in use of the process that runs the
 //     controller, both syncers and the simulated storage, after a garbage collection;
 //   - controller-rss-MB and controller-heap-MB, syncer-rss-MB and syncer-heap-MB: what the
@@ -47,7 +52,7 @@ func BenchmarkSteadyState10000Claims(b *testing.B) {
 		settle(ctx, b, clusters)
 
 		before := writes(ctx, b, clusters)
-		time.Sleep(time.Minute)
+		gap := renewalGaps(ctx, b, r.Hub.Client, owner, time.Minute)
 		rest := writes(ctx, b, clusters).since(before)
 		process := memory(b)
 		b.Logf("%d claims bound on %s after %.0fs", steadyClaims, owner, seeded.Seconds())
@@ -58,6 +63,7 @@ func BenchmarkSteadyState10000Claims(b *testing.B) {
 		r.stop(b)
 
 		b.ReportMetric(float64(rest.total()), "rest-writes/min")
+		b.ReportMetric(gap.Seconds(), "max-renewal-gap-s")
 		b.ReportMetric(process.rss, "rss-MB")
 		b.ReportMetric(process.heap, "heap-MB")
 		b.ReportMetric(controller.held.rss, "controller-rss-MB")
@@ -70,6 +76,25 @@ func BenchmarkSteadyState10000Claims(b *testing.B) {
 		b.Logf("writes at rest in a minute:\n%s", rest.perVolume(1))
 		b.Logf("writes of the controller's resync:\n%s\nof the syncer's:\n%s", controller.writes.perVolume(1), syncer.writes.perVolume(1))
 	}
+}
+
+// renewalGaps watches the heartbeat Lease of target for d and returns the longest time
+// between two of its renewals.
+func renewalGaps(ctx context.Context, b *testing.B, hub client.Client, target string, d time.Duration) time.Duration {
+	var last time.Time
+	var longest time.Duration
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		lease := &coordinationv1.Lease{}
+		if err := hub.Get(ctx, client.ObjectKey{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: target}, lease); err != nil {
+			b.Fatal(err)
+		}
+		renewed := lease.Spec.RenewTime.Time
+		if !last.IsZero() && renewed.After(last) {
+			longest = max(longest, renewed.Sub(last))
+		}
+		last = renewed
+	}
+	return longest
 }
 
 // restart is what one restart's resync took, and what the part held before it stopped.
