@@ -491,7 +491,7 @@ var _ = Describe("Volumes", Ordered, func() {
 		Expect(v.Releases).To(BeZero())
 	})
 
-	It("releases under Delete the storage of a claim deleted as it moves to member 2, through the PV copy it makes for it first", func(ctx SpecContext) {
+	It("makes a moved claim's copy in member 2 once its PV's is there, bound at once, and releases its storage under Delete when it is deleted", func(ctx SpecContext) {
 		moved, pv, upsynced := provisionedInM1(ctx, "moved")
 		const keep = "e2e.custody.dev/keep"
 
@@ -511,25 +511,29 @@ var _ = Describe("Volumes", Ordered, func() {
 		}
 		Eventually(gone(ctx, m1, client.ObjectKeyFromObject(pv), &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 
-		By("syncing the claim to m2 before its PV, and deleting it with reclaim policy Delete before m2 has the PV")
+		By("syncing the claim to m2 before its PV: m2 makes no copy of it yet")
 		hubNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
 		update(ctx, hub, hubNS, func() { hubNS.Labels = synced(hubNS.Labels, "m2") })
 		update(ctx, hub, moved, func() { moved.Labels = synced(moved.Labels, "m2") })
 		down := &corev1.PersistentVolumeClaim{}
-		Eventually(fetch(ctx, m2, downKey("m2", moved), down)).WithContext(ctx).Should(Succeed())
+		Consistently(func() error {
+			return m2.Get(ctx, downKey("m2", moved), down)
+		}).WithContext(ctx).WithTimeout(2*time.Second).Should(MatchError(ContainSubstring("not found")), "m2 made the claim's copy before its PV's")
+
+		By("giving m2 the PV: the claim's copy follows its PV's, and m2's binder binds it as it comes, not at its next periodic sync")
+		update(ctx, hub, upsynced, func() { upsynced.Labels = synced(upsynced.Labels, "m2") })
+		given := time.Now()
+		Eventually(func(g Gomega) {
+			g.Expect(m2.Get(ctx, downKey("m2", moved), down)).To(Succeed())
+			g.Expect(down.Status.Phase).To(Equal(corev1.ClaimBound))
+		}).WithContext(ctx).WithPolling(20 * time.Millisecond).Should(Succeed())
+		Expect(time.Since(given)).To(BeNumerically("<", 5*time.Second), "m2's binder runs every 15 s")
+
+		By("deleting the claim with reclaim policy Delete: m2 releases the storage through its copies")
 		update(ctx, hub, moved, func() {
 			metav1.SetMetaDataAnnotation(&moved.ObjectMeta, storagev1alpha1.ReleasePolicyAnnotation, string(corev1.PersistentVolumeReclaimDelete))
 		})
 		Expect(hub.Delete(ctx, moved)).To(Succeed())
-		Consistently(func(g Gomega) {
-			g.Expect(m2.Get(ctx, client.ObjectKeyFromObject(down), down)).To(Succeed())
-			g.Expect(down.DeletionTimestamp).To(BeNil(), "m2 let the claim go with nothing to release the storage through")
-			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(moved), moved)).To(Succeed())
-			g.Expect(moved.Labels).To(HaveKey(workloadv1alpha1.StateLabel("m2")))
-		}).WithContext(ctx).Should(Succeed())
-
-		By("giving m2 the PV: it is made for the claim's copy, which then releases the storage")
-		update(ctx, hub, upsynced, func() { upsynced.Labels = synced(upsynced.Labels, "m2") })
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(moved), moved)).To(Succeed())
 			g.Expect(moved.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel("m2")))

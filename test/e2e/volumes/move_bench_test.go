@@ -1,0 +1,63 @@
+package volumes
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/custody-dev/custody/controllers/syncer/transform"
+	"github.com/custody-dev/custody/test/environment"
+)
+
+// moves is how many times BenchmarkMove1OwnedVolume moves its volume.
+const moves = 6
+
+// BenchmarkMove1OwnedVolume binds one owned volume, then moves it between the two members of
+// its Location six times, cordoning its owner and uncordoning the other, and reports the
+// median and the longest time from the cordon to its claim's copy Bound on the new owner. The
+// members' binders run with Kubernetes' default period (15 s), which a copy of the claim made
+// before its PV's would wait for. The goal: under 1 s.
+func BenchmarkMove1OwnedVolume(b *testing.B) {
+	ctx := context.Background()
+	ctrl.SetLogger(logr.Discard())
+	for b.Loop() {
+		r := startRun(ctx, b, environment.OneLocation())
+		c := r.Hub.Client
+		ns := seedVolumes(ctx, b, c, 1)
+		owner := waitOwners(ctx, b, r.cache, ns, 1, "", inUse)
+		kubeSystem := &corev1.Namespace{}
+		if err := c.Get(ctx, client.ObjectKey{Name: "kube-system"}, kubeSystem); err != nil {
+			b.Fatal(err)
+		}
+		var took []time.Duration
+		for range moves {
+			to := environment.Other(owner)
+			copyKey := client.ObjectKey{Namespace: transform.Target{Key: to, Hub: string(kubeSystem.UID)}.Namespace(ns), Name: "data-000"}
+			if err := environment.Cordon(ctx, c, to, false); err != nil {
+				b.Fatal(err)
+			}
+			start := time.Now()
+			if err := environment.Cordon(ctx, c, owner, true); err != nil {
+				b.Fatal(err)
+			}
+			bound := poll(b, "the claim bound on "+to, time.Minute, 10*time.Millisecond, func() bool {
+				pvc := &corev1.PersistentVolumeClaim{}
+				return r.Member(to).Client.Get(ctx, copyKey, pvc) == nil && pvc.Status.Phase == corev1.ClaimBound
+			})
+			took = append(took, bound.Sub(start))
+			waitOwners(ctx, b, r.cache, ns, 1, to, inUse)
+			owner = to
+		}
+		r.stop(b)
+		slices.Sort(took)
+		b.ReportMetric(took[len(took)/2].Seconds(), "cordon-to-bound-median-s")
+		b.ReportMetric(took[len(took)-1].Seconds(), "cordon-to-bound-max-s")
+		b.Logf("cordon to Bound on the new owner: %v", took)
+	}
+}
