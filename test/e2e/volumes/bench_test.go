@@ -183,7 +183,7 @@ func patchCordon(ctx context.Context, b *testing.B, c client.Client, target stri
 }
 
 // quietWrites is how few writes an API server may serve in an apiPoll for a bed to be quiet:
-// what the heartbeats write besides their Leases, and a little more.
+// a few stray ones (a heartbeat writes nothing but its Lease, which is not counted).
 const quietWrites = 10
 
 // settle waits until the clusters are quiet, so that what the benchmark times next does not
