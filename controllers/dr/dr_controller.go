@@ -59,12 +59,29 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Watches(&schedulingv1alpha1.Location{}, all).
 		Watches(&schedulingv1alpha1.Placement{}, all).
 		Watches(&workloadv1alpha1.SyncTarget{}, all).
-		Watches(&coordinationv1.Lease{}, all, builder.WithPredicates(health.CleanReports())).
+		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(r.holdersOf), builder.WithPredicates(health.CleanReports())).
 		Watches(&storagev1alpha1.Fence{}, all).
 		Watches(&storagev1alpha1.VolumeOwnership{}, all).
 		Watches(&storagev1alpha1.VolumeReplication{}, handler.EnqueueRequestsFromMapFunc(pairOf)).
 		WithOptions(opts).
 		Complete(r)
+}
+
+// holdersOf maps a heartbeat Lease to the pairs that hold a Fence of its target: they let go
+// of it on a clean report (see dr.Observation's stillFenced), and no other pair reads one.
+func (r *Reconciler) holdersOf(ctx context.Context, lease client.Object) []ctrl.Request {
+	fences := &storagev1alpha1.FenceList{}
+	if err := r.Client.List(ctx, fences); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing Fences")
+		return nil
+	}
+	var out []ctrl.Request
+	for i := range fences.Items {
+		if f := &fences.Items[i]; f.Spec.TargetName == lease.GetName() && f.HolderPair() != "" {
+			out = append(out, ctrl.Request{NamespacedName: client.ObjectKey{Name: f.HolderPair()}})
+		}
+	}
+	return out
 }
 
 // pairOf maps a VolumeReplication to its pair.

@@ -93,36 +93,32 @@ func (r *Renewer) Start(ctx context.Context) error {
 	}
 }
 
-// renew renews the Lease once, if the member answers.
+// renew renews the Lease once, if the member answers: it updates the Lease as last written,
+// or, after a failure, as read again, or creates it when there is none.
 func (r *Renewer) renew(ctx context.Context) error {
 	if err := r.MemberReader.List(ctx, &storagev1.StorageClassList{}, client.Limit(1)); err != nil {
 		return fmt.Errorf("the member does not answer: %w", err)
 	}
 	if r.lease == nil {
-		lease := &coordinationv1.Lease{}
 		key := client.ObjectKey{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: r.SyncTargetName}
-		switch err := r.HubReader.Get(ctx, key, lease); {
-		case apierrors.IsNotFound(err):
-			lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
-			if err := r.fill(lease); err != nil {
-				return err
-			}
-			if err := r.create(ctx, lease); err != nil {
-				return err
-			}
-			ctrl.LoggerFrom(ctx).Info("Created the heartbeat Lease", "lease", key)
-			r.lease = lease
-			return nil
-		case err != nil:
+		lease := &coordinationv1.Lease{}
+		if err := r.HubReader.Get(ctx, key, lease); client.IgnoreNotFound(err) != nil {
 			return err
 		}
+		lease.Namespace, lease.Name = key.Namespace, key.Name
 		r.lease = lease
 	}
 	lease := r.lease.DeepCopy()
 	if err := r.fill(lease); err != nil {
 		return err
 	}
-	if err := r.Hub.Update(ctx, lease); err != nil {
+	var err error
+	if lease.ResourceVersion == "" {
+		err = r.create(ctx, lease)
+	} else {
+		err = r.Hub.Update(ctx, lease)
+	}
+	if err != nil {
 		// Read it again next time: another writer, or none left.
 		r.lease = nil
 		return err
@@ -161,12 +157,15 @@ func (r *Renewer) fill(lease *coordinationv1.Lease) error {
 // create creates the Lease, and the hub namespace of Leases first when it is missing.
 func (r *Renewer) create(ctx context.Context, lease *coordinationv1.Lease) error {
 	err := r.Hub.Create(ctx, lease)
-	if !apierrors.IsNotFound(err) {
-		return err
+	if apierrors.IsNotFound(err) {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: lease.Namespace}}
+		if err := r.Hub.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		err = r.Hub.Create(ctx, lease)
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: lease.Namespace}}
-	if err := r.Hub.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
+	if err == nil {
+		ctrl.LoggerFrom(ctx).Info("Created the heartbeat Lease", "lease", client.ObjectKeyFromObject(lease))
 	}
-	return r.Hub.Create(ctx, lease)
+	return err
 }
