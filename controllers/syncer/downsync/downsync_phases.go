@@ -244,6 +244,13 @@ func (r *Reconciler) inputs(ctx context.Context, up, down *unstructured.Unstruct
 			}
 		}
 	}
+	if gk == transform.PVKind && down != nil {
+		unbind, err := r.unbinds(ctx, up, down)
+		if err != nil {
+			return in, err
+		}
+		in.Unbind = unbind
+	}
 	if transform.HasPodTemplate(gk) {
 		st := &workloadv1alpha1.SyncTarget{}
 		if err := r.Hub.Get(ctx, client.ObjectKey{Name: r.SyncTargetName}, st); client.IgnoreNotFound(err) != nil {
@@ -252,6 +259,25 @@ func (r *Reconciler) inputs(ctx context.Context, up, down *unstructured.Unstruct
 		in.NodeSelector, in.Tolerations = st.Spec.NodeSelector, st.Spec.Tolerations
 	}
 	return in, nil
+}
+
+// unbinds tells whether the member's PV down is to be bound again, to the next copy of its
+// hub claim (see transform.Unbinds). The claim is read only for a PV that is Released, from
+// the hub itself when the cache does not hold it: it may be on its way back to the target.
+func (r *Reconciler) unbinds(ctx context.Context, up, down *unstructured.Unstructured) (bool, error) {
+	key, bound := transform.ClaimOf(up)
+	if phase, _, _ := unstructured.NestedString(down.Object, "status", "phase"); !bound || phase != string(corev1.VolumeReleased) {
+		return false, nil
+	}
+	claim, err := transform.Read(ctx, r.Hub, r.HubReader, transform.PVCGVK, key)
+	if err != nil {
+		return false, err
+	}
+	unbind := transform.Unbinds(down, up, claim)
+	if unbind {
+		ctrl.LoggerFrom(ctx).Info("Clearing the member PV's binding to a gone copy of its claim, for the claim's next copy to bind it", "pv", down.GetName(), "claim", key)
+	}
+	return unbind, nil
 }
 
 // errVolumeNotCopied: the claim's copy waits for the member's PV it names.

@@ -100,6 +100,8 @@ func withoutConditionTimes(status any) any {
 	return out
 }
 
+// empty tells whether a value is null, an empty string, map or list: what an API server
+// leaves out of an object.
 func empty(v any) bool {
 	switch v := v.(type) {
 	case nil:
@@ -108,6 +110,8 @@ func empty(v any) bool {
 		return len(v) == 0
 	case []any:
 		return len(v) == 0
+	case string:
+		return v == ""
 	}
 	return false
 }

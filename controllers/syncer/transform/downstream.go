@@ -81,6 +81,9 @@ type Inputs struct {
 	// templates, under the user's own values.
 	NodeSelector map[string]string
 	Tolerations  []corev1.Toleration
+	// Unbind clears the uid and resourceVersion of a PV's claimRef instead of keeping them
+	// from Current: they name a copy of the claim that is gone (see Unbinds).
+	Unbind bool
 }
 
 // DownstreamName is the name of the hub object's downstream copy.
@@ -135,6 +138,9 @@ func (t Target) Downstream(up *unstructured.Unstructured, in Inputs) (*unstructu
 		delete(down.Object, "spec")
 	case PVKind:
 		binder = t.rewriteClaimRef(down, in.Current)
+		if in.Unbind {
+			binder = map[string]any{"uid": "", "resourceVersion": ""}
+		}
 		if err := unstructured.SetNestedField(down.Object, string(CopyReclaimPolicy(in.Current)), "spec", "persistentVolumeReclaimPolicy"); err != nil {
 			return nil, err
 		}
@@ -254,6 +260,26 @@ func (t Target) rewriteClaimRef(pv *unstructured.Unstructured, current *unstruct
 		}
 	}
 	return binder
+}
+
+// Unbinds tells whether the member's PV current is bound to a copy of its claim that is
+// gone, while the hub claim it belongs to lives on: the PV is Released, kept (Retain), and
+// the hub claim that up, the hub PV, names is not being deleted and names up as its volume
+// (and has the uid up names, if any). A claim that left the target and came back before its
+// PV left has a new copy, which the member's binder never binds to a PV whose claimRef
+// names the old copy's uid. A claim deleted, or made again under its name, does not get the
+// PV back: that one names no volume, as only coordination binds a hub claim, to the PV
+// provisioned for it.
+func Unbinds(current, up, claim *unstructured.Unstructured) bool {
+	if current == nil || claim == nil || claim.GetDeletionTimestamp() != nil {
+		return false
+	}
+	phase, _, _ := unstructured.NestedString(current.Object, "status", "phase")
+	policy, _, _ := unstructured.NestedString(current.Object, "spec", "persistentVolumeReclaimPolicy")
+	volume, _, _ := unstructured.NestedString(claim.Object, "spec", "volumeName")
+	uid, _, _ := unstructured.NestedString(up.Object, "spec", "claimRef", "uid")
+	return phase == string(corev1.VolumeReleased) && policy == string(corev1.PersistentVolumeReclaimRetain) &&
+		volume == up.GetName() && (uid == "" || uid == string(claim.GetUID()))
 }
 
 // stripAllocated removes the addresses and ports that the hub allocated for a Service: the

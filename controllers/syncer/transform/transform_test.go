@@ -6,6 +6,7 @@ import (
 	"maps"
 	"regexp"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -324,6 +325,77 @@ func TestDownstreamPVBoundByTheMemberIsUpToDate(t *testing.T) {
 	}
 }
 
+// A PV bound to a gone copy of its claim is applied again without the binder's fields, so
+// that the member's binder binds the claim's next copy.
+func TestDownstreamPVUnbind(t *testing.T) {
+	up := toUnstructured(t, hubPV(nil), "v1", "PersistentVolume")
+	first, err := target.Downstream(up, Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := first.DeepCopy()
+	if err := unstructured.SetNestedField(bound.Object, "gone-copy-uid", "spec", "claimRef", "uid"); err != nil {
+		t.Fatal(err)
+	}
+	again, err := target.Downstream(up, Inputs{Current: bound, Unbind: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if UpToDate(bound, again) {
+		t.Fatal("a copy bound to a gone claim copy counts as up to date")
+	}
+	if uid, found, _ := unstructured.NestedString(again.Object, "spec", "claimRef", "uid"); !found || uid != "" {
+		t.Fatalf("the gone copy's uid is not cleared: %q", uid)
+	}
+	unbound := again.DeepCopy()
+	unstructured.RemoveNestedField(unbound.Object, "spec", "claimRef", "uid")
+	unstructured.RemoveNestedField(unbound.Object, "spec", "claimRef", "resourceVersion")
+	if !UpToDate(unbound, again) {
+		t.Fatal("the unbound copy is not up to date")
+	}
+}
+
+func TestUnbinds(t *testing.T) {
+	up := toUnstructured(t, hubPV(nil), "v1", "PersistentVolume")
+	pv := func(phase corev1.PersistentVolumePhase, policy corev1.PersistentVolumeReclaimPolicy) *unstructured.Unstructured {
+		p := hubPV(nil)
+		p.Status.Phase, p.Spec.PersistentVolumeReclaimPolicy = phase, policy
+		return toUnstructured(t, p, "v1", "PersistentVolume")
+	}
+	claim := func(uid, volume string, deleting bool) *unstructured.Unstructured {
+		c := &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "data", UID: types.UID(uid)},
+			Spec:       corev1.PersistentVolumeClaimSpec{VolumeName: volume},
+		}
+		if deleting {
+			c.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+		}
+		return toUnstructured(t, c, "v1", "PersistentVolumeClaim")
+	}
+	released := pv(corev1.VolumeReleased, corev1.PersistentVolumeReclaimRetain)
+	for _, tc := range []struct {
+		name           string
+		current, claim *unstructured.Unstructured
+		want           bool
+	}{
+		{"released, kept, its claim back", released, claim("hub-claim-uid", "pvc-hub", false), true},
+		{"still bound", pv(corev1.VolumeBound, corev1.PersistentVolumeReclaimRetain), claim("hub-claim-uid", "pvc-hub", false), false},
+		{"released to be deleted: its storage goes", pv(corev1.VolumeReleased, corev1.PersistentVolumeReclaimDelete), claim("hub-claim-uid", "pvc-hub", false), false},
+		{"the claim is being deleted", released, claim("hub-claim-uid", "pvc-hub", true), false},
+		{"the claim is gone", released, nil, false},
+		{"a claim made again under the name names no volume", released, claim("hub-claim-uid", "", false), false},
+		{"a claim of the name bound elsewhere", released, claim("hub-claim-uid", "pvc-other", false), false},
+		{"another claim than the hub PV's", released, claim("other-uid", "pvc-hub", false), false},
+		{"no copy", nil, claim("hub-claim-uid", "pvc-hub", false), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Unbinds(tc.current, up, tc.claim); got != tc.want {
+				t.Fatalf("Unbinds = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestDownstreamPVCVolumeName(t *testing.T) {
 	claim := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "data"},
@@ -523,6 +595,8 @@ func TestContains(t *testing.T) {
 		{"extra keys from defaulting", map[string]any{"a": "1", "b": "2"}, map[string]any{"a": "1"}, true},
 		{"missing key", map[string]any{"b": "2"}, map[string]any{"a": "1"}, false},
 		{"null matches absent", map[string]any{}, map[string]any{"a": nil, "b": map[string]any{}}, true},
+		{"an empty string matches absent", map[string]any{}, map[string]any{"uid": ""}, true},
+		{"an empty string does not match a value", map[string]any{"uid": "u"}, map[string]any{"uid": ""}, false},
 		{"list items with defaulted fields", []any{map[string]any{"name": "c", "policy": "Always"}}, []any{map[string]any{"name": "c"}}, true},
 		{"list of another length", []any{"a", "b"}, []any{"a"}, false},
 		{"changed list item", []any{map[string]any{"name": "d"}}, []any{map[string]any{"name": "c"}}, false},

@@ -491,6 +491,55 @@ var _ = Describe("Volumes", Ordered, func() {
 		Expect(v.Releases).To(BeZero())
 	})
 
+	It("binds a claim that left member 1 and came back before its PV left to the PV member 1 provisioned for it", func(ctx SpecContext) {
+		back, pv, upsynced := provisionedInM1(ctx, "back")
+		first := &corev1.PersistentVolumeClaim{}
+		Expect(m1.Get(ctx, downKey("m1", back), first)).To(Succeed())
+
+		By("asking the claim to leave m1 keeping its storage, as a move does, while the PV stays")
+		update(ctx, hub, back, func() {
+			metav1.SetMetaDataAnnotation(&back.ObjectMeta, storagev1alpha1.ReleasePolicyAnnotation, string(corev1.PersistentVolumeReclaimRetain))
+			metav1.SetMetaDataAnnotation(&back.ObjectMeta, workloadv1alpha1.DeletionAnnotation("m1"), time.Now().UTC().Format(time.RFC3339))
+		})
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(back), back)).To(Succeed())
+			g.Expect(back.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel("m1")))
+		}).WithContext(ctx).Should(Succeed(), "m1 did not let the claim go")
+		Eventually(func(g Gomega) {
+			g.Expect(m1.Get(ctx, client.ObjectKeyFromObject(pv), pv)).To(Succeed())
+			g.Expect(pv.Status.Phase).To(Equal(corev1.VolumeReleased))
+		}).WithContext(ctx).Should(Succeed())
+		Expect(pv.Spec.ClaimRef.UID).To(Equal(first.UID))
+
+		By("bringing the claim back before the PV left, bound on the hub and the PV switched to Sync, as coordination does")
+		update(ctx, hub, back, func() {
+			delete(back.Annotations, storagev1alpha1.ReleasePolicyAnnotation)
+			back.Spec.VolumeName = upsynced.Name
+			back.Labels = synced(back.Labels, "m1")
+		})
+		update(ctx, hub, upsynced, func() {
+			upsynced.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain
+			upsynced.Labels[workloadv1alpha1.StateLabel("m1")] = string(workloadv1alpha1.ResourceStateSync)
+		})
+		returned := time.Now()
+		down := &corev1.PersistentVolumeClaim{}
+		Eventually(func(g Gomega) {
+			g.Expect(m1.Get(ctx, downKey("m1", back), down)).To(Succeed())
+			g.Expect(down.Status.Phase).To(Equal(corev1.ClaimBound))
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), "the claim's new copy was never bound: its PV still names the old copy")
+		GinkgoWriter.Printf("the claim's new copy was bound %s after its return\n", time.Since(returned).Round(time.Millisecond))
+		Expect(down.UID).NotTo(Equal(first.UID))
+		Expect(down.Spec.VolumeName).To(Equal(pv.Name))
+		Expect(m1.Get(ctx, client.ObjectKeyFromObject(pv), pv)).To(Succeed())
+		Expect(pv.Spec.ClaimRef.UID).To(Equal(down.UID))
+		Eventually(func(g Gomega) {
+			v, _ := storage.Volume(pv.Spec.CSI.VolumeHandle)
+			g.Expect(v.Holders).To(Equal([]string{"m1"}))
+			g.Expect(v.Deleted).To(BeZero())
+			g.Expect(v.Releases).To(BeZero())
+		}).WithContext(ctx).Should(Succeed(), "the volume is not attached to m1 alone")
+	})
+
 	It("makes a moved claim's copy in member 2 once its PV's is there, bound at once, and releases its storage under Delete when it is deleted", func(ctx SpecContext) {
 		moved, pv, upsynced := provisionedInM1(ctx, "moved")
 		const keep = "e2e.custody.dev/keep"
