@@ -246,10 +246,7 @@ func own(o Observation, d *Decision) {
 // recheckWhenLost has the decision taken again when t, which does not answer, is lost: it is
 // then fenced instead of waited for, and only time tells.
 func recheckWhenLost(o Observation, d *Decision, t Target) {
-	if t.UnreachableSince.IsZero() {
-		return
-	}
-	if due := t.UnreachableSince.Add(t.FenceDelay).Sub(o.Now); d.Recheck == 0 || due < d.Recheck {
+	if due := fencing.LostIn(t.UnreachableSince, o.Now, t.FenceDelay); due > 0 && (d.Recheck == 0 || due < d.Recheck) {
 		d.Recheck = due
 	}
 }

@@ -1,8 +1,6 @@
 package fencing
 
 import (
-	"time"
-
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 )
 
@@ -40,9 +38,3 @@ func Of(f *storagev1alpha1.Fence) State {
 
 // Holds tells whether the state cuts the target off its storage: only a confirmed Fence does.
 func (s State) Holds() bool { return s == Fenced }
-
-// Lost tells whether a target Unreachable since since has been so for at least delay at now.
-// A zero since means the target is reachable.
-func Lost(since, now time.Time, delay time.Duration) bool {
-	return !since.IsZero() && now.Sub(since) >= delay
-}

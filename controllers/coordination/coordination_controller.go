@@ -25,13 +25,12 @@ import (
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
-	"github.com/custody-dev/custody/controllers/health"
 	"github.com/custody-dev/custody/controllers/internal/enqueue"
 	"github.com/custody-dev/custody/controllers/internal/protection"
 	"github.com/custody-dev/custody/controllers/internal/status"
 	"github.com/custody-dev/custody/controllers/internal/versions"
-	"github.com/custody-dev/custody/controllers/workload"
 	"github.com/custody-dev/custody/coordination"
+	"github.com/custody-dev/custody/fencing"
 )
 
 // Concurrency is how many claims take a step at once; each claim's steps stay in order.
@@ -227,7 +226,7 @@ func (r *Reconciler) follow(ctx context.Context, claim *corev1.PersistentVolumeC
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: claim.Namespace}, ns); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	change := workload.Propagate(ns, claim, true, time.Now())
+	change := workloadv1alpha1.Propagate(ns, claim, true, time.Now())
 	if change.Empty() {
 		return nil, nil
 	}
@@ -254,9 +253,9 @@ func (r *Reconciler) decide(ctx context.Context, s *scope) (coordination.Decisio
 }
 
 // fenceDelay is how long the target must be Unreachable before its owned volumes wait for a
-// Fence of it (health.FenceDelay).
+// Fence of it (fencing.Delay).
 func (r *Reconciler) fenceDelay(t *workloadv1alpha1.SyncTarget, lease *coordinationv1.Lease) time.Duration {
-	return health.FenceDelay(t, r.FenceDelay, r.HeartbeatGrace, lease)
+	return fencing.Delay(t, r.FenceDelay, r.HeartbeatGrace, lease)
 }
 
 // coordinated: the claim is placed on a target, or the coordinator still holds it.

@@ -134,17 +134,12 @@ func (w *writes) add(a coordination.Action) {
 	}
 }
 
-// drop takes the target off the claim and the PV in its syncer's place: state labels,
-// removal requests, the hold and the syncer's finalizers.
+// drop takes the target off the claim and the PV in its syncer's place
+// (workloadv1alpha1.Drop).
 func (w *writes) drop(key string) {
-	release := func(o client.Object) {
-		workloadv1alpha1.Release(o, key)
-		workloadv1alpha1.SetHold(o, key, storagev1alpha1.HoldFinalizer, false)
-		controllerutil.RemoveFinalizer(o, workloadv1alpha1.SyncerFinalizer(key))
-	}
-	w.onClaim(func(c *corev1.PersistentVolumeClaim) { release(c) })
+	w.onClaim(func(c *corev1.PersistentVolumeClaim) { workloadv1alpha1.Drop(c, key) })
 	if w.pv != nil {
-		w.onVolume(func(pv *corev1.PersistentVolume) { release(pv) })
+		w.onVolume(func(pv *corev1.PersistentVolume) { workloadv1alpha1.Drop(pv, key) })
 	}
 }
 

@@ -4,7 +4,7 @@
 // VolumeOwnership, then carries out the step's writes on the claim and the PV. Each step is
 // one reconcile; the syncers' work shows up as label changes that trigger the next one.
 //
-// The claim follows its namespace's placement here (workload.Propagate): a step reads the
+// The claim follows its namespace's placement here (workloadv1alpha1.Propagate): a step reads the
 // namespace, decides on the claim as it follows it, and writes the placement in the claim's
 // patch, so that a move costs no write of the placement of its own.
 //

@@ -18,8 +18,8 @@ import (
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
-	"github.com/custody-dev/custody/controllers/health"
 	"github.com/custody-dev/custody/controllers/internal/enqueue"
+	"github.com/custody-dev/custody/controllers/internal/leases"
 	"github.com/custody-dev/custody/controllers/internal/versions"
 	"github.com/custody-dev/custody/coordination/dr"
 )
@@ -59,7 +59,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Watches(&schedulingv1alpha1.Location{}, all).
 		Watches(&schedulingv1alpha1.Placement{}, all).
 		Watches(&workloadv1alpha1.SyncTarget{}, all).
-		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(r.holdersOf), builder.WithPredicates(health.CleanReports())).
+		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(r.holdersOf), builder.WithPredicates(leases.CleanReports())).
 		Watches(&storagev1alpha1.Fence{}, all).
 		Watches(&storagev1alpha1.VolumeOwnership{}, all).
 		Watches(&storagev1alpha1.VolumeReplication{}, handler.EnqueueRequestsFromMapFunc(pairOf)).

@@ -13,7 +13,7 @@ import (
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
-	"github.com/custody-dev/custody/controllers/health"
+	"github.com/custody-dev/custody/controllers/internal/leases"
 	"github.com/custody-dev/custody/coordination/dr"
 	"github.com/custody-dev/custody/fencing"
 )
@@ -74,7 +74,7 @@ func (r *Reconciler) observe(ctx context.Context, p *schedulingv1alpha1.Location
 		members, ok := schedulingv1alpha1.LocationTargets(name, locations.Items, targets.Items)
 		l := dr.Location{Name: name, Found: ok}
 		for i := range members {
-			lease, err := health.Lease(ctx, r.Client, members[i].Name)
+			lease, err := leases.Of(ctx, r.Client, members[i].Name)
 			if err != nil {
 				return nil, o, err
 			}

@@ -24,7 +24,7 @@ import (
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
-	"github.com/custody-dev/custody/controllers/health"
+	"github.com/custody-dev/custody/controllers/internal/leases"
 	"github.com/custody-dev/custody/controllers/internal/status"
 	"github.com/custody-dev/custody/fencing"
 )
@@ -49,7 +49,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		For(&storagev1alpha1.Fence{}).
 		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(r.fencesOfDomains)).
 		Watches(&schedulingv1alpha1.LocationPair{}, handler.EnqueueRequestsFromMapFunc(r.fencesHeldBy)).
-		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(r.fencesOfTarget), builder.WithPredicates(health.CleanReports())).
+		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(r.fencesOfTarget), builder.WithPredicates(leases.CleanReports())).
 		WithOptions(opts).
 		Complete(r)
 }
@@ -154,7 +154,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) goneSyncers(ctx context.Context, f *storagev1alpha1.Fence) ([]string, error) {
 	var held []string
 	for _, fin := range f.Finalizers {
-		if strings.HasPrefix(fin, workloadv1alpha1.SyncerFinalizer("")) {
+		if _, ok := workloadv1alpha1.SyncerFinalizerKey(fin); ok {
 			held = append(held, fin)
 		}
 	}
@@ -204,7 +204,7 @@ func (r *Reconciler) observe(ctx context.Context, f *storagev1alpha1.Fence) (fen
 		switch {
 		case t.Name == f.Spec.TargetName:
 			target = t
-			lease, err := health.Lease(ctx, r.Client, t.Name)
+			lease, err := leases.Of(ctx, r.Client, t.Name)
 			if err != nil {
 				return o, nil, err
 			}

@@ -16,18 +16,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/internal/leases"
 	"github.com/custody-dev/custody/controllers/internal/status"
+	"github.com/custody-dev/custody/fencing"
 )
-
-// DefaultPeriod is the renewal period assumed for a Lease that announces none.
-const DefaultPeriod = 10 * time.Second
 
 // fieldOwner owns the status fields this controller writes.
 const fieldOwner = "custody-health"
@@ -79,24 +76,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("health").
 		For(&workloadv1alpha1.SyncTarget{}).
-		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(targetOf), builder.WithPredicates(heartbeats)).
+		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(targetOf), builder.WithPredicates(leases.Heartbeats)).
 		WithOptions(opts).
 		Complete(r)
-}
-
-// heartbeats are the events of heartbeat Leases.
-var heartbeats = predicate.NewPredicateFuncs(func(o client.Object) bool {
-	return o.GetNamespace() == workloadv1alpha1.HeartbeatNamespace
-})
-
-// CleanReports lets through the events of heartbeat Leases that bring a new clean report
-// (workloadv1alpha1.CleanReportAnnotation), or none: what a decision on a target's clean
-// report needs to see, and no mere renewal.
-func CleanReports() predicate.Predicate {
-	return predicate.And(heartbeats, predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		a := workloadv1alpha1.CleanReportAnnotation
-		return e.ObjectOld.GetAnnotations()[a] != e.ObjectNew.GetAnnotations()[a]
-	}})
 }
 
 // targetOf maps a heartbeat Lease to the SyncTarget of the same name.
@@ -118,7 +100,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// The hub is judged before its targets: a Lease may be old because the hub was down.
 		return ctrl.Result{RequeueAfter: r.ContactInterval}, nil
 	}
-	lease, err := Lease(ctx, r.Client, req.Name)
+	lease, err := leases.Of(ctx, r.Client, req.Name)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -128,7 +110,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if ready && v.status != metav1.ConditionTrue {
 		// After an outage the cache may hold a Lease older than the hub's: a target turns
 		// Unreachable only on the hub's own.
-		if lease, err = Lease(ctx, r.Reader, req.Name); err != nil {
+		if lease, err = leases.Of(ctx, r.Reader, req.Name); err != nil {
 			return ctrl.Result{}, err
 		}
 		v = r.evaluate(lease, ready, seen, since, time.Now())
@@ -142,16 +124,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.states.set(req.Name, state)
 	return ctrl.Result{RequeueAfter: v.recheck}, nil
-}
-
-// Lease reads the target's heartbeat Lease; nil when there is none.
-func Lease(ctx context.Context, r client.Reader, target string) (*coordinationv1.Lease, error) {
-	lease := &coordinationv1.Lease{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: target}, lease)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	return lease, err
 }
 
 // verdict is the health of a target at one moment.
@@ -197,32 +169,8 @@ func (r *Reconciler) evaluate(lease *coordinationv1.Lease, ready, seen bool, con
 }
 
 // grace is the configured grace, else three renewal periods of the Lease.
-func (r *Reconciler) grace(lease *coordinationv1.Lease) time.Duration { return Grace(r.Grace, lease) }
-
-// Grace is how long the target of the heartbeat Lease (nil: none) may go unrenewed before
-// it is Unreachable: configured when set, else three renewal periods the Lease announces.
-func Grace(configured time.Duration, lease *coordinationv1.Lease) time.Duration {
-	if configured > 0 {
-		return configured
-	}
-	if lease != nil && lease.Spec.LeaseDurationSeconds != nil && *lease.Spec.LeaseDurationSeconds > 0 {
-		return 3 * time.Duration(*lease.Spec.LeaseDurationSeconds) * time.Second
-	}
-	return 3 * DefaultPeriod
-}
-
-// FenceDelay is how long the target may be Unreachable before it is lost: its owned volumes
-// then wait for a Fence of it instead of its acknowledgement, and its namespaces leave it.
-// It is the target's own spec.fenceDelay, else the controller's (configured), else three of
-// its graces (the configured grace, or the one its Lease, nil when there is none, announces).
-func FenceDelay(t *workloadv1alpha1.SyncTarget, configured, grace time.Duration, lease *coordinationv1.Lease) time.Duration {
-	switch {
-	case t.Spec.FenceDelay != nil:
-		return t.Spec.FenceDelay.Duration
-	case configured > 0:
-		return configured
-	}
-	return 3 * Grace(grace, lease)
+func (r *Reconciler) grace(lease *coordinationv1.Lease) time.Duration {
+	return fencing.Grace(r.Grace, lease)
 }
 
 // writeStatus applies the key and Ready when they changed, and emits an event when Ready

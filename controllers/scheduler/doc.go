@@ -13,7 +13,7 @@
 // Location of one member, or an outage of the hub that leaves every target Unreachable at
 // once, moves nothing; and with nowhere else to go, a target a namespace is leaving takes it
 // back. A target that stopped answering (Unreachable) keeps its namespaces until it has been
-// so for its fence delay (health.FenceDelay), the moment its owned volumes may be fenced and
+// so for its fence delay (fencing.Delay), the moment its owned volumes may be fenced and
 // moved: a heartbeat missed under load, or a network that drops for a few seconds, moves no
 // workload; the namespace is chosen again when the delay runs out. A fenced target takes no
 // namespace until its Fence is lifted, Unfencing included: its member may still be cut off

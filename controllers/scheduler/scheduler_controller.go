@@ -30,7 +30,7 @@ type Reconciler struct {
 	// Now is the clock of deletion annotations and of the targets' health; nil means
 	// time.Now.
 	Now func() time.Time
-	// FenceDelay and HeartbeatGrace are coordination's (see health.FenceDelay): a target that
+	// FenceDelay and HeartbeatGrace are coordination's (see fencing.Delay): a target that
 	// stopped answering keeps its namespaces until it is lost.
 	FenceDelay, HeartbeatGrace time.Duration
 

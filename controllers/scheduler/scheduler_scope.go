@@ -15,7 +15,8 @@ import (
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
-	"github.com/custody-dev/custody/controllers/health"
+	"github.com/custody-dev/custody/controllers/internal/leases"
+	"github.com/custody-dev/custody/fencing"
 )
 
 // scope is what one reconcile of a namespace read.
@@ -150,9 +151,9 @@ func (s *scope) candidate(location string, t *workloadv1alpha1.SyncTarget) Candi
 	}
 }
 
-// lostIn tells, by name, how long until each Unreachable target has been so for its fence
-// delay (health.FenceDelay, which may need its heartbeat Lease); a target that answers, or
-// is lost already, is left out.
+// lostIn tells, by name, how long until each Unreachable target is lost (fencing.LostIn,
+// after its fence delay, which may need its heartbeat Lease); a target that answers, or is
+// lost already, is left out.
 func (r *Reconciler) lostIn(ctx context.Context, targets []workloadv1alpha1.SyncTarget) (map[string]time.Duration, error) {
 	out := map[string]time.Duration{}
 	now := r.now()
@@ -162,11 +163,11 @@ func (r *Reconciler) lostIn(ctx context.Context, targets []workloadv1alpha1.Sync
 		if since.IsZero() {
 			continue
 		}
-		lease, err := health.Lease(ctx, r.Client, t.Name)
+		lease, err := leases.Of(ctx, r.Client, t.Name)
 		if err != nil {
 			return nil, err
 		}
-		if left := since.Add(health.FenceDelay(t, r.FenceDelay, r.HeartbeatGrace, lease)).Sub(now); left > 0 {
+		if left := fencing.LostIn(since, now, fencing.Delay(t, r.FenceDelay, r.HeartbeatGrace, lease)); left > 0 {
 			out[t.Name] = left
 		}
 	}

@@ -5,7 +5,7 @@
 // A StatefulSet gets the state label with the empty value ("placed, waiting"): the
 // statefulset controller turns it to Sync on a target once the claims of its
 // volumeClaimTemplates are there. A PersistentVolumeClaim follows its namespace the same way
-// (Propagate, with the empty value), but in the coordination controller, which decides when
+// (workloadv1alpha1.Propagate, with the empty value), but in the coordination controller, which decides when
 // and on which target it turns to Sync and writes the placement with the step the claim
 // takes. The controller only adds; removing state labels is the syncers' part of the
 // deletion flow.

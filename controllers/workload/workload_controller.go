@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/enqueue"
 )
 
@@ -106,7 +107,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: req.Namespace}, ns); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	change := Propagate(ns, obj, slices.Contains(decided, r.Kind), time.Now())
+	change := workloadv1alpha1.Propagate(ns, obj, slices.Contains(decided, r.Kind), time.Now())
 	if change.Empty() {
 		return ctrl.Result{}, nil
 	}

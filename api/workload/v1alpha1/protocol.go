@@ -244,6 +244,92 @@ func SetHold(obj metav1.Object, key, finalizer string, held bool) bool {
 	return true
 }
 
+// Drop takes everything of the target off the object, in its syncer's place, as for a
+// target that is fenced or removed: the state label and removal request, every coordination
+// finalizer holding it there, and the syncer's finalizer.
+func Drop(obj metav1.Object, key string) {
+	p, _ := PresenceOn(obj, key)
+	Release(obj, key)
+	for _, f := range p.Finalizers {
+		SetHold(obj, key, f, false)
+	}
+	fins := obj.GetFinalizers()
+	if i := slices.Index(fins, SyncerFinalizer(key)); i >= 0 {
+		obj.SetFinalizers(slices.Delete(slices.Clone(fins), i, i+1))
+	}
+}
+
+// SyncerFinalizerKey is the target key a syncer finalizer names; ok is false for any other
+// finalizer.
+func SyncerFinalizerKey(finalizer string) (key string, ok bool) {
+	return strings.CutPrefix(finalizer, syncerFinalizerPrefix)
+}
+
+// Change is what an object's metadata needs to follow its namespace.
+// +kubebuilder:object:generate=false
+type Change struct {
+	// Place are the targets the object goes to, with its first state there.
+	Place map[string]ResourceState
+	// Leave are the targets the object leaves, with the time their removal was requested.
+	Leave map[string]time.Time
+	// Return are the targets whose removal request, left from an earlier removal, goes
+	// because the object returns there.
+	Return []string
+}
+
+// Empty tells whether the object already follows its namespace.
+func (c Change) Empty() bool {
+	return len(c.Place)+len(c.Leave)+len(c.Return) == 0
+}
+
+// Propagate computes the change that makes an object follow its namespace: a state for
+// every target the namespace is on (Sync, or Pending when coordination decides), the
+// namespace's removal request for every target the namespace leaves, and a removal request
+// from now for every target the namespace already left (its removal finished before the
+// object was marked, as when the namespace moved on twice while the object's updates
+// conflicted): the object would stay there for ever.
+func Propagate(ns, obj metav1.Object, coordinated bool, now time.Time) Change {
+	c := Change{Place: map[string]ResourceState{}, Leave: map[string]time.Time{}}
+	initial := ResourceStateSync
+	if coordinated {
+		initial = ResourceStatePending
+	}
+	nsPresences, objPresences := Presences(ns), Presences(obj)
+	for key, objOn := range objPresences {
+		if _, nsOn := nsPresences[key]; !nsOn && !objOn.Leaving {
+			c.Leave[key] = now
+		}
+	}
+	for key, nsOn := range nsPresences {
+		_, placed := objPresences[key]
+		// A removal request outlives the state label: a returning object loses it.
+		objLeaving, _ := RemovalRequested(obj, key)
+		switch {
+		case nsOn.Leaving && placed && !objLeaving:
+			c.Leave[key] = nsOn.LeavingSince
+		case !nsOn.Leaving && !placed:
+			c.Place[key] = initial
+			if objLeaving {
+				c.Return = append(c.Return, key)
+			}
+		}
+	}
+	return c
+}
+
+// Apply writes the change into the object's metadata.
+func (c Change) Apply(obj metav1.Object) {
+	for key, s := range c.Place {
+		SetState(obj, key, s)
+	}
+	for key, t := range c.Leave {
+		RequestRemoval(obj, key, t)
+	}
+	for _, key := range c.Return {
+		CancelRemoval(obj, key)
+	}
+}
+
 func setEntry(get func() map[string]string, set func(map[string]string), k, v string) {
 	m := get()
 	if m == nil {

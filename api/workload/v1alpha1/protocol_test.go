@@ -153,3 +153,41 @@ func TestIsProtocolKey(t *testing.T) {
 		t.Error("IsStateLabel")
 	}
 }
+
+func TestDrop(t *testing.T) {
+	hold := "storage.custody.dev/hold"
+	o := obj(map[string]string{StateLabel("m1"): "Sync", StateLabel("m2"): "Sync"},
+		map[string]string{DeletionAnnotation("m1"): "2026-01-02T03:04:05Z", DeletionAnnotation("m2"): "2026-01-02T03:04:05Z",
+			FinalizersAnnotation("m1"): hold + ",other", FinalizersAnnotation("m2"): hold},
+		SyncerFinalizer("m1"), SyncerFinalizer("m2"), "kubernetes.io/pvc-protection")
+	Drop(o, "m1")
+	if _, on := PresenceOn(o, "m1"); on {
+		t.Errorf("still on m1: %v", o.Labels)
+	}
+	for _, k := range []string{FinalizersAnnotation("m1"), DeletionAnnotation("m1")} {
+		if _, ok := o.Annotations[k]; ok {
+			t.Errorf("kept %s", k)
+		}
+	}
+	if want := []string{SyncerFinalizer("m2"), "kubernetes.io/pvc-protection"}; !reflect.DeepEqual(o.Finalizers, want) {
+		t.Errorf("finalizers %v, want %v", o.Finalizers, want)
+	}
+	if p, on := PresenceOn(o, "m2"); !on || !p.Leaving || !p.Downstream || !p.HeldBy(hold) {
+		t.Errorf("m2's presence changed: %+v", p)
+	}
+	Drop(o, "m3")
+	if _, on := PresenceOn(o, "m2"); !on || len(o.Finalizers) != 2 {
+		t.Errorf("dropping a target the object is not on changed it: %+v", o)
+	}
+}
+
+func TestSyncerFinalizerKey(t *testing.T) {
+	if key, ok := SyncerFinalizerKey(SyncerFinalizer("m1")); !ok || key != "m1" {
+		t.Errorf("SyncerFinalizerKey(%q) = %q, %v", SyncerFinalizer("m1"), key, ok)
+	}
+	for _, f := range []string{"kubernetes.io/pvc-protection", "storage.custody.dev/volume", "workload.custody.dev/other"} {
+		if _, ok := SyncerFinalizerKey(f); ok {
+			t.Errorf("%s read as a syncer finalizer", f)
+		}
+	}
+}

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
@@ -174,7 +173,7 @@ func (d drain) letGoOf(ctx context.Context, obj *metav1.PartialObjectMetadata) (
 			return nil
 		}
 		patch := client.MergeFromWithOptions(obj.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		letGo(obj, d.key)
+		workloadv1alpha1.Drop(obj, d.key)
 		return d.c.Patch(ctx, obj, patch)
 	})
 	if apierrors.IsNotFound(err) {
@@ -184,18 +183,6 @@ func (d drain) letGoOf(ctx context.Context, obj *metav1.PartialObjectMetadata) (
 		return false, fmt.Errorf("releasing %s: %w", located(obj), err)
 	}
 	return had, nil
-}
-
-// letGo takes off obj everything of the target of key, as coordination does for a fenced
-// target: the state label and removal request, every coordination finalizer and the syncer's
-// finalizer.
-func letGo(obj client.Object, key string) {
-	p, _ := workloadv1alpha1.PresenceOn(obj, key)
-	workloadv1alpha1.Release(obj, key)
-	for _, f := range p.Finalizers {
-		workloadv1alpha1.SetHold(obj, key, f, false)
-	}
-	controllerutil.RemoveFinalizer(obj, workloadv1alpha1.SyncerFinalizer(key))
 }
 
 // refusalOf is unjoin's error when target still holds left after timeout: it reads the

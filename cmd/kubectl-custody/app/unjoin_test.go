@@ -79,27 +79,6 @@ func TestHoldings(t *testing.T) {
 	}
 }
 
-func TestLetGo(t *testing.T) {
-	c := placed(placed(claim("ns", "c1"), "m1"), "m2")
-	c.Finalizers = append(c.Finalizers, "kubernetes.io/pvc-protection")
-	workloadv1alpha1.SetHold(c, "m1", "other", true)
-	letGo(c, "m1")
-	if _, on := workloadv1alpha1.PresenceOn(c, "m1"); on {
-		t.Errorf("still on m1: %v", c.Labels)
-	}
-	for _, k := range []string{workloadv1alpha1.FinalizersAnnotation("m1"), workloadv1alpha1.DeletionAnnotation("m1")} {
-		if _, ok := c.Annotations[k]; ok {
-			t.Errorf("kept %s", k)
-		}
-	}
-	if want := []string{workloadv1alpha1.SyncerFinalizer("m2"), "kubernetes.io/pvc-protection"}; !slices.Equal(c.Finalizers, want) {
-		t.Errorf("finalizers %v, want %v", c.Finalizers, want)
-	}
-	if p, on := workloadv1alpha1.PresenceOn(c, "m2"); !on || !p.Leaving || !p.Downstream || !p.HeldBy(storagev1alpha1.HoldFinalizer) {
-		t.Errorf("m2's presence changed: %+v", p)
-	}
-}
-
 func TestClaimState(t *testing.T) {
 	vo := func(phase storagev1alpha1.VolumePhase, reason string) *storagev1alpha1.VolumeOwnership {
 		return &storagev1alpha1.VolumeOwnership{Status: storagev1alpha1.VolumeOwnershipStatus{Phase: phase, Reason: reason}}
@@ -212,7 +191,7 @@ func syncerLetsGo() interceptor.Funcs {
 				if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 					return err
 				}
-				letGo(obj, "m1")
+				workloadv1alpha1.Drop(obj, "m1")
 				if err := c.Update(ctx, obj); err != nil {
 					return err
 				}

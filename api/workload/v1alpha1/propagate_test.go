@@ -1,4 +1,4 @@
-package workload
+package v1alpha1
 
 import (
 	"reflect"
@@ -7,12 +7,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
 
 func TestPropagate(t *testing.T) {
-	state, del := workloadv1alpha1.StateLabel, workloadv1alpha1.DeletionAnnotation
+	state, del := StateLabel, DeletionAnnotation
 	m := func(kv ...string) map[string]string {
 		out := map[string]string{}
 		for i := 0; i < len(kv); i += 2 {
@@ -23,8 +21,8 @@ func TestPropagate(t *testing.T) {
 	const at, earlier = "2026-01-02T03:04:05Z", "2026-01-01T00:00:00Z"
 	when, _ := time.Parse(time.RFC3339, at)
 	now := when.Add(time.Hour)
-	sync, pending := workloadv1alpha1.ResourceStateSync, workloadv1alpha1.ResourceStatePending
-	type places = map[string]workloadv1alpha1.ResourceState
+	sync, pending := ResourceStateSync, ResourceStatePending
+	type places = map[string]ResourceState
 	type leaves = map[string]time.Time
 	tests := []struct {
 		name                 string
@@ -64,11 +62,11 @@ func TestPropagate(t *testing.T) {
 				t.Fatalf("not idempotent: after applying, still %+v", again)
 			}
 			for key := range got.Leave {
-				if leaving, _ := workloadv1alpha1.RemovalRequested(obj, key); !leaving {
+				if leaving, _ := RemovalRequested(obj, key); !leaving {
 					t.Fatalf("after applying, the object does not leave %s", key)
 				}
 			}
-			if slices.ContainsFunc(got.Return, func(key string) bool { l, _ := workloadv1alpha1.RemovalRequested(obj, key); return l }) {
+			if slices.ContainsFunc(got.Return, func(key string) bool { l, _ := RemovalRequested(obj, key); return l }) {
 				t.Fatalf("after applying, a returning object still leaves: %v", obj.Annotations)
 			}
 		})
