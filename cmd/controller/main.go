@@ -1,6 +1,3 @@
-// Command controller runs Custody's hub controllers against the hub API server: placement,
-// location, scheduler, health, storageclass, coordination, and one workload controller per
-// synced resource type other than claims, which coordination places.
 package main
 
 import (
@@ -12,14 +9,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/custody-dev/custody/api"
 	"github.com/custody-dev/custody/controllers"
-	"github.com/custody-dev/custody/controllers/reconnect"
-	"github.com/custody-dev/custody/controllers/securemetrics"
 )
 
 type options struct {
@@ -60,9 +52,6 @@ func run(o options) error {
 	if err != nil {
 		return fmt.Errorf("loading the hub kubeconfig: %w", err)
 	}
-	// Catch up within a second of the hub answering again after an outage: a short wait for
-	// a starting server here, informers that retry at once and queues retried on recovery below.
-	cfg = reconnect.Config(cfg)
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
 	if o.qps <= 0 {
 		cfg.QPS = -1
@@ -71,29 +60,12 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	recovery := reconnect.New()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  api.NewScheme(),
-		Cache:                   controllers.CacheOptions(cache.Options{NewInformer: recovery.NewInformer}),
-		Metrics:                 securemetrics.Options(o.metricsAddr, o.metricsCertDir, o.metricsSecure),
-		HealthProbeBindAddress:  o.probeAddr,
-		LeaderElection:          o.leaderElect,
-		LeaderElectionID:        "custody-controller",
-		LeaderElectionNamespace: o.leaderNamespace,
+	return controllers.Run(ctrl.SetupSignalHandler(), cfg, controllers.RunOptions{
+		Options:     controllers.Options{Resources: kinds, HeartbeatGrace: o.heartbeatGrace, FenceDelay: o.fenceDelay},
+		MetricsAddr: o.metricsAddr, MetricsCertDir: o.metricsCertDir, MetricsSecure: o.metricsSecure,
+		ProbeAddr:   o.probeAddr,
+		LeaderElect: o.leaderElect, LeaderNamespace: o.leaderNamespace,
 	})
-	if err != nil {
-		return err
-	}
-	if err := controllers.Setup(mgr, controllers.Options{Resources: kinds, HeartbeatGrace: o.heartbeatGrace, FenceDelay: o.fenceDelay, Recovery: recovery}); err != nil {
-		return err
-	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-		return err
-	}
-	return mgr.Start(ctrl.SetupSignalHandler())
 }
 
 // parseKinds reads kind.version[.group] entries; nil for an empty flag.

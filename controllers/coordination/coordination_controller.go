@@ -283,21 +283,12 @@ func (r *Reconciler) releaseRecord(ctx context.Context, key client.ObjectKey) er
 // record writes the decision on the VolumeOwnership before anything acts on it.
 func (r *Reconciler) record(ctx context.Context, s *scope, d coordination.Decision) error {
 	vo := s.ownership
-	switch {
-	case vo.UID == "":
+	if vo.UID == "" {
 		if err := controllerutil.SetControllerReference(s.claim, vo, r.Client.Scheme()); err != nil {
 			return err
 		}
 		controllerutil.AddFinalizer(vo, storagev1alpha1.RecordFinalizer)
 		if err := r.Client.Create(ctx, vo); err != nil {
-			return err
-		}
-		r.written.Wrote(client.ObjectKeyFromObject(vo), vo.ResourceVersion)
-	case vo.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(vo, storagev1alpha1.RecordFinalizer):
-		// A record made before it had the finalizer gets it.
-		patch := client.MergeFrom(vo.DeepCopy())
-		controllerutil.AddFinalizer(vo, storagev1alpha1.RecordFinalizer)
-		if err := r.Client.Patch(ctx, vo, patch); err != nil {
 			return err
 		}
 		r.written.Wrote(client.ObjectKeyFromObject(vo), vo.ResourceVersion)

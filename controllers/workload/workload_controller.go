@@ -34,11 +34,11 @@ var DefaultResources = []schema.GroupVersionKind{
 	corev1.SchemeGroupVersion.WithKind("Pod"),
 }
 
-// decided are the types whose state on a target another controller decides: coordination a
-// claim's, and the statefulset controller a StatefulSet's, which goes to a target only once
-// the claims of its volumeClaimTemplates are there.
+// decided are the types whose state on a target another controller decides: the statefulset
+// controller a StatefulSet's, which goes to a target only once the claims of its
+// volumeClaimTemplates are there. Claims are not the workload controller's at all: they follow
+// their namespace in coordination (see controllers.Setup).
 var decided = []schema.GroupVersionKind{
-	corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"),
 	{Group: "apps", Version: "v1", Kind: "StatefulSet"},
 }
 
@@ -89,7 +89,7 @@ func (r *Reconciler) newList() client.ObjectList {
 	return list
 }
 
-// +kubebuilder:rbac:groups="",resources=configmaps;secrets;services;serviceaccounts;persistentvolumeclaims,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=configmaps;secrets;services;serviceaccounts,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch

@@ -11,17 +11,12 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers"
-	"github.com/custody-dev/custody/controllers/reconnect"
-	"github.com/custody-dev/custody/controllers/securemetrics"
 	"github.com/custody-dev/custody/controllers/syncer"
 	"github.com/custody-dev/custody/controllers/syncer/credential"
 	"github.com/custody-dev/custody/test/testbed"
@@ -189,24 +184,10 @@ func (e *Environment) runController(ctx context.Context) error {
 	if addr == "" {
 		addr = "0"
 	}
-	recovery := reconnect.New()
-	// Catch up within a second of the hub answering again after an outage, as cmd/controller.
-	mgr, err := ctrl.NewManager(reconnect.Config(e.Hub.Config), ctrl.Options{
-		Scheme:                 testbed.Scheme(),
-		Cache:                  controllers.CacheOptions(cache.Options{NewInformer: recovery.NewInformer}),
-		Metrics:                securemetrics.Options(addr, "", true),
-		HealthProbeBindAddress: "0",
-		Logger:                 ctrl.Log.WithName("controller"),
-		// The controller may start again in the same process.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	return controllers.Run(ctx, e.Hub.Config, controllers.RunOptions{
+		Options:     controllers.Options{HeartbeatGrace: e.opts.HeartbeatGrace},
+		MetricsAddr: addr, MetricsSecure: true, ProbeAddr: "0", Restartable: true,
 	})
-	if err != nil {
-		return err
-	}
-	if err := controllers.Setup(mgr, controllers.Options{HeartbeatGrace: e.opts.HeartbeatGrace, Recovery: recovery}); err != nil {
-		return err
-	}
-	return mgr.Start(ctx)
 }
 
 // StopController stops the hub controllers and waits until they stopped.
