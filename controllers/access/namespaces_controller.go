@@ -94,10 +94,15 @@ func namespaceOf(_ context.Context, obj client.Object) []reconcile.Request {
 }
 
 // Reconcile takes away what a namespace's Grants no longer say, then grants what they say.
+// The key namespace is left alone: no namespace there is placed, and the grants of the key
+// Secrets in it, labelled as these are, are the Keys controller's.
 // A grant carries Finalizer, which holds it while the namespace is deleted and until the
 // syncer let go: the namespace's deletion would otherwise take the grant before the objects
 // that wait for the syncer.
 func (r *Namespaces) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if req.Name == storagev1alpha1.KeyNamespace {
+		return ctrl.Result{}, nil // its grants are the Keys controller's
+	}
 	ns := &corev1.Namespace{}
 	if err := r.Client.Get(ctx, req.NamespacedName, ns); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)

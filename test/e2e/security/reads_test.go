@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/access"
 	"github.com/custody-dev/custody/test/environment"
@@ -98,5 +99,44 @@ var _ = Describe("A member's syncer identity", func() {
 			g.Expect(hub.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})).NotTo(Succeed())
 			g.Expect(member.Client.Get(ctx, copyOf(ctx, key, ns, "settings"), &corev1.ConfigMap{})).NotTo(Succeed())
 		}).WithContext(ctx).Should(Succeed())
+	})
+
+	It("reads the key Secret of a replication labelled for its target, no other Secret in custody-system, and keeps that grant", func(ctx SpecContext) {
+		ns, _ := tenant(ctx, false)
+		secret := func(name string) *corev1.Secret {
+			return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: storagev1alpha1.KeyNamespace, Name: name}, StringData: map[string]string{"psk.txt": "volsyncrsynctls:" + ns}}
+		}
+		key, other := secret("custody-pair-"+ns), secret("custody-other-"+ns)
+		Expect(hub.Create(ctx, key)).To(Succeed())
+		Expect(hub.Create(ctx, other)).To(Succeed())
+		vr := &storagev1alpha1.VolumeReplication{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data", Labels: map[string]string{workloadv1alpha1.StateLabel("m1"): string(workloadv1alpha1.ResourceStateSync)}},
+			Spec:       storagev1alpha1.VolumeReplicationSpec{Pair: ns, Source: "m1", Destination: "m2", Schedule: "0 0 * * *", KeySecret: key.Name},
+		}
+		Expect(hub.Create(ctx, vr)).To(Succeed())
+
+		By("granting m1's syncer the key of its replication")
+		Eventually(func() error {
+			return syncer("m1").Get(ctx, client.ObjectKeyFromObject(key), &corev1.Secret{})
+		}).WithContext(ctx).Should(Succeed())
+		grant := &rbacv1.RoleBinding{}
+		Expect(hub.Get(ctx, client.ObjectKey{Namespace: storagev1alpha1.KeyNamespace, Name: "custody-syncer-m1-keys"}, grant)).To(Succeed())
+		By("keeping the grant: no other controller takes it away")
+		Consistently(func(g Gomega) {
+			g.Expect(syncer("m1").Get(ctx, client.ObjectKeyFromObject(key), &corev1.Secret{})).To(Succeed())
+			now := &rbacv1.RoleBinding{}
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(grant), now)).To(Succeed())
+			g.Expect(now.UID).To(Equal(grant.UID), "the grant was deleted and made again")
+		}).WithContext(ctx).WithPolling(50 * time.Millisecond).Should(Succeed())
+		expectDenied(syncer("m1").Get(ctx, client.ObjectKeyFromObject(other), &corev1.Secret{}))
+		expectDenied(syncer("m2").Get(ctx, client.ObjectKeyFromObject(key), &corev1.Secret{}))
+
+		By("taking the replication off m1: the grant goes")
+		patch := client.MergeFrom(vr.DeepCopy())
+		delete(vr.Labels, workloadv1alpha1.StateLabel("m1"))
+		Expect(hub.Patch(ctx, vr, patch)).To(Succeed())
+		Eventually(func() error {
+			return syncer("m1").Get(ctx, client.ObjectKeyFromObject(key), &corev1.Secret{})
+		}).WithContext(ctx).Should(MatchError(ContainSubstring("cannot get resource")))
 	})
 })
