@@ -27,12 +27,12 @@ func Decide(o Observation) Decision {
 		d.Phase = schedulingv1alpha1.PairPending
 		d.Replications = o.current()
 		// A relocate under way keeps its workloads stopped until it can go on.
-		d.Quiesce = d.Action != nil && d.Action.Mode == schedulingv1alpha1.Relocate && d.Action.Progression != Completed
+		d.Quiesce = d.Action != nil && d.Action.Mode == schedulingv1alpha1.Relocate && d.Action.Progression != schedulingv1alpha1.ProgressionCompleted
 		d.conditions(o)
 		return d
 	}
 	switch {
-	case d.Action != nil && !Over(d.Action):
+	case d.Action != nil && !d.Action.Over():
 		d.step(o)
 	case d.switchAsked(o):
 	default:
@@ -86,10 +86,10 @@ func (d *Decision) switchAsked(o Observation) bool {
 	now := metav1.NewTime(o.Now)
 	d.Action = &schedulingv1alpha1.PairAction{
 		Mode: mode, Automatic: !declared, From: d.Active, To: to, Generation: o.Pair.Generation,
-		Progression: Fencing, ProgressionTime: &now, StartTime: now,
+		Progression: schedulingv1alpha1.ProgressionFencing, ProgressionTime: &now, StartTime: now,
 	}
 	if mode == schedulingv1alpha1.Relocate {
-		d.Action.Progression = Quiescing
+		d.Action.Progression = schedulingv1alpha1.ProgressionQuiescing
 	}
 	d.Replications = o.current()
 	d.step(o)
@@ -109,46 +109,46 @@ func (d *Decision) step(o Observation) {
 		if by == "spec" {
 			a.Generation = o.Pair.Generation
 		}
-		next(Fencing)
+		next(schedulingv1alpha1.ProgressionFencing)
 	}
-	if a.Progression == Fencing {
+	if a.Progression == schedulingv1alpha1.ProgressionFencing {
 		switch fenced := o.Locations[a.From].fencedOrGone(); {
 		case a.Automatic && !fenced:
 			// The Location came back before it was fenced: it may hold the only way to
 			// fence it (a Location of one member does), and it has every write since the
 			// replicas.
 			d.Active = a.From
-			next(CalledOff)
+			next(schedulingv1alpha1.ProgressionCalledOff)
 			return
 		case fenced && len(o.imagesNotKept()) == 0:
 			// A sync may have completed since the replicas were last recorded. The failover
 			// restores from the newest, kept.
 			d.Replicas = o.newReplicas(o.Volumes, true)
-			next(Restoring)
+			next(schedulingv1alpha1.ProgressionRestoring)
 		default:
 			// A source that comes back may sync once more before it is fenced, and VolSync
 			// then deletes the images before the new one: the destinations keep them.
 			d.Replications = keepingImages(d.Replications)
 		}
 	}
-	if a.Progression == Quiescing && o.Quiesced {
+	if a.Progression == schedulingv1alpha1.ProgressionQuiescing && o.Quiesced {
 		// The schedule ends only once the workloads stopped: a relocate whose workloads do
 		// not stop leaves the volumes protected as before.
 		d.Replications = o.triggered(stopTrigger(a))
 		if wait, ok := o.stoppedSyncing(a); ok {
-			next(FinalSync)
+			next(schedulingv1alpha1.ProgressionFinalSync)
 		} else {
 			d.recheckIn(wait)
 		}
 	}
-	if a.Progression == FinalSync {
+	if a.Progression == schedulingv1alpha1.ProgressionFinalSync {
 		d.Replications = o.triggered(trigger(a))
 		if o.finalSynced(a) {
 			d.Replicas = o.newReplicas(o.Volumes, false)
-			next(Restoring)
+			next(schedulingv1alpha1.ProgressionRestoring)
 		}
 	}
-	if a.Progression == Restoring {
+	if a.Progression == schedulingv1alpha1.ProgressionRestoring {
 		d.Active = a.To
 		if a.Mode == schedulingv1alpha1.Relocate {
 			d.Replications = o.triggered(trigger(a)) // no scheduled sync replaces the image restored from
@@ -160,7 +160,7 @@ func (d *Decision) step(o Observation) {
 		}
 		d.Restores, d.Unrestores = o.restores(a, d.Replicas)
 		if o.restored(a, d.Replicas) {
-			next(Completed)
+			next(schedulingv1alpha1.ProgressionCompleted)
 			now := metav1.NewTime(o.Now)
 			a.CompletionTime, a.Duration = &now, &metav1.Duration{Duration: o.Now.Sub(a.StartTime.Time)}
 			a.OldestReplicaTime = o.oldestRestored(a, d.Replicas)
@@ -169,7 +169,7 @@ func (d *Decision) step(o Observation) {
 	// A relocate's workloads stay stopped until every volume is back: a workload started
 	// again where it ran would write past the last sync. A failover's stop while it fences
 	// the Location it leaves, whose writes from then on are lost anyway.
-	d.Quiesce = a.Progression != Completed && (a.Mode == schedulingv1alpha1.Relocate || a.Progression == Fencing)
+	d.Quiesce = a.Progression != schedulingv1alpha1.ProgressionCompleted && (a.Mode == schedulingv1alpha1.Relocate || a.Progression == schedulingv1alpha1.ProgressionFencing)
 }
 
 // relocateGivenUp tells whether a relocate that has not restored yet becomes a failover, as
@@ -177,7 +177,7 @@ func (d *Decision) step(o Observation) {
 // the threshold, automatic failover is on and every volume has a replica where it goes, or
 // when the spec now asks for a failover to the same Location (by is then "spec").
 func (o Observation) relocateGivenUp(a *schedulingv1alpha1.PairAction) (by string, ok bool) {
-	if a.Mode != schedulingv1alpha1.Relocate || (a.Progression != Quiescing && a.Progression != FinalSync) {
+	if a.Mode != schedulingv1alpha1.Relocate || (a.Progression != schedulingv1alpha1.ProgressionQuiescing && a.Progression != schedulingv1alpha1.ProgressionFinalSync) {
 		return "", false
 	}
 	if o.Pair.Mode == schedulingv1alpha1.Failover && o.Pair.Declared == a.To && o.Pair.Generation > a.Generation {
@@ -233,11 +233,11 @@ func (d *Decision) protect(o Observation) {
 func (d *Decision) phase(o Observation) {
 	a := d.Action
 	switch {
-	case a == nil || a.Progression == CalledOff:
+	case a == nil || a.Progression == schedulingv1alpha1.ProgressionCalledOff:
 		d.Phase = schedulingv1alpha1.PairProtecting
-	case !Over(a) && a.Mode == schedulingv1alpha1.Failover:
+	case !a.Over() && a.Mode == schedulingv1alpha1.Failover:
 		d.Phase = schedulingv1alpha1.PairFailingOver
-	case !Over(a):
+	case !a.Over():
 		d.Phase = schedulingv1alpha1.PairRelocating
 	case o.protectedFrom(d.Active, d.Replicas):
 		d.Phase = schedulingv1alpha1.PairProtecting
@@ -289,11 +289,11 @@ func (d *Decision) conditions(o Observation) {
 	ok, reason, msg := d.protection(o)
 	set(schedulingv1alpha1.ConditionDataProtected, ok, reason, msg)
 	switch a := d.Action; {
-	case a != nil && !Over(a):
+	case a != nil && !a.Over():
 		set(schedulingv1alpha1.ConditionProgressing, true, a.Progression, d.waitingFor(o))
 	case d.Waiting != "":
 		set(schedulingv1alpha1.ConditionProgressing, false, schedulingv1alpha1.ReasonWaitingForReplicas, d.Waiting)
-	case a != nil && a.Progression == CalledOff:
+	case a != nil && a.Progression == schedulingv1alpha1.ProgressionCalledOff:
 		set(schedulingv1alpha1.ConditionProgressing, false, schedulingv1alpha1.ReasonFailoverCalledOff,
 			fmt.Sprintf("the failover from %s to %s was called off at %s: %s answered again before it was fenced, and stays active",
 				a.From, a.To, a.ProgressionTime.UTC().Format(time.RFC3339), a.From))
@@ -310,7 +310,7 @@ func (d *Decision) waitingFor(o Observation) string {
 		return fmt.Sprintf("%s %s to %s: waiting for %s", strings.ToLower(string(a.Mode)), a.From, a.To, what)
 	}
 	switch a.Progression {
-	case Fencing:
+	case schedulingv1alpha1.ProgressionFencing:
 		for _, t := range o.Locations[a.From].Targets {
 			if t.Ready && !t.Fence.Holds() {
 				waiting = append(waiting, t.Key)
@@ -321,13 +321,13 @@ func (d *Decision) waitingFor(o Observation) string {
 		}
 		waiting = o.imagesNotKept()
 		return say(fmt.Sprintf("%d destinations to keep their latest images from VolSync's rotation, the first %s", len(waiting), first(waiting)))
-	case Quiescing, FinalSync:
+	case schedulingv1alpha1.ProgressionQuiescing, schedulingv1alpha1.ProgressionFinalSync:
 		if !o.Locations[a.From].anyReady() {
 			return say(fmt.Sprintf("a target of %s to answer; the relocate becomes a failover once %s is lost for the threshold with automatic failover on, or when spec.switchMode asks for a failover", a.From, a.From))
 		}
 	}
 	switch a.Progression {
-	case Quiescing:
+	case schedulingv1alpha1.ProgressionQuiescing:
 		for _, v := range o.Volumes {
 			if r := v.Replication; r != nil && !r.Quiesced {
 				waiting = append(waiting, v.Key()+" on "+r.Source)
@@ -346,7 +346,7 @@ func (d *Decision) waitingFor(o Observation) string {
 			return say(fmt.Sprintf("%s after the sync that ended the schedule of every volume, before the last sync", syncGap))
 		}
 		return say(fmt.Sprintf("the sync that ends the schedule of %d volumes, the first %s", len(waiting), first(waiting)))
-	case FinalSync:
+	case schedulingv1alpha1.ProgressionFinalSync:
 		for _, v := range o.Volumes {
 			if r := v.Replication; r != nil && (r.LastManualSync != trigger(a) || !r.ImageReady) {
 				waiting = append(waiting, v.Key())
@@ -705,7 +705,7 @@ func (o Observation) unprotected(active string, recorded map[string]storagev1alp
 // clean since it completed, and since they came back: their Fences hold until then. A
 // failover called off holds none.
 func (o Observation) stillFenced(a *schedulingv1alpha1.PairAction) []string {
-	if a == nil || a.Mode != schedulingv1alpha1.Failover || a.Progression == CalledOff {
+	if a == nil || a.Mode != schedulingv1alpha1.Failover || a.Progression == schedulingv1alpha1.ProgressionCalledOff {
 		return nil
 	}
 	var out []string

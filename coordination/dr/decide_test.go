@@ -60,7 +60,7 @@ func otherThan(key, a, b string) string {
 // replicate yet.
 func failedOver() Observation {
 	o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced))
-	o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Completed, 10*time.Minute)
+	o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionCompleted, 10*time.Minute)
 	done := metav1.NewTime(ago(5 * time.Minute))
 	o.Action.CompletionTime = &done
 	o.Volumes[0].Owner, o.Volumes[0].Replication = dest, nil
@@ -82,7 +82,7 @@ func replicating(o Observation, age time.Duration) Observation {
 // to east, whose last sync made a ready image image ago.
 func replicatingBack(mode schedulingv1alpha1.SwitchMode, started, done, recorded, image time.Duration) Observation {
 	o := pair()
-	o.Active, o.Action = "west", action(mode, Completed, started)
+	o.Active, o.Action = "west", action(mode, schedulingv1alpha1.ProgressionCompleted, started)
 	completed := metav1.NewTime(ago(done))
 	o.Action.CompletionTime = &completed
 	back := Destination("ns", []string{"e1", "e2"})
@@ -243,7 +243,7 @@ func TestDecide(t *testing.T) {
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
 			expect(t, d.Action.Automatic, true)
-			expect(t, d.Action.Progression, Restoring)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
 			expect(t, d.Active, "west")
 			expect(t, d.Phase, schedulingv1alpha1.PairFailingOver)
 			expect(t, d.Fence, []string{"e1", "e2"})
@@ -267,7 +267,7 @@ func TestDecide(t *testing.T) {
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Active, "west")
 			expect(t, d.Action.From, "east")
-			expect(t, d.Action.Progression, Completed)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionCompleted)
 			expect(t, d.Restores == nil, true)
 			expect(t, len(d.Fence), 0)
 		}},
@@ -310,7 +310,7 @@ func TestDecide(t *testing.T) {
 			o.Pair.Declared, o.Pair.Mode, o.Pair.Generation = "west", schedulingv1alpha1.Failover, 2
 			return o
 		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, Fencing)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionFencing)
 			expect(t, d.Action.Automatic, false)
 			expect(t, d.Action.Generation, int64(2))
 			expect(t, d.Active, "east")
@@ -318,21 +318,21 @@ func TestDecide(t *testing.T) {
 		}},
 		{"a failover waits for a target that answers until its fence holds", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced), "e1")
-			o.Action = action(schedulingv1alpha1.Failover, Fencing, time.Second)
+			o.Action = action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing, time.Second)
 			return with(o, "east", fenceState(fencing.Failed), "e2")
 		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, Fencing)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionFencing)
 			expect(t, d.Active, "east")
 			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
 				"failover east to west: waiting for the Fences of [e2] to hold")
 		}},
 		{"an automatic failover is called off when its Location answers again before it is fenced, and then protects as before", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute), "e2")
-			o.Action = action(schedulingv1alpha1.Failover, Fencing, time.Second)
+			o.Action = action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing, time.Second)
 			o.Action.Automatic = true
 			return o
 		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, CalledOff)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionCalledOff)
 			expect(t, d.Active, "east")
 			expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
 			expect(t, d.Fence == nil, true)
@@ -343,25 +343,25 @@ func TestDecide(t *testing.T) {
 			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute), "e2")
 			o.Action = d.Action
 			next := Decide(o)
-			expect(t, next.Action.Progression, CalledOff)
+			expect(t, next.Action.Progression, schedulingv1alpha1.ProgressionCalledOff)
 			expect(t, condition(next, schedulingv1alpha1.ConditionProgressing), "False/FailoverCalledOff")
 			expect(t, next.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest}})
 		}},
 		{"an automatic failover goes on when the target that answers again is fenced already", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute), "e2")
-			o.Action = action(schedulingv1alpha1.Failover, Fencing, time.Second)
+			o.Action = action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing, time.Second)
 			o.Action.Automatic = true
 			return with(o, "east", fenceState(fencing.Fenced), "e1")
 		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, Restoring)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
 			expect(t, d.Active, "west")
 		}},
 		{"once fenced, the other Location becomes active and restores", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced))
-			o.Action = action(schedulingv1alpha1.Failover, Fencing, time.Second)
+			o.Action = action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing, time.Second)
 			return o
 		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, Restoring)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
 			expect(t, d.Active, "west")
 			expect(t, d.Phase, schedulingv1alpha1.PairFailingOver)
 			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-" + dest})
@@ -369,10 +369,10 @@ func TestDecide(t *testing.T) {
 		{"a failover asks the destinations to keep their images, and restores once the latest is kept", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
 			o.Volumes[0].Replication.ImageKept = false
-			o.Action = action(schedulingv1alpha1.Failover, Fencing, time.Second)
+			o.Action = action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing, time.Second)
 			return o
 		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, Fencing)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionFencing)
 			expect(t, d.Restores == nil, true)
 			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest, KeepImages: true}})
 			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
@@ -382,16 +382,16 @@ func TestDecide(t *testing.T) {
 			o := with(replicating(pair(), 4*time.Minute), "east", lost(2*time.Minute))
 			newer := &storagev1alpha1.Replica{Target: dest, Snapshot: "snap-newer", Time: metav1.NewTime(ago(30 * time.Second))}
 			o.Volumes[0].Replication.Image = newer
-			o.Action = action(schedulingv1alpha1.Failover, Fencing, time.Second)
+			o.Action = action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing, time.Second)
 			return o
 		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, Restoring)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
 			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-newer"})
 			expect(t, d.Replicas["ns/c"].Snapshot, "snap-newer")
 		}},
 		{"restoring asks each claim of the Location left to restore from its replica, or says it has none, once", func() Observation {
 			o := replicating(pair(), time.Minute)
-			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Restoring, 20*time.Second)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionRestoring, 20*time.Second)
 			asked := dest + "/snap-" + dest
 			o.Volumes[0].Restore = &asked
 			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "no-replica", Owner: "e2", Bound: true},
@@ -402,7 +402,7 @@ func TestDecide(t *testing.T) {
 		}},
 		{"a replica left in the Location a switch leaves is none", func() Observation {
 			o := replicating(pair(), time.Minute)
-			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Restoring, 20*time.Second)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionRestoring, 20*time.Second)
 			o.Volumes[0].Replica, o.Volumes[0].Replication = replica("e2", time.Hour), nil
 			return o
 		}, func(t *testing.T, d Decision) {
@@ -410,12 +410,12 @@ func TestDecide(t *testing.T) {
 		}},
 		{"restoring completes once every volume with a replica is bound in the new active Location", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced))
-			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Restoring, 20*time.Second)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionRestoring, 20*time.Second)
 			o.Volumes[0].Owner = dest
 			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "no-replica", Owner: "e2"})
 			return o
 		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, Completed)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionCompleted)
 			expect(t, d.Action.Duration.Duration, 20*time.Second)
 			expect(t, d.Action.OldestReplicaTime.Time, ago(time.Minute))
 			expect(t, d.Phase, schedulingv1alpha1.PairFailedOver)
@@ -424,11 +424,11 @@ func TestDecide(t *testing.T) {
 		}},
 		{"a volume with a replica not yet bound in the new active Location keeps restoring", func() Observation {
 			o := replicating(pair(), time.Minute)
-			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Restoring, 20*time.Second)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionRestoring, 20*time.Second)
 			o.Volumes[0].Owner, o.Volumes[0].Bound = dest, false
 			return o
 		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, Restoring)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
 			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
 				"failover east to west: waiting for 1 volumes to be restored and bound in west, the first ns/c")
 		}},
@@ -451,7 +451,7 @@ func TestDecide(t *testing.T) {
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Active, "west")
 			expect(t, d.Action.From, "east")
-			expect(t, d.Action.Progression, Completed)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionCompleted)
 			expect(t, d.Restores == nil, true)
 			expect(t, d.Fence, []string{"e1", "e2"})
 			expect(t, condition(d, schedulingv1alpha1.ConditionPeerReady), "False/PeerFenced")
@@ -509,25 +509,25 @@ func TestDecide(t *testing.T) {
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Mode, schedulingv1alpha1.Relocate)
-			expect(t, d.Action.Progression, Quiescing)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionQuiescing)
 			expect(t, d.Quiesce, true)
 			expect(t, d.Phase, schedulingv1alpha1.PairRelocating)
 			expect(t, len(d.Fence), 0)
 		}},
 		{"a relocate keeps the syncs on their schedule until its workloads stop", func() Observation {
 			o := replicating(pair(), time.Minute)
-			o.Action = action(schedulingv1alpha1.Relocate, Quiescing, 5*time.Second)
+			o.Action = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing, 5*time.Second)
 			return o
 		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, Quiescing)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionQuiescing)
 			expect(t, d.Replications[0].ManualTrigger, "")
 		}},
 		{"a relocate ends the schedule of the syncs once its workloads stopped", func() Observation {
 			o := replicating(pair(), time.Minute)
-			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, Quiescing, 5*time.Second), true
+			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing, 5*time.Second), true
 			return o
 		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, Quiescing)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionQuiescing)
 			expect(t, d.Replications[0].ManualTrigger, stopTrigger(d.Action))
 			expect(t, d.Quiesce, true)
 			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
@@ -535,23 +535,23 @@ func TestDecide(t *testing.T) {
 		}},
 		{"the sync that ended the schedule counts once its destination reported it", func() Observation {
 			o := replicating(pair(), time.Minute)
-			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, Quiescing, 5*time.Second), true
+			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing, 5*time.Second), true
 			r := o.Volumes[0].Replication
 			r.LastManualSync, r.SourceLastSyncStart, r.SourceLastSync = stopTrigger(o.Action), ago(10*time.Second), ago(9*time.Second)
 			return o
 		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, Quiescing)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionQuiescing)
 			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
 				"relocate east to west: waiting for the sync that ends the schedule of 1 volumes, the first ns/c")
 		}},
 		{"a relocate asks for its last sync no sooner than the gap after the sync that ended the schedule", func() Observation {
 			o := replicating(pair(), time.Minute)
-			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, Quiescing, 5*time.Second), true
+			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing, 5*time.Second), true
 			r := o.Volumes[0].Replication
 			r.LastManualSync, r.SourceLastSync, r.DestinationLastSync = stopTrigger(o.Action), ago(2*time.Second), ago(1500*time.Millisecond)
 			return o
 		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, Quiescing)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionQuiescing)
 			expect(t, d.Replications[0].ManualTrigger, stopTrigger(d.Action))
 			expect(t, d.Recheck, 1500*time.Millisecond)
 			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
@@ -559,21 +559,21 @@ func TestDecide(t *testing.T) {
 		}},
 		{"a member's time ahead of the hub's does not hold a relocate longer than the gap", func() Observation {
 			o := replicating(pair(), time.Minute)
-			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, Quiescing, 5*time.Second), true
+			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing, 5*time.Second), true
 			r := o.Volumes[0].Replication
 			r.LastManualSync, r.SourceLastSync, r.DestinationLastSync = stopTrigger(o.Action), ago(-time.Hour), ago(-time.Hour)
 			return o
 		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, Quiescing)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionQuiescing)
 			expect(t, d.Recheck, syncGap)
 		}},
 		{"a relocate whose workloads stopped, and whose schedule ended the gap ago, asks for a last sync", func() Observation {
 			o := replicating(pair(), time.Minute)
-			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, Quiescing, 5*time.Second), true
+			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing, 5*time.Second), true
 			o.Volumes[0].Replication.LastManualSync = stopTrigger(o.Action)
 			return o
 		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, FinalSync)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionFinalSync)
 			expect(t, d.Replications[0].ManualTrigger, trigger(d.Action))
 			expect(t, d.Active, "east")
 			expect(t, condition(d, schedulingv1alpha1.ConditionProgressing), "True/FinalSync")
@@ -592,7 +592,7 @@ func TestDecide(t *testing.T) {
 		}},
 		{"a relocate's restore keeps the last sync's trigger, so no scheduled sync replaces its image", func() Observation {
 			o := replicating(pair(), time.Minute)
-			o.Active, o.Action = "west", action(schedulingv1alpha1.Relocate, Restoring, 20*time.Second)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionRestoring, 20*time.Second)
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Replications[0].ManualTrigger, trigger(d.Action))
@@ -600,7 +600,7 @@ func TestDecide(t *testing.T) {
 		}},
 		{"a relocate under way stays quiesced while its Locations cannot be read", func() Observation {
 			o := replicating(pair(), time.Minute)
-			o.Action = action(schedulingv1alpha1.Relocate, FinalSync, 5*time.Second)
+			o.Action = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionFinalSync, 5*time.Second)
 			o.Locations["west"] = Location{Name: "west"}
 			return o
 		}, func(t *testing.T, d Decision) {
@@ -611,10 +611,10 @@ func TestDecide(t *testing.T) {
 			o := replicating(pair(), time.Minute)
 			o.Volumes[0].Owner, o.Volumes[0].Replication = dest, nil
 			o.Active, o.Action = "east", &schedulingv1alpha1.PairAction{Mode: schedulingv1alpha1.Failover, From: "west", To: "east",
-				Generation: 2, Progression: Restoring, StartTime: metav1.NewTime(ago(time.Second))}
+				Generation: 2, Progression: schedulingv1alpha1.ProgressionRestoring, StartTime: metav1.NewTime(ago(time.Second))}
 			return o
 		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, Completed)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionCompleted)
 			expect(t, d.Restores, map[string]string{"ns/c": ""})
 		}},
 		{"a claim back where a switch goes, and one bound where its restore went, lose their restore annotation", func() Observation {
@@ -623,14 +623,14 @@ func TestDecide(t *testing.T) {
 			o.Volumes[0].Restore = &asked
 			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "waited", Owner: "e2", Restore: &none})
 			o.Active, o.Action = "east", &schedulingv1alpha1.PairAction{Mode: schedulingv1alpha1.Failover, From: "west", To: "east",
-				Generation: 2, Progression: Restoring, StartTime: metav1.NewTime(ago(time.Second))}
+				Generation: 2, Progression: schedulingv1alpha1.ProgressionRestoring, StartTime: metav1.NewTime(ago(time.Second))}
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Unrestores, []string{"ns/c", "ns/waited"})
 		}},
 		{"a relocate says which volume is still in use", func() Observation {
 			o := replicating(pair(), time.Minute)
-			o.Action = action(schedulingv1alpha1.Relocate, Quiescing, 5*time.Second)
+			o.Action = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing, 5*time.Second)
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
@@ -638,28 +638,28 @@ func TestDecide(t *testing.T) {
 		}},
 		{"the last sync reported before its snapshot is ready is waited for", func() Observation {
 			o := replicating(pair(), time.Minute)
-			o.Action = action(schedulingv1alpha1.Relocate, FinalSync, 5*time.Second)
+			o.Action = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionFinalSync, 5*time.Second)
 			r := o.Volumes[0].Replication
 			r.LastManualSync, r.SourceLastSyncStart, r.ImageReady = trigger(o.Action), ago(time.Second), false
 			r.Image = replica(dest, time.Second)
 			return o
 		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, FinalSync)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionFinalSync)
 			expect(t, d.Quiesce, true)
 			expect(t, len(d.Replicas), 0)
 		}},
 		{"a destination sync that completed before the last sync started does not end it", func() Observation {
 			o := replicating(pair(), time.Minute)
-			o.Action = action(schedulingv1alpha1.Relocate, FinalSync, 5*time.Second)
+			o.Action = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionFinalSync, 5*time.Second)
 			r := o.Volumes[0].Replication
 			r.LastManualSync, r.SourceLastSyncStart = trigger(o.Action), ago(time.Second)
 			return o
 		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, FinalSync)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionFinalSync)
 		}},
 		{"a destination sync reported to the second below the last sync's start ends it", func() Observation {
 			o := replicating(pair(), time.Minute)
-			o.Action = action(schedulingv1alpha1.Relocate, FinalSync, 5*time.Second)
+			o.Action = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionFinalSync, 5*time.Second)
 			r := o.Volumes[0].Replication
 			// The source's start is .3 into a second; the destination completed later in that
 			// second, and is reported at its start, as the API keeps times.
@@ -667,17 +667,17 @@ func TestDecide(t *testing.T) {
 			r.LastManualSync, r.SourceLastSyncStart, r.DestinationLastSync = trigger(o.Action), second.Add(300*time.Millisecond), second
 			return o
 		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, Restoring)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
 		}},
 		{"a relocate's ready last sync is recorded and the other Location becomes active", func() Observation {
 			o := replicating(pair(), time.Minute)
-			o.Action = action(schedulingv1alpha1.Relocate, FinalSync, 5*time.Second)
+			o.Action = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionFinalSync, 5*time.Second)
 			r := o.Volumes[0].Replication
 			r.LastManualSync, r.SourceLastSyncStart, r.DestinationLastSync = trigger(o.Action), ago(2*time.Second), ago(time.Second)
 			r.Image = replica(dest, 2*time.Second)
 			return o
 		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, Restoring)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
 			expect(t, d.Active, "west")
 			expect(t, d.Replicas, map[string]storagev1alpha1.Replica{"ns/c": *replica(dest, 2*time.Second)})
 			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-" + dest})
@@ -685,11 +685,11 @@ func TestDecide(t *testing.T) {
 		}},
 		{"a relocate's workloads start again once every volume is back", func() Observation {
 			o := replicating(pair(), time.Minute)
-			o.Active, o.Action = "west", action(schedulingv1alpha1.Relocate, Restoring, 20*time.Second)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionRestoring, 20*time.Second)
 			o.Volumes[0].Owner = dest
 			return o
 		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, Completed)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionCompleted)
 			expect(t, d.Quiesce, false)
 			expect(t, d.Phase, schedulingv1alpha1.PairRelocated)
 		}},
@@ -703,28 +703,28 @@ func TestDecide(t *testing.T) {
 		}},
 		{"a relocate whose Location is lost past the threshold becomes a failover, on its own", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
-			o.Action = action(schedulingv1alpha1.Relocate, Quiescing, 3*time.Minute)
+			o.Action = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing, 3*time.Minute)
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
 			expect(t, d.Action.Automatic, true)
-			expect(t, d.Action.Progression, Restoring)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
 			expect(t, d.Active, "west")
 			expect(t, d.Quiesce, false)
 		}},
 		{"a relocate whose Location is lost does not become a failover on its own while a volume bound since has no replica where it goes", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
-			o.Action = action(schedulingv1alpha1.Relocate, Quiescing, 3*time.Minute)
+			o.Action = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing, 3*time.Minute)
 			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "new", Owner: "e2", Bound: true})
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Mode, schedulingv1alpha1.Relocate)
-			expect(t, d.Action.Progression, Quiescing)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionQuiescing)
 			expect(t, d.Active, "east")
 		}},
 		{"a relocate whose Location stopped answering says so while it waits", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", lost(10*time.Second))
-			o.Action = action(schedulingv1alpha1.Relocate, FinalSync, time.Minute)
+			o.Action = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionFinalSync, time.Minute)
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Mode, schedulingv1alpha1.Relocate)
@@ -734,30 +734,30 @@ func TestDecide(t *testing.T) {
 		}},
 		{"a relocate that waits becomes a failover when the spec asks for one, fencing first", func() Observation {
 			o := replicating(pair(), time.Minute)
-			o.Action = action(schedulingv1alpha1.Relocate, Quiescing, time.Minute)
+			o.Action = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing, time.Minute)
 			o.Pair.Declared, o.Pair.Mode, o.Pair.Generation = "west", schedulingv1alpha1.Failover, 2
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
 			expect(t, d.Action.Automatic, false)
 			expect(t, d.Action.Generation, int64(2))
-			expect(t, d.Action.Progression, Fencing)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionFencing)
 			expect(t, d.Fence, []string{"e1", "e2"})
 			expect(t, d.Quiesce, true)
 		}},
 		{"a restore asked is not changed midway, whatever the record says", func() Observation {
 			o := replicating(pair(), 10*time.Minute)
-			o.Active, o.Action = "west", action(schedulingv1alpha1.Relocate, Restoring, 20*time.Second)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionRestoring, 20*time.Second)
 			asked := dest + "/snap-final"
 			o.Volumes[0].Restore = &asked
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, len(d.Restores), 0)
-			expect(t, d.Action.Progression, Restoring)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
 		}},
 		{"a claim not yet asked to restore in a failover's later step takes the newest replica", func() Observation {
 			o := replicating(pair(), 10*time.Minute)
-			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Restoring, 20*time.Second)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionRestoring, 20*time.Second)
 			o.Volumes[0].Replication.Image = &storagev1alpha1.Replica{Target: dest, Snapshot: "snap-newer", Time: metav1.NewTime(ago(time.Minute))}
 			return o
 		}, func(t *testing.T, d Decision) {
@@ -766,7 +766,7 @@ func TestDecide(t *testing.T) {
 		}},
 		{"a relocate that restores already is not turned into a failover", func() Observation {
 			o := replicating(pair(), time.Minute)
-			o.Active, o.Action = "west", action(schedulingv1alpha1.Relocate, Restoring, time.Minute)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionRestoring, time.Minute)
 			o.Pair.Declared, o.Pair.Mode, o.Pair.Generation = "west", schedulingv1alpha1.Failover, 2
 			return o
 		}, func(t *testing.T, d Decision) {
@@ -775,7 +775,7 @@ func TestDecide(t *testing.T) {
 		{"an activeLocation declared before the last action does not switch again", func() Observation {
 			o := pair()
 			o.Pair.Declared, o.Pair.Generation = "east", 3
-			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, Completed, time.Hour)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionCompleted, time.Hour)
 			o.Action.Generation, o.Action.Automatic = 3, true
 			done := metav1.NewTime(ago(50 * time.Minute))
 			o.Action.CompletionTime = &done
@@ -783,16 +783,16 @@ func TestDecide(t *testing.T) {
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Active, "west")
-			expect(t, d.Action.Progression, Completed)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionCompleted)
 		}},
 		{"an action under way is carried on whatever the spec says now", func() Observation {
 			o := replicating(pair(), time.Minute)
 			o.Pair.Declared, o.Pair.Generation = "east", 3
-			o.Action = action(schedulingv1alpha1.Relocate, Quiescing, 5*time.Second)
+			o.Action = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing, 5*time.Second)
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.To, "west")
-			expect(t, d.Action.Progression, Quiescing)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionQuiescing)
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.check(t, Decide(c.o())) })
