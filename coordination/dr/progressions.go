@@ -36,12 +36,16 @@ var Transitions = []Transition{
 // progression may always stay as it is; otherwise the decision takes one or more
 // Transitions, as it carries an action on as far as what it observes allows (a failover
 // whose Location answers nowhere goes from the empty progression through Fencing to
-// Restoring at once).
+// Restoring at once). An action that ends in a decision starts no other in it: a switch
+// starts only from what the pair was before the decision.
 func Allowed(from, to string) bool {
 	reached := []string{from}
 	for i := 0; i < len(reached); i++ {
 		if reached[i] == to {
 			return true
+		}
+		if ended := reached[i] == schedulingv1alpha1.ProgressionCompleted || reached[i] == schedulingv1alpha1.ProgressionCalledOff; i > 0 && ended {
+			continue
 		}
 		for _, t := range Transitions {
 			if t.From == reached[i] && !slices.Contains(reached, t.To) {
