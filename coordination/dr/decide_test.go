@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,6 +121,11 @@ func action(mode schedulingv1alpha1.SwitchMode, progression string, started time
 		StartTime: metav1.NewTime(ago(started))}
 }
 
+// message is the message of the decision's condition of type t.
+func message(d Decision, t string) string {
+	return meta.FindStatusCondition(d.Conditions, t).Message
+}
+
 func condition(d Decision, t string) string {
 	c := meta.FindStatusCondition(d.Conditions, t)
 	if c == nil {
@@ -132,19 +138,39 @@ func condition(d Decision, t string) string {
 // answering again before it was fenced: east is active, and its volume replicates to west.
 func calledOff() Observation {
 	o := replicating(pair(), time.Minute)
-	o.Action = action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionCalledOff, time.Minute)
+	o.Active, o.Action = "east", action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionCalledOff, time.Minute)
 	at := metav1.NewTime(ago(50 * time.Second))
 	o.Action.Automatic, o.Action.ProgressionTime = true, &at
 	return o
 }
 
-// switchBack is the pair protected again after a failover to west, asked to switch back to
-// east in mode: the volume's recorded replica is the replication back's.
-func switchBack(mode schedulingv1alpha1.SwitchMode) Observation {
+// protectedBack is the pair protected again after a failover to west: the volume's recorded
+// replica is the replication back's.
+func protectedBack() Observation {
 	o := replicatingBack(schedulingv1alpha1.Failover, 10*time.Minute, 5*time.Minute, 6*time.Minute, time.Minute)
 	o.Volumes[0].Replica = o.Volumes[0].Replication.Image
-	o.Pair.Declared, o.Pair.Mode, o.Pair.Generation = "east", mode, 2
 	return o
+}
+
+// switchAfter is the case of a pair whose last action is over, then asked to switch to the
+// other Location in mode: the switch starts at its first step, from the active Location, and
+// stops the workloads there; a failover fences that Location.
+func switchAfter(what string, over func() Observation, mode schedulingv1alpha1.SwitchMode, first string) decideCase {
+	return decideCase{
+		name: fmt.Sprintf("%s, a declared %s starts at %s", what, strings.ToLower(string(mode)), first),
+		o: func() Observation {
+			o := over()
+			o.Pair.Declared, o.Pair.Mode, o.Pair.Generation = o.peer(o.Active), mode, o.Action.Generation+1
+			return o
+		},
+		check: func(t *testing.T, d Decision) {
+			expect(t, d.Action.Mode, mode)
+			expect(t, d.Action.From, d.Active)
+			expect(t, d.Action.Progression, first)
+			expect(t, d.Quiesce, true)
+			expect(t, len(d.Fence) > 0, mode == schedulingv1alpha1.Failover)
+		},
+	}
 }
 
 // decideCase is one decision of a table test: the pair observed, and what the decision must

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
@@ -41,8 +40,7 @@ func failoverCases() []decideCase {
 			expect(t, d.Restores == nil, true)
 			expect(t, len(d.Fence), 0)
 			expect(t, condition(d, schedulingv1alpha1.ConditionProgressing), "False/"+schedulingv1alpha1.ReasonWaitingForReplicas)
-			c := meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing)
-			expect(t, c.Message, "east is lost, but west has no replica of ns/c: a failover on its own starts no workload away from its data; declare one (kubectl custody failover) to go anyway")
+			expect(t, message(d, schedulingv1alpha1.ConditionProgressing), "east is lost, but west has no replica of ns/c: a failover on its own starts no workload away from its data; declare one (kubectl custody failover) to go anyway")
 		}},
 		{"a declared failover goes to a Location with no replica", func() Observation {
 			o := with(pair(), "east", lost(2*time.Minute))
@@ -96,7 +94,7 @@ func failoverCases() []decideCase {
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionFencing)
 			expect(t, d.Active, "east")
-			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
+			expect(t, message(d, schedulingv1alpha1.ConditionProgressing),
 				"failover east to west: waiting for the Fences of [e2] to hold")
 		}},
 		{"an automatic failover is called off when its Location answers again before it is fenced, and then protects as before", func() Observation {
@@ -111,7 +109,7 @@ func failoverCases() []decideCase {
 			expect(t, d.Fence == nil, true)
 			expect(t, d.Quiesce, false)
 			expect(t, d.Restores == nil, true)
-			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
+			expect(t, message(d, schedulingv1alpha1.ConditionProgressing),
 				"the failover from east to west was called off at "+d.Action.ProgressionTime.UTC().Format(time.RFC3339)+": east answered again before it was fenced, and stays active")
 			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute), "e2")
 			o.Action = d.Action
@@ -148,7 +146,7 @@ func failoverCases() []decideCase {
 			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionFencing)
 			expect(t, d.Restores == nil, true)
 			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest, KeepImages: true}})
-			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
+			expect(t, message(d, schedulingv1alpha1.ConditionProgressing),
 				"failover east to west: waiting for 1 destinations to keep their latest images from VolSync's rotation, the first ns/c on "+dest)
 		}},
 		{"a failover restores from a ready image newer than the recorded replica, and records it", func() Observation {
@@ -162,24 +160,8 @@ func failoverCases() []decideCase {
 			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-newer"})
 			expect(t, d.Replicas["ns/c"].Snapshot, "snap-newer")
 		}},
-		{"a failover called off leaves the pair to fail over again when it is declared, fencing first", func() Observation {
-			o := calledOff()
-			o.Pair.Declared, o.Pair.Mode, o.Pair.Generation = "west", schedulingv1alpha1.Failover, 2
-			return o
-		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionFencing)
-			expect(t, d.Action.Generation, int64(2))
-			expect(t, d.Active, "east")
-		}},
-		{"a failover called off leaves the pair to relocate when one is declared", func() Observation {
-			o := calledOff()
-			o.Pair.Declared, o.Pair.Generation = "west", 2
-			return o
-		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Mode, schedulingv1alpha1.Relocate)
-			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionQuiescing)
-			expect(t, d.Quiesce, true)
-		}},
+		switchAfter("after a failover called off", calledOff, schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing),
+		switchAfter("after a failover called off", calledOff, schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing),
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 )
@@ -34,30 +32,26 @@ func relocateCases() []decideCase {
 			expect(t, d.Replications[0].ManualTrigger, "")
 		}},
 		{"a relocate ends the schedule of the syncs once its workloads stopped", func() Observation {
-			o := replicating(pair(), time.Minute)
-			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing, 5*time.Second), true
-			return o
+			return stopped()
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionQuiescing)
 			expect(t, d.Replications[0].ManualTrigger, stopTrigger(d.Action))
 			expect(t, d.Quiesce, true)
-			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
+			expect(t, message(d, schedulingv1alpha1.ConditionProgressing),
 				"relocate east to west: waiting for the sync that ends the schedule of 1 volumes, the first ns/c")
 		}},
 		{"the sync that ended the schedule counts once its destination reported it", func() Observation {
-			o := replicating(pair(), time.Minute)
-			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing, 5*time.Second), true
+			o := stopped()
 			r := o.Volumes[0].Replication
 			r.LastManualSync, r.SourceLastSyncStart, r.SourceLastSync = stopTrigger(o.Action), ago(10*time.Second), ago(9*time.Second)
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionQuiescing)
-			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
+			expect(t, message(d, schedulingv1alpha1.ConditionProgressing),
 				"relocate east to west: waiting for the sync that ends the schedule of 1 volumes, the first ns/c")
 		}},
 		{"a relocate asks for its last sync no sooner than the gap after the sync that ended the schedule", func() Observation {
-			o := replicating(pair(), time.Minute)
-			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing, 5*time.Second), true
+			o := stopped()
 			r := o.Volumes[0].Replication
 			r.LastManualSync, r.SourceLastSync, r.DestinationLastSync = stopTrigger(o.Action), ago(2*time.Second), ago(1500*time.Millisecond)
 			return o
@@ -65,12 +59,11 @@ func relocateCases() []decideCase {
 			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionQuiescing)
 			expect(t, d.Replications[0].ManualTrigger, stopTrigger(d.Action))
 			expect(t, d.Recheck, 1500*time.Millisecond)
-			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
+			expect(t, message(d, schedulingv1alpha1.ConditionProgressing),
 				"relocate east to west: waiting for 3s after the sync that ended the schedule of every volume, before the last sync")
 		}},
 		{"a member's time ahead of the hub's does not hold a relocate longer than the gap", func() Observation {
-			o := replicating(pair(), time.Minute)
-			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing, 5*time.Second), true
+			o := stopped()
 			r := o.Volumes[0].Replication
 			r.LastManualSync, r.SourceLastSync, r.DestinationLastSync = stopTrigger(o.Action), ago(-time.Hour), ago(-time.Hour)
 			return o
@@ -79,8 +72,7 @@ func relocateCases() []decideCase {
 			expect(t, d.Recheck, syncGap)
 		}},
 		{"a relocate whose workloads stopped, and whose schedule ended the gap ago, asks for a last sync", func() Observation {
-			o := replicating(pair(), time.Minute)
-			o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing, 5*time.Second), true
+			o := stopped()
 			o.Volumes[0].Replication.LastManualSync = stopTrigger(o.Action)
 			return o
 		}, func(t *testing.T, d Decision) {
@@ -88,7 +80,7 @@ func relocateCases() []decideCase {
 			expect(t, d.Replications[0].ManualTrigger, trigger(d.Action))
 			expect(t, d.Active, "east")
 			expect(t, condition(d, schedulingv1alpha1.ConditionProgressing), "True/FinalSync")
-			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
+			expect(t, message(d, schedulingv1alpha1.ConditionProgressing),
 				"relocate east to west: waiting for the last sync of 1 volumes, the first ns/c")
 		}},
 		{"a relocate waits until every volume replicates to the other Location", func() Observation {
@@ -123,7 +115,7 @@ func relocateCases() []decideCase {
 			o.Action = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing, 5*time.Second)
 			return o
 		}, func(t *testing.T, d Decision) {
-			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
+			expect(t, message(d, schedulingv1alpha1.ConditionProgressing),
 				"relocate east to west: waiting for 1 volumes to be used by no pod, the first ns/c on e1")
 		}},
 		{"the last sync reported before its snapshot is ready is waited for", func() Observation {
@@ -219,22 +211,10 @@ func relocateCases() []decideCase {
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Mode, schedulingv1alpha1.Relocate)
 			expect(t, d.Quiesce, true)
-			c := meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing)
-			expect(t, c.Message, "relocate east to west: waiting for a target of east to answer; the relocate becomes a failover once east is lost for the threshold with automatic failover on, or when spec.switchMode asks for a failover")
+			expect(t, message(d, schedulingv1alpha1.ConditionProgressing), "relocate east to west: waiting for a target of east to answer; the relocate becomes a failover once east is lost for the threshold with automatic failover on, or when spec.switchMode asks for a failover")
 		}},
-		{"a relocate that waits becomes a failover when the spec asks for one, fencing first", func() Observation {
-			o := replicating(pair(), time.Minute)
-			o.Action = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing, time.Minute)
-			o.Pair.Declared, o.Pair.Mode, o.Pair.Generation = "west", schedulingv1alpha1.Failover, 2
-			return o
-		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
-			expect(t, d.Action.Automatic, false)
-			expect(t, d.Action.Generation, int64(2))
-			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionFencing)
-			expect(t, d.Fence, []string{"e1", "e2"})
-			expect(t, d.Quiesce, true)
-		}},
+		failoverAskedAt(schedulingv1alpha1.ProgressionQuiescing),
+		failoverAskedAt(schedulingv1alpha1.ProgressionFinalSync),
 		{"a relocate that restores already is not turned into a failover", func() Observation {
 			o := replicating(pair(), time.Minute)
 			o.Active, o.Action = "west", action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionRestoring, time.Minute)
@@ -252,18 +232,37 @@ func relocateCases() []decideCase {
 			expect(t, d.Action.To, "west")
 			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionQuiescing)
 		}},
-		{"a relocate at its last sync becomes a failover when the spec asks for one, fencing first", func() Observation {
+	}
+}
+
+// failoverAskedAt is the case of a relocate waiting at step whose spec now asks for a
+// failover to the same Location: it becomes one, fencing first.
+func failoverAskedAt(step string) decideCase {
+	return decideCase{
+		name: "a relocate at " + step + " becomes a failover when the spec asks for one, fencing first",
+		o: func() Observation {
 			o := replicating(pair(), time.Minute)
-			o.Action = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionFinalSync, time.Minute)
+			o.Action = action(schedulingv1alpha1.Relocate, step, time.Minute)
 			o.Pair.Declared, o.Pair.Mode, o.Pair.Generation = "west", schedulingv1alpha1.Failover, 2
 			return o
-		}, func(t *testing.T, d Decision) {
+		},
+		check: func(t *testing.T, d Decision) {
 			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
+			expect(t, d.Action.Automatic, false)
+			expect(t, d.Action.Generation, int64(2))
 			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionFencing)
 			expect(t, d.Active, "east")
 			expect(t, d.Fence, []string{"e1", "e2"})
-		}},
+			expect(t, d.Quiesce, true)
+		},
 	}
+}
+
+// stopped is a relocate from east to west, begun 5s ago, whose workloads stopped.
+func stopped() Observation {
+	o := replicating(pair(), time.Minute)
+	o.Action, o.Quiesced = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing, 5*time.Second), true
+	return o
 }
 
 func TestRelocate(t *testing.T) { runCases(t, relocateCases()) }

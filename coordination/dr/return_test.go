@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
@@ -67,7 +66,7 @@ func returnCases() []decideCase {
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
-			expect(t, meta.FindStatusCondition(d.Conditions, schedulingv1alpha1.ConditionProgressing).Message,
+			expect(t, message(d, schedulingv1alpha1.ConditionProgressing),
 				"failover east to west: waiting for 1 volumes to be restored and bound in west, the first ns/c")
 		}},
 		{"the old active Location back and clean is unfenced, and replication runs the other way", func() Observation {
@@ -176,22 +175,8 @@ func returnCases() []decideCase {
 			expect(t, d.Active, "west")
 			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionCompleted)
 		}},
-		{"a pair protected again after a failover relocates back when asked, stopping the workloads first", func() Observation {
-			return switchBack(schedulingv1alpha1.Relocate)
-		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Mode, schedulingv1alpha1.Relocate)
-			expect(t, d.Action.From, "west")
-			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionQuiescing)
-			expect(t, d.Quiesce, true)
-		}},
-		{"a pair protected again after a failover fails back when asked, fencing first", func() Observation {
-			return switchBack(schedulingv1alpha1.Failover)
-		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
-			expect(t, d.Action.To, "east")
-			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionFencing)
-			expect(t, d.Fence, []string{"w1", "w2"})
-		}},
+		switchAfter("after a failover, protected again", protectedBack, schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing),
+		switchAfter("after a failover, protected again", protectedBack, schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing),
 	}
 }
 
