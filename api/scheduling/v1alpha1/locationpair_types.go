@@ -109,9 +109,10 @@ const (
 	PairRelocated LocationPairPhase = "Relocated"
 )
 
-// Progressions of a PairAction: the steps of a failover or a relocate, and how it ended. The
-// steps a failover takes are Fencing, Restoring, Completed or CalledOff; a relocate's,
-// Quiescing, FinalSync, Restoring, Completed, unless it becomes a failover on the way.
+// Progressions of a PairAction: the steps of a failover or a relocate, and how it ended. A
+// failover goes from Fencing to Restoring and Completed, or is CalledOff while it fences; a
+// relocate goes from Quiescing to FinalSync, Restoring and Completed, unless it becomes a
+// failover on the way. They double as the reasons of the Progressing condition.
 const (
 	// ProgressionFencing: a failover waits until every target of the Location it leaves that
 	// still answers is fenced off the storage.
