@@ -40,6 +40,6 @@
 // DataProtected), failover.go (when a switch starts, and the Fencing step), relocate.go
 // (Quiescing and FinalSync, and a relocate given up for a failover), return.go (Restoring at
 // the Location switched to, and the Fences the Location left keeps until it returns clean),
-// with Decide, the steps' order and the conditions in decide.go, progressions.go and
-// conditions.go.
+// beside Decide and the order of the steps (decide.go), the Transitions (progressions.go), the
+// pair's conditions (conditions.go) and what a pair's Locations tell (locations.go).
 package dr
