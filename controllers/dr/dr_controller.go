@@ -137,7 +137,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, string(d.Action.Mode), "Switch", "%s from %s to %s (automatic: %t)",
 			d.Action.Mode, d.Action.From, d.Action.To, d.Action.Automatic)
 	}
-	if calledOff := d.Action != nil && d.Action.Progression == dr.CalledOff && (o.Action == nil || o.Action.Progression != dr.CalledOff); calledOff {
+	if calledOff := d.Action != nil && d.Action.Progression == schedulingv1alpha1.ProgressionCalledOff && (o.Action == nil || o.Action.Progression != schedulingv1alpha1.ProgressionCalledOff); calledOff {
 		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, schedulingv1alpha1.ReasonFailoverCalledOff, "Switch", "failover from %s to %s called off: %s answered again before it was fenced",
 			d.Action.From, d.Action.To, d.Action.From)
 	}

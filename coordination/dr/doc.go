@@ -10,9 +10,11 @@
 // target that a Fence holds takes no replica: its namespaces replicate to another target of
 // its Location until its Fence is lifted.
 //
-// A switch of the active Location is an action with named steps (Progressions), recorded in
-// the pair's status before it takes effect, so that a controller restarted at any step goes
-// on from there:
+// A switch of the active Location is an action with named steps (PairAction.Progression,
+// whose values the scheduling API names), recorded in the pair's status before it takes
+// effect, so that a controller restarted at any step goes on from there. The changes of
+// progression a decision may make are data (Transitions); one decision carries an action on
+// through as many of them as what it observes allows:
 //
 //   - Failover, automatic once every target of the active Location has been Unreachable for
 //     the pair's threshold and the other Location holds a replica of every volume bound
@@ -33,4 +35,11 @@
 // answered, so that a failover the pair made on its own is not undone by an activeLocation
 // set before it. Replication runs the other way, to each target of the old Location as it is
 // back, clean and unfenced; PeerReady once none is fenced.
+//
+// The files follow these seams: protection.go (replication while the pair protects, and
+// DataProtected), failover.go (when a switch starts, and the Fencing step), relocate.go
+// (Quiescing and FinalSync, and a relocate given up for a failover), return.go (Restoring at
+// the Location switched to, and the Fences the Location left keeps until it returns clean),
+// beside Decide and the order of the steps (decide.go), the Transitions (progressions.go), the
+// pair's conditions (conditions.go) and what a pair's Locations tell (locations.go).
 package dr

@@ -10,32 +10,6 @@ import (
 	"github.com/custody-dev/custody/fencing"
 )
 
-// Steps of a failover or a relocate (PairAction.Progression).
-const (
-	// Fencing: a failover waits until every target of the Location it leaves that still
-	// answers is fenced off the storage.
-	Fencing = "Fencing"
-	// Quiescing: a relocate waits until the workloads no longer run at the Location it leaves,
-	// and each source answered a manual trigger that ends its schedule.
-	Quiescing = "Quiescing"
-	// FinalSync: a relocate waits until a last sync of every volume, asked for with a manual
-	// trigger after the workloads stopped, is in a ready snapshot.
-	FinalSync = "FinalSync"
-	// Restoring: the other Location is active; its targets restore the claims from their
-	// replicas.
-	Restoring = "Restoring"
-	// Completed: every claim that had a replica is bound at the new active Location.
-	Completed = "Completed"
-	// CalledOff: an automatic failover found the Location it leaves answering again before
-	// that was fenced; nothing was restored, and that Location stays active.
-	CalledOff = "CalledOff"
-)
-
-// Over tells whether the action ended: completed, or called off.
-func Over(a *schedulingv1alpha1.PairAction) bool {
-	return a.Progression == Completed || a.Progression == CalledOff
-}
-
 // Target is what the decision reads of one SyncTarget of the pair's Locations.
 type Target struct {
 	Key string

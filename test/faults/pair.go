@@ -14,7 +14,6 @@ import (
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
-	"github.com/custody-dev/custody/coordination/dr"
 )
 
 // A pair schedule pairs the primary with the secondary under the name of its namespace,
@@ -76,7 +75,7 @@ func (r *run) protecting(ctx context.Context, active string) error {
 func (r *run) losePrimary(st Step) (start, heal func(context.Context) error) {
 	var lost time.Time
 	past := func(a *schedulingv1alpha1.PairAction) bool {
-		return st.For <= returnsFencing || a.Progression != dr.Fencing
+		return st.For <= returnsFencing || a.Progression != schedulingv1alpha1.ProgressionFencing
 	}
 	return func(ctx context.Context) error {
 			for _, m := range primaryTargets {
@@ -134,13 +133,13 @@ func (r *run) pairSettled(ctx context.Context) error {
 		return err
 	}
 	a := p.Status.LastAction
-	if a == nil || a.Mode != schedulingv1alpha1.Failover || !dr.Over(a) {
+	if a == nil || a.Mode != schedulingv1alpha1.Failover || !a.Over() {
 		return fmt.Errorf("pair %s has not failed over: %+v", p.Name, a)
 	}
 	if !apimeta.IsStatusConditionTrue(p.Status.Conditions, schedulingv1alpha1.ConditionPeerReady) {
 		return fmt.Errorf("pair %s: the other Location is not ready to take over: %v", p.Name, p.Status.Conditions)
 	}
-	if a.Progression == dr.CalledOff {
+	if a.Progression == schedulingv1alpha1.ProgressionCalledOff {
 		return r.protecting(ctx, primary)
 	}
 	return r.protecting(ctx, secondary)

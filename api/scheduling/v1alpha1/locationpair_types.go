@@ -109,6 +109,31 @@ const (
 	PairRelocated LocationPairPhase = "Relocated"
 )
 
+// Progressions of a PairAction: the steps of a failover or a relocate, and how it ended. A
+// failover goes from Fencing to Restoring and Completed, or is CalledOff while it fences; a
+// relocate goes from Quiescing to FinalSync, Restoring and Completed, unless it becomes a
+// failover on the way. They double as the reasons of the Progressing condition.
+const (
+	// ProgressionFencing: a failover waits until every target of the Location it leaves that
+	// still answers is fenced off the storage.
+	ProgressionFencing = "Fencing"
+	// ProgressionQuiescing: a relocate waits until the workloads no longer run at the
+	// Location it leaves, and each source answered a manual trigger that ends its schedule.
+	ProgressionQuiescing = "Quiescing"
+	// ProgressionFinalSync: a relocate waits until a last sync of every volume, asked for with
+	// a manual trigger after the workloads stopped, is in a ready snapshot.
+	ProgressionFinalSync = "FinalSync"
+	// ProgressionRestoring: the other Location is active; its targets restore the claims from
+	// their replicas.
+	ProgressionRestoring = "Restoring"
+	// ProgressionCompleted: every claim that had a replica is bound at the new active
+	// Location.
+	ProgressionCompleted = "Completed"
+	// ProgressionCalledOff: an automatic failover found the Location it leaves answering
+	// again before that was fenced; nothing was restored, and that Location stays active.
+	ProgressionCalledOff = "CalledOff"
+)
+
 // PairAction is a failover or relocate, as it ran.
 type PairAction struct {
 	// Mode is Failover or Relocate.
@@ -143,6 +168,11 @@ type PairAction struct {
 	// from: the data written since then at From was lost.
 	// +optional
 	OldestReplicaTime *metav1.Time `json:"oldestReplicaTime,omitempty"`
+}
+
+// Over tells whether the action ended: completed, or called off.
+func (a *PairAction) Over() bool {
+	return a.Progression == ProgressionCompleted || a.Progression == ProgressionCalledOff
 }
 
 // LocationPairStatus is where the pair stands.

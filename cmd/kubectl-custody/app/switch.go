@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
-	"github.com/custody-dev/custody/coordination/dr"
 )
 
 // switchCommand is failover or relocate: it declares the other Location of a pair active,
@@ -108,8 +107,8 @@ func switchPlan(p *schedulingv1alpha1.LocationPair, mode schedulingv1alpha1.Swit
 	if from == p.Spec.Primary {
 		to = p.Spec.Secondary
 	}
-	if a := p.Status.LastAction; a != nil && !dr.Over(a) {
-		waits := a.Mode == schedulingv1alpha1.Relocate && (a.Progression == dr.Quiescing || a.Progression == dr.FinalSync)
+	if a := p.Status.LastAction; a != nil && !a.Over() {
+		waits := a.Mode == schedulingv1alpha1.Relocate && (a.Progression == schedulingv1alpha1.ProgressionQuiescing || a.Progression == schedulingv1alpha1.ProgressionFinalSync)
 		if mode != schedulingv1alpha1.Failover || !waits {
 			return "", "", fmt.Errorf("locationpair/%s is in a %s from %s to %s (%s): wait until it completes", p.Name,
 				strings.ToLower(string(a.Mode)), a.From, a.To, a.Progression)

@@ -12,7 +12,6 @@ import (
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
-	"github.com/custody-dev/custody/coordination/dr"
 )
 
 var _ = Describe("A declared failover", func() {
@@ -30,7 +29,7 @@ var _ = Describe("A declared failover", func() {
 		Expect(custody(ctx, "failover", ns, "--yes")).To(ContainSubstring("locationpair/%s: failover to west asked", ns))
 		var refused error
 		steps := followRestarting(ctx, pair, func(step string) {
-			if step != dr.Restoring {
+			if step != schedulingv1alpha1.ProgressionRestoring {
 				return
 			}
 			// The primary is fenced before anything is restored: its members write no more.
@@ -38,7 +37,7 @@ var _ = Describe("A declared failover", func() {
 			Expect(east.Fenced("m3")).To(BeTrue(), "m3 is not fenced off east while the failover restores")
 			refused = east.Write("m1", old, "m1 fenced")
 		})
-		Expect(steps).To(ContainElements(dr.Fencing, dr.Restoring, dr.Completed))
+		Expect(steps).To(ContainElements(schedulingv1alpha1.ProgressionFencing, schedulingv1alpha1.ProgressionRestoring, schedulingv1alpha1.ProgressionCompleted))
 		Expect(refused).To(HaveOccurred(), "the storage accepted a write of m1 after its fence")
 		a := pair.Status.LastAction
 		Expect(a.Mode).To(Equal(schedulingv1alpha1.Failover))

@@ -21,7 +21,6 @@ import (
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
-	"github.com/custody-dev/custody/coordination/dr"
 	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/simstorage"
 )
@@ -167,7 +166,7 @@ func BenchmarkLocationFailover100Volumes(b *testing.B) {
 				if err := c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
 					b.Fatal(err)
 				}
-				if p.Status.LastAction.Progression != dr.Completed {
+				if p.Status.LastAction.Progression != schedulingv1alpha1.ProgressionCompleted {
 					return 0, false
 				}
 			}

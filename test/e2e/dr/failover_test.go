@@ -18,7 +18,6 @@ import (
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/downsync"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
-	"github.com/custody-dev/custody/coordination/dr"
 )
 
 // downNamespace is the namespace a member holds the hub namespace ns in.
@@ -70,7 +69,7 @@ var _ = Describe("A LocationPair's failover", func() {
 			g.Expect(a).NotTo(BeNil())
 			g.Expect(a.Mode).To(Equal(schedulingv1alpha1.Failover))
 			g.Expect(a.Automatic).To(BeTrue())
-			g.Expect(a.Progression).To(Equal(dr.Completed), "%s since %s", a.Progression, a.ProgressionTime)
+			g.Expect(a.Progression).To(Equal(schedulingv1alpha1.ProgressionCompleted), "%s since %s", a.Progression, a.ProgressionTime)
 			g.Expect(pair.Status.ActiveLocation).To(Equal("west"))
 			g.Expect(pair.Status.Phase).To(Equal(schedulingv1alpha1.PairFailedOver))
 			g.Expect(a.OldestReplicaTime).NotTo(BeNil())

@@ -110,12 +110,12 @@ func followRestarting(ctx context.Context, pair *schedulingv1alpha1.LocationPair
 		if len(seen) == 0 || seen[len(seen)-1] != a.Progression {
 			seen = append(seen, a.Progression)
 			at(a.Progression)
-			if a.Progression != dr.Completed {
+			if a.Progression != schedulingv1alpha1.ProgressionCompleted {
 				Expect(env.StopController()).To(Succeed())
 				Expect(env.StartController()).To(Succeed())
 			}
 		}
-		g.Expect(a.Progression).To(Equal(dr.Completed), "%s since %s", a.Progression, a.ProgressionTime)
+		g.Expect(a.Progression).To(Equal(schedulingv1alpha1.ProgressionCompleted), "%s since %s", a.Progression, a.ProgressionTime)
 	}).WithContext(ctx).WithPolling(50 * time.Millisecond).Should(Succeed())
 	GinkgoWriter.Printf("the controller restarted at %v\n", seen[:len(seen)-1])
 	return seen

@@ -15,7 +15,6 @@ import (
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
-	"github.com/custody-dev/custody/coordination/dr"
 )
 
 // usersOf are the pods of the member's namespace that use the claim.
@@ -74,7 +73,7 @@ var _ = Describe("A LocationPair's relocate", func() {
 		By("relocating with kubectl custody, the controller restarted at each step")
 		Expect(custody(ctx, "relocate", ns, "--yes")).To(ContainSubstring("locationpair/%s: relocate to west asked", ns))
 		steps := followRestarting(ctx, pair, func(string) {})
-		Expect(steps).To(ContainElements(dr.Quiescing, dr.Restoring, dr.Completed))
+		Expect(steps).To(ContainElements(schedulingv1alpha1.ProgressionQuiescing, schedulingv1alpha1.ProgressionRestoring, schedulingv1alpha1.ProgressionCompleted))
 		a := pair.Status.LastAction
 		Expect(a.Mode).To(Equal(schedulingv1alpha1.Relocate))
 		Expect(a.Automatic).To(BeFalse())
@@ -132,7 +131,7 @@ var _ = Describe("A LocationPair's relocate", func() {
 			g.Expect(hub.Get(ctx, client.ObjectKey{Name: ns}, nsObj)).To(Succeed())
 			claimObj := &corev1.PersistentVolumeClaim{}
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), claimObj)).To(Succeed())
-			g.Expect(pair.Status.LastAction.Progression).To(Equal(dr.Completed), "the volume: %s/%s: %s; ns %v %v; claim %v %v", vo.Status.Phase, vo.Status.Reason, vo.Status.Message, nsObj.Labels, nsObj.Annotations, claimObj.Labels, claimObj.Annotations)
+			g.Expect(pair.Status.LastAction.Progression).To(Equal(schedulingv1alpha1.ProgressionCompleted), "the volume: %s/%s: %s; ns %v %v; claim %v %v", vo.Status.Phase, vo.Status.Reason, vo.Status.Message, nsObj.Labels, nsObj.Annotations, claimObj.Labels, claimObj.Annotations)
 			g.Expect(vo.Status.Phase).To(Equal(storagev1alpha1.Bound))
 		}).WithContext(ctx).Should(Succeed())
 		Expect(vo.Status.SetAside.VolumeHandle).To(Equal(moved))

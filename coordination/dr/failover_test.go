@@ -1,0 +1,168 @@
+package dr
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/fencing"
+)
+
+// failoverCases are a failover: when one starts, on its own or declared, and its Fencing step,
+// which restores or is called off.
+func failoverCases() []decideCase {
+	return []decideCase{
+		{"an active Location unreachable for less than the threshold does not fail over", func() Observation {
+			return with(replicating(pair(), time.Minute), "east", lost(30*time.Second))
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action == nil, true)
+			expect(t, condition(d, schedulingv1alpha1.ConditionAvailable), "False/LocationUnavailable")
+		}},
+		{"a lost active Location fails over on its own, straight to restoring as nothing answers to fence", func() Observation {
+			return with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
+			expect(t, d.Action.Automatic, true)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
+			expect(t, d.Active, "west")
+			expect(t, d.Phase, schedulingv1alpha1.PairFailingOver)
+			expect(t, d.Fence, []string{"e1", "e2"})
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest}})
+		}},
+		{"a lost active Location does not fail over on its own to a Location that has no replica of a volume", func() Observation {
+			return with(pair(), "east", lost(2*time.Minute))
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action == nil, true)
+			expect(t, d.Active, "east")
+			expect(t, d.Restores == nil, true)
+			expect(t, len(d.Fence), 0)
+			expect(t, condition(d, schedulingv1alpha1.ConditionProgressing), "False/"+schedulingv1alpha1.ReasonWaitingForReplicas)
+			expect(t, message(d, schedulingv1alpha1.ConditionProgressing), "east is lost, but west has no replica of ns/c: a failover on its own starts no workload away from its data; declare one (kubectl custody failover) to go anyway")
+		}},
+		{"a declared failover goes to a Location with no replica", func() Observation {
+			o := with(pair(), "east", lost(2*time.Minute))
+			o.Pair.Declared, o.Pair.Mode, o.Pair.Generation = "west", schedulingv1alpha1.Failover, 2
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
+			expect(t, d.Action.Automatic, false)
+			expect(t, d.Active, "west")
+		}},
+		{"one target of the active Location still answering keeps it from being lost", func() Observation {
+			return with(replicating(pair(), time.Minute), "east", lost(2*time.Minute), "e1")
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action == nil, true)
+		}},
+		{"automatic failover off waits", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
+			o.Pair.Automatic = false
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action == nil, true)
+			expect(t, d.Active, "east")
+		}},
+		{"no failover when both Locations were cut off together, as by an outage of the hub, until the threshold passed since the other answered again", func() Observation {
+			return with(with(replicating(pair(), time.Minute), "east", lost(2*time.Minute)), "west", readySince(10*time.Second))
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action == nil, true)
+			expect(t, d.Recheck, 50*time.Second)
+		}},
+		{"no failover to a Location with no target that answers", func() Observation {
+			return with(with(replicating(pair(), time.Minute), "east", lost(2*time.Minute)), "west", lost(time.Second))
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action == nil, true)
+			expect(t, condition(d, schedulingv1alpha1.ConditionPeerReady), "False/LocationUnavailable")
+		}},
+		{"a declared failover fences the active Location's targets that answer first", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Pair.Declared, o.Pair.Mode, o.Pair.Generation = "west", schedulingv1alpha1.Failover, 2
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionFencing)
+			expect(t, d.Action.Automatic, false)
+			expect(t, d.Action.Generation, int64(2))
+			expect(t, d.Active, "east")
+			expect(t, d.Fence, []string{"e1", "e2"})
+		}},
+		{"a failover waits for a target that answers until its fence holds", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced), "e1")
+			o.Action = action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing, time.Second)
+			return with(o, "east", fenceState(fencing.Failed), "e2")
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionFencing)
+			expect(t, d.Active, "east")
+			expect(t, message(d, schedulingv1alpha1.ConditionProgressing),
+				"failover east to west: waiting for the Fences of [e2] to hold")
+		}},
+		{"an automatic failover is called off when its Location answers again before it is fenced, and then protects as before", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute), "e2")
+			o.Action = action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing, time.Second)
+			o.Action.Automatic = true
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionCalledOff)
+			expect(t, d.Active, "east")
+			expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
+			expect(t, d.Fence == nil, true)
+			expect(t, d.Quiesce, false)
+			expect(t, d.Restores == nil, true)
+			expect(t, message(d, schedulingv1alpha1.ConditionProgressing),
+				"the failover from east to west was called off at "+d.Action.ProgressionTime.UTC().Format(time.RFC3339)+": east answered again before it was fenced, and stays active")
+			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute), "e2")
+			o.Action = d.Action
+			next := Decide(o)
+			expect(t, next.Action.Progression, schedulingv1alpha1.ProgressionCalledOff)
+			expect(t, condition(next, schedulingv1alpha1.ConditionProgressing), "False/FailoverCalledOff")
+			expect(t, next.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest}})
+		}},
+		{"an automatic failover goes on when the target that answers again is fenced already", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute), "e2")
+			o.Action = action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing, time.Second)
+			o.Action.Automatic = true
+			return with(o, "east", fenceState(fencing.Fenced), "e1")
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
+			expect(t, d.Active, "west")
+		}},
+		{"once fenced, the other Location becomes active and restores", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced))
+			o.Action = action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing, time.Second)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
+			expect(t, d.Active, "west")
+			expect(t, d.Phase, schedulingv1alpha1.PairFailingOver)
+			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-" + dest})
+		}},
+		{"a failover asks the destinations to keep their images, and restores once the latest is kept", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
+			o.Volumes[0].Replication.ImageKept = false
+			o.Action = action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing, time.Second)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionFencing)
+			expect(t, d.Restores == nil, true)
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest, KeepImages: true}})
+			expect(t, message(d, schedulingv1alpha1.ConditionProgressing),
+				"failover east to west: waiting for 1 destinations to keep their latest images from VolSync's rotation, the first ns/c on "+dest)
+		}},
+		{"a failover restores from a ready image newer than the recorded replica, and records it", func() Observation {
+			o := with(replicating(pair(), 4*time.Minute), "east", lost(2*time.Minute))
+			newer := &storagev1alpha1.Replica{Target: dest, Snapshot: "snap-newer", Time: metav1.NewTime(ago(30 * time.Second))}
+			o.Volumes[0].Replication.Image = newer
+			o.Action = action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing, time.Second)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
+			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-newer"})
+			expect(t, d.Replicas["ns/c"].Snapshot, "snap-newer")
+		}},
+		switchAfter("after a failover called off", calledOff, schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing),
+		switchAfter("after a failover called off", calledOff, schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing),
+	}
+}
+
+func TestFailover(t *testing.T) { runCases(t, failoverCases()) }

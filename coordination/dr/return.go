@@ -1,0 +1,148 @@
+package dr
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+)
+
+// restore is the Restoring step of a switch: the other Location is active, each claim that
+// was in the Location left is asked to restore there from its replica, and the switch
+// completes once every claim with a replica is bound there.
+func (d *Decision) restore(o Observation) {
+	a := d.Action
+	d.Active = a.To
+	if a.Mode == schedulingv1alpha1.Relocate {
+		d.Replications = o.triggered(trigger(a)) // no scheduled sync replaces the image restored from
+	}
+	if d.Replicas == nil {
+		// As when the step began: the record of the replicas taken then may have been
+		// lost, and a claim not yet asked to restore takes the newest.
+		d.Replicas = o.newReplicas(o.unasked(a), a.Mode == schedulingv1alpha1.Failover)
+	}
+	d.Restores, d.Unrestores = o.restores(a, d.Replicas)
+	if !o.restored(a, d.Replicas) {
+		return
+	}
+	d.moveTo(o, schedulingv1alpha1.ProgressionCompleted)
+	now := metav1.NewTime(o.Now)
+	a.CompletionTime, a.Duration = &now, &metav1.Duration{Duration: o.Now.Sub(a.StartTime.Time)}
+	a.OldestReplicaTime = o.oldestRestored(a, d.Replicas)
+}
+
+// awaitedRestores says what the Restoring step waits for: the volumes with a replica not yet
+// bound in the Location switched to.
+func (o Observation) awaitedRestores(a *schedulingv1alpha1.PairAction) string {
+	var waiting []string
+	for _, v := range o.Volumes {
+		if v.Replica != nil && (!v.Bound || !o.Locations[a.To].has(v.Owner)) {
+			waiting = append(waiting, v.Key())
+		}
+	}
+	return fmt.Sprintf("%d volumes to be restored and bound in %s, the first %s", len(waiting), a.To, first(waiting))
+}
+
+// restores are the restore-from annotations a switch needs where the claims do not carry
+// them yet: a volume with a replica (the one just taken, for a relocate) is restored from it;
+// one that was in the Location the switch leaves and has none is told so, and waits rather
+// than start empty. A claim made since in the new Location needs none.
+func (o Observation) restores(a *schedulingv1alpha1.PairAction, taken map[string]storagev1alpha1.Replica) (map[string]string, []string) {
+	out := map[string]string{}
+	var drop []string
+	for _, v := range o.Volumes {
+		if o.asked(v, a) {
+			continue // a restore asked of the Location switched to is not changed midway
+		}
+		r := o.usable(v, a, taken)
+		var want string
+		switch {
+		case r != nil:
+			want = r.Target + "/" + r.Snapshot
+		case !o.Locations[a.From].has(v.Owner):
+			// Already where the switch goes (a claim that waited with no replica, back with
+			// its data): any restore asked before is over.
+			if v.Restore != nil {
+				drop = append(drop, v.Key())
+			}
+			continue
+		}
+		if v.Restore == nil || *v.Restore != want {
+			out[v.Key()] = want
+		}
+	}
+	if len(out) == 0 {
+		out = nil
+	}
+	return out, drop
+}
+
+// asked: the claim's restore annotation already names a replica in the Location the switch
+// goes to.
+func (o Observation) asked(v Volume, a *schedulingv1alpha1.PairAction) bool {
+	if v.Restore == nil {
+		return false
+	}
+	key, snapshot, _ := strings.Cut(*v.Restore, "/")
+	return snapshot != "" && o.Locations[a.To].has(key)
+}
+
+// unasked are the volumes not yet asked to restore from a replica in the Location the switch
+// goes to.
+func (o Observation) unasked(a *schedulingv1alpha1.PairAction) []Volume {
+	return slices.DeleteFunc(slices.Clone(o.Volumes), func(v Volume) bool { return o.asked(v, a) })
+}
+
+// usable is the replica a switch restores the volume from: the one just taken, else the one
+// recorded, when it is in the Location switched to; nil when there is none.
+func (o Observation) usable(v Volume, a *schedulingv1alpha1.PairAction, taken map[string]storagev1alpha1.Replica) *storagev1alpha1.Replica {
+	r := v.Replica
+	if n, ok := taken[v.Key()]; ok {
+		r = &n
+	}
+	if r == nil || !o.Locations[a.To].has(r.Target) {
+		return nil // none, or one from before an earlier switch, in the Location left
+	}
+	return r
+}
+
+// restored tells whether every volume with a replica is bound on a target of the Location
+// switched to.
+func (o Observation) restored(a *schedulingv1alpha1.PairAction, taken map[string]storagev1alpha1.Replica) bool {
+	return !slices.ContainsFunc(o.Volumes, func(v Volume) bool {
+		return o.usable(v, a, taken) != nil && (!v.Bound || !o.Locations[a.To].has(v.Owner))
+	})
+}
+
+// oldestRestored is the time of the oldest replica a volume of the Location switched to came
+// back from.
+func (o Observation) oldestRestored(a *schedulingv1alpha1.PairAction, taken map[string]storagev1alpha1.Replica) *metav1.Time {
+	var oldest *metav1.Time
+	for _, v := range o.Volumes {
+		if r := o.usable(v, a, taken); r != nil && o.Locations[a.To].has(v.Owner) && (oldest == nil || r.Time.Before(oldest)) {
+			t := r.Time
+			oldest = &t
+		}
+	}
+	return oldest
+}
+
+// stillFenced are the targets of the Location a failover left that have not yet reported
+// clean since it completed, and since they came back: their Fences hold until then. A
+// failover called off holds none.
+func (o Observation) stillFenced(a *schedulingv1alpha1.PairAction) []string {
+	if a == nil || a.Mode != schedulingv1alpha1.Failover || a.Progression == schedulingv1alpha1.ProgressionCalledOff {
+		return nil
+	}
+	var out []string
+	for _, t := range o.Locations[a.From].Targets {
+		if a.CompletionTime == nil || !t.Ready || !t.Clean || !t.Reported.After(a.CompletionTime.Time) || !t.Reported.After(t.ReadySince) {
+			out = append(out, t.Key)
+		}
+	}
+	return out
+}

@@ -1,0 +1,183 @@
+package dr
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/fencing"
+)
+
+// returnCases are the return: the claims restored at the Location switched to, the Location
+// left fenced until it returns clean, the replication back, and a switch back.
+func returnCases() []decideCase {
+	return []decideCase{
+		{"a pair failed over, lost before it replicated back, does not fail over again on its own", func() Observation {
+			// east reported clean since the failover, and its Fences were lifted.
+			o := with(failedOver(), "east", func(t *Target) { t.Fence, t.Reported = fencing.Unfenced, now })
+			return with(o, "west", lost(2*time.Minute))
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Active, "west")
+			expect(t, d.Action.From, "east")
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionCompleted)
+			expect(t, d.Restores == nil, true)
+			expect(t, len(d.Fence), 0)
+		}},
+		{"restoring asks each claim of the Location left to restore from its replica, or says it has none, once", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionRestoring, 20*time.Second)
+			asked := dest + "/snap-" + dest
+			o.Volumes[0].Restore = &asked
+			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "no-replica", Owner: "e2", Bound: true},
+				Volume{Namespace: "ns", Claim: "new", Owner: "w1"})
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Restores, map[string]string{"ns/no-replica": ""})
+		}},
+		{"a replica left in the Location a switch leaves is none", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionRestoring, 20*time.Second)
+			o.Volumes[0].Replica, o.Volumes[0].Replication = replica("e2", time.Hour), nil
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Restores, map[string]string{"ns/c": ""})
+		}},
+		{"restoring completes once every volume with a replica is bound in the new active Location", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced))
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionRestoring, 20*time.Second)
+			o.Volumes[0].Owner = dest
+			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "no-replica", Owner: "e2"})
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionCompleted)
+			expect(t, d.Action.Duration.Duration, 20*time.Second)
+			expect(t, d.Action.OldestReplicaTime.Time, ago(time.Minute))
+			expect(t, d.Phase, schedulingv1alpha1.PairFailedOver)
+			expect(t, d.Fence, []string{"e1", "e2"})
+			expect(t, condition(d, schedulingv1alpha1.ConditionPeerReady), "False/PeerFenced")
+		}},
+		{"a volume with a replica not yet bound in the new active Location keeps restoring", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionRestoring, 20*time.Second)
+			o.Volumes[0].Owner, o.Volumes[0].Bound = dest, false
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
+			expect(t, message(d, schedulingv1alpha1.ConditionProgressing),
+				"failover east to west: waiting for 1 volumes to be restored and bound in west, the first ns/c")
+		}},
+		{"the old active Location back and clean is unfenced, and replication runs the other way", func() Observation {
+			o := with(failedOver(), "east", func(t *Target) { t.Reported = now }, "e1")
+			return with(o, "east", func(t *Target) { t.Reported = ago(6 * time.Minute) }, "e2")
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Fence, []string{"e2"})
+			expect(t, d.Phase, schedulingv1alpha1.PairFailedOver)
+			expect(t, len(d.Replications), 0)
+		}},
+		{"a target of the old active Location back with a clean report from before it came back stays fenced", func() Observation {
+			o := with(failedOver(), "east", func(t *Target) { t.Reported = now }, "e1")
+			return with(o, "east", func(t *Target) { t.Reported, t.ReadySince = ago(time.Second), now }, "e2")
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Fence, []string{"e2"})
+		}},
+		{"a pair whose active Location is lost does not fail over to a Location every target of which is still fenced from the failover before", func() Observation {
+			return with(failedOver(), "west", lost(2*time.Minute))
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Active, "west")
+			expect(t, d.Action.From, "east")
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionCompleted)
+			expect(t, d.Restores == nil, true)
+			expect(t, d.Fence, []string{"e1", "e2"})
+			expect(t, condition(d, schedulingv1alpha1.ConditionPeerReady), "False/PeerFenced")
+		}},
+		{"with the old Location unfenced, volumes replicate back, and the pair protects again once they have replicas", func() Observation {
+			return replicatingBack(schedulingv1alpha1.Failover, 10*time.Minute, 5*time.Minute, 6*time.Minute, time.Minute)
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: dest, Destination: Destination("ns", []string{"e1", "e2"})}})
+			expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
+			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "True/Replicated")
+		}},
+		{"until the replication back has synced, the replica a failover restored from protects nothing: the pair stays FailedOver and says so", func() Observation {
+			o := replicatingBack(schedulingv1alpha1.Failover, 10*time.Minute, 5*time.Minute, 6*time.Minute, time.Minute)
+			o.Volumes[0].Replication.Image, o.Volumes[0].Replication.ImageReady = nil, false
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Phase, schedulingv1alpha1.PairFailedOver)
+			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "False/NoReplica")
+			expect(t, d.Protected, int32(0))
+		}},
+		{"a relocate protects again with the first reverse replica, taken as it completed: the replica's time, to the second, may read a second before", func() Observation {
+			return replicatingBack(schedulingv1alpha1.Relocate, 10*time.Second, 5*time.Second, 8*time.Second, 6*time.Second)
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
+		}},
+		{"after a failover, each target of the old Location takes replicas once it is unfenced, and the pair protects once every volume has one, while the others are still fenced", func() Observation {
+			o := replicatingBack(schedulingv1alpha1.Failover, 10*time.Minute, 5*time.Minute, 6*time.Minute, time.Minute)
+			return with(o, "east", fenceState(fencing.Fenced), otherThan(o.Volumes[0].Replication.Destination, "e1", "e2"))
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: dest, Destination: Destination("ns", []string{"e1", "e2"})}})
+			expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
+			expect(t, condition(d, schedulingv1alpha1.ConditionPeerReady), "False/PeerFenced")
+		}},
+		{"a failover back whose replicas are all in the Location it leaves completes, its claims told they have none", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Volumes[0].Owner, o.Volumes[0].Replication = dest, nil
+			o.Active, o.Action = "east", &schedulingv1alpha1.PairAction{Mode: schedulingv1alpha1.Failover, From: "west", To: "east",
+				Generation: 2, Progression: schedulingv1alpha1.ProgressionRestoring, StartTime: metav1.NewTime(ago(time.Second))}
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionCompleted)
+			expect(t, d.Restores, map[string]string{"ns/c": ""})
+		}},
+		{"a claim back where a switch goes, and one bound where its restore went, lose their restore annotation", func() Observation {
+			o := replicating(pair(), time.Minute)
+			none, asked := "", dest+"/snap-"+dest
+			o.Volumes[0].Restore = &asked
+			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "waited", Owner: "e2", Restore: &none})
+			o.Active, o.Action = "east", &schedulingv1alpha1.PairAction{Mode: schedulingv1alpha1.Failover, From: "west", To: "east",
+				Generation: 2, Progression: schedulingv1alpha1.ProgressionRestoring, StartTime: metav1.NewTime(ago(time.Second))}
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Unrestores, []string{"ns/c", "ns/waited"})
+		}},
+		{"a restore asked is not changed midway, whatever the record says", func() Observation {
+			o := replicating(pair(), 10*time.Minute)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionRestoring, 20*time.Second)
+			asked := dest + "/snap-final"
+			o.Volumes[0].Restore = &asked
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, len(d.Restores), 0)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
+		}},
+		{"a claim not yet asked to restore in a failover's later step takes the newest replica", func() Observation {
+			o := replicating(pair(), 10*time.Minute)
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionRestoring, 20*time.Second)
+			o.Volumes[0].Replication.Image = &storagev1alpha1.Replica{Target: dest, Snapshot: "snap-newer", Time: metav1.NewTime(ago(time.Minute))}
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-newer"})
+			expect(t, d.Replicas["ns/c"].Snapshot, "snap-newer")
+		}},
+		{"an activeLocation declared before the last action does not switch again", func() Observation {
+			o := pair()
+			o.Pair.Declared, o.Pair.Generation = "east", 3
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionCompleted, time.Hour)
+			o.Action.Generation, o.Action.Automatic = 3, true
+			done := metav1.NewTime(ago(50 * time.Minute))
+			o.Action.CompletionTime = &done
+			o.Volumes[0].Owner = dest
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Active, "west")
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionCompleted)
+		}},
+		switchAfter("after a failover, protected again", protectedBack, schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing),
+		switchAfter("after a failover, protected again", protectedBack, schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing),
+	}
+}
+
+func TestReturn(t *testing.T) { runCases(t, returnCases()) }
