@@ -26,7 +26,7 @@ func Of(f *storagev1alpha1.Fence) State {
 	switch {
 	case f == nil:
 		return Unfenced
-	case f.Spec.State == storagev1alpha1.Unfenced || !f.DeletionTimestamp.IsZero():
+	case f.Lifting():
 		return Unfencing
 	case f.Holds():
 		return Fenced

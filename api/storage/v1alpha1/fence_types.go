@@ -207,6 +207,12 @@ func (f *Fence) HolderPair() string {
 	return pair
 }
 
+// Lifting tells whether the Fence is being lifted: asked to unfence, or deleted. It then no
+// longer lets a volume leave its target, and no new Fence can be asked for until it is gone.
+func (f *Fence) Lifting() bool {
+	return f.Spec.State == Unfenced || !f.DeletionTimestamp.IsZero()
+}
+
 // Holds tells whether the Fence cuts its target off the domain now, as the storage
 // confirmed: from Fenced until Unfenced. A Failed Fence holds if it had been Fenced before.
 func (f *Fence) Holds() bool {

@@ -14,7 +14,6 @@ import (
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
-	"github.com/custody-dev/custody/fencing"
 )
 
 func (o *options) fenceCommand() *cobra.Command {
@@ -225,7 +224,7 @@ func fenceStep(target, domain string, f *storagev1alpha1.Fence) step {
 			Spec:       storagev1alpha1.FenceSpec{TargetName: target, Domain: domain, State: storagev1alpha1.Fenced, Mode: storagev1alpha1.Manual},
 		}
 		return step{f, toWrite, fmt.Sprintf("created: %s is cut off storage domain %s as powered off", target, domain)}
-	case fencing.Of(f) == fencing.Unfencing:
+	case f.Lifting():
 		return step{f, refused, fmt.Sprintf("left as it is: it is being lifted (%s); run this again once it is gone", phase(f))}
 	case f.Spec.Mode == storagev1alpha1.Manual:
 		return step{f, unchanged, fmt.Sprintf("unchanged: it already states that %s is powered off (%s)", target, phase(f))}
@@ -241,7 +240,7 @@ func unfenceStep(f *storagev1alpha1.Fence, t *workloadv1alpha1.SyncTarget) step 
 	// Only a Fence the storage confirmed keeps a target that still exists off its storage.
 	guarded := f.Holds() && t != nil
 	switch {
-	case fencing.Of(f) == fencing.Unfencing:
+	case f.Lifting():
 		return step{f, unchanged, fmt.Sprintf("already unfenced (%s)", phase(f))}
 	case guarded && f.Spec.HeldBy != "":
 		return step{f, refused, fmt.Sprintf("not unfenced: %s holds it since its failover, and lets go once %s reports clean", f.Spec.HeldBy, t.Name)}
