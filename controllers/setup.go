@@ -15,18 +15,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/custody-dev/custody/controllers/access"
-	"github.com/custody-dev/custody/controllers/coordination"
-	"github.com/custody-dev/custody/controllers/dr"
-	"github.com/custody-dev/custody/controllers/fencing"
+	coordinationctrl "github.com/custody-dev/custody/controllers/coordination"
+	drctrl "github.com/custody-dev/custody/controllers/dr"
+	fencingctrl "github.com/custody-dev/custody/controllers/fencing"
 	"github.com/custody-dev/custody/controllers/health"
 	"github.com/custody-dev/custody/controllers/location"
 	"github.com/custody-dev/custody/controllers/placement"
 	"github.com/custody-dev/custody/controllers/reconnect"
 	"github.com/custody-dev/custody/controllers/scheduler"
 	"github.com/custody-dev/custody/controllers/statefulset"
-	"github.com/custody-dev/custody/controllers/storageclass"
+	storageclassctrl "github.com/custody-dev/custody/controllers/storageclass"
 	"github.com/custody-dev/custody/controllers/workload"
-	classes "github.com/custody-dev/custody/storageclass"
+	"github.com/custody-dev/custody/storageclass"
 )
 
 // Options configure the hub controllers.
@@ -85,7 +85,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := (&health.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-health"), Grace: o.HeartbeatGrace}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	if err := (&fencing.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-fencing")}).SetupWithManager(mgr, opts); err != nil {
+	if err := (&fencingctrl.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-fencing")}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if err := (&access.Namespaces{Client: c}).SetupWithManager(mgr, opts); err != nil {
@@ -94,16 +94,16 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := (&access.Keys{Client: c}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	if err := (&storageclass.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-storageclass")}).SetupWithManager(mgr, opts); err != nil {
+	if err := (&storageclassctrl.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("custody-storageclass")}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	// Coordination makes the claims follow their namespaces, in the writes of their steps.
 	claims := corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim")
 	follow := slices.Contains(o.Resources, claims)
-	if err := (&coordination.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-coordination"), Compatible: classes.Compatible, FenceDelay: o.FenceDelay, HeartbeatGrace: o.HeartbeatGrace, FollowNamespaces: follow}).SetupWithManager(mgr, opts); err != nil {
+	if err := (&coordinationctrl.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-coordination"), Compatible: storageclass.Compatible, FenceDelay: o.FenceDelay, HeartbeatGrace: o.HeartbeatGrace, FollowNamespaces: follow}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	if err := (&dr.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-dr")}).SetupWithManager(mgr, opts); err != nil {
+	if err := (&drctrl.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-dr")}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if err := (&statefulset.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-statefulset")}).SetupWithManager(mgr, opts); err != nil {

@@ -11,7 +11,7 @@ import (
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
-	classes "github.com/custody-dev/custody/storageclass"
+	"github.com/custody-dev/custody/storageclass"
 )
 
 // maxMessage bounds a condition message so that, with recoveredPrefix, it fits an event's
@@ -31,7 +31,7 @@ func condition(loc *schedulingv1alpha1.Location, all []workloadv1alpha1.SyncTarg
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, schedulingv1alpha1.ReasonInvalidSelector, "the instance selector does not parse"
 		return c
 	}
-	var reported []classes.Target
+	var reported []storageclass.Target
 	var awaiting []string
 	for _, t := range members {
 		switch {
@@ -39,7 +39,7 @@ func condition(loc *schedulingv1alpha1.Location, all []workloadv1alpha1.SyncTarg
 		case !t.Reported():
 			awaiting = append(awaiting, t.Name)
 		default:
-			reported = append(reported, classes.Target{Name: t.Name, Classes: t.Status.StorageClasses})
+			reported = append(reported, storageclass.Target{Name: t.Name, Classes: t.Status.StorageClasses})
 		}
 	}
 	if len(reported) == 0 && len(awaiting) > 0 {
@@ -47,7 +47,7 @@ func condition(loc *schedulingv1alpha1.Location, all []workloadv1alpha1.SyncTarg
 		c.Message = summary([]string{"no target has reported its classes yet: " + strings.Join(awaiting, ", ")})
 		return c
 	}
-	r := classes.Compare(reported)
+	r := storageclass.Compare(reported)
 	refusals, differences := r.Refusals(), r.Differences()
 	if d := r.DefaultsDiffer(); d != "" {
 		refusals = append(refusals, d)
@@ -56,7 +56,7 @@ func condition(loc *schedulingv1alpha1.Location, all []workloadv1alpha1.SyncTarg
 	case len(refusals) > 0:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, schedulingv1alpha1.ReasonStorageClassMissing, summary(refusals)
 		switch {
-		case slices.ContainsFunc(r.Mismatches, func(m classes.Mismatch) bool { return m.Field.RefusesMoves() }):
+		case slices.ContainsFunc(r.Mismatches, func(m storageclass.Mismatch) bool { return m.Field.RefusesMoves() }):
 			c.Reason = schedulingv1alpha1.ReasonStorageClassMismatch
 		case len(r.Missing) == 0:
 			c.Reason = schedulingv1alpha1.ReasonDefaultStorageClassMismatch

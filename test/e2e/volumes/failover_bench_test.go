@@ -19,7 +19,7 @@ import (
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
-	"github.com/custody-dev/custody/controllers/coordination"
+	coordinationctrl "github.com/custody-dev/custody/controllers/coordination"
 	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/simstorage"
 	"github.com/custody-dev/custody/test/testbed"
@@ -190,7 +190,7 @@ func writeFloor(ctx context.Context, b *testing.B, r *run, ns, to string, n int,
 	settle(ctx, b, r.clusters())
 	start := time.Now()
 	g := &errgroup.Group{}
-	g.SetLimit(coordination.Concurrency)
+	g.SetLimit(coordinationctrl.Concurrency)
 	for _, v := range vols {
 		g.Go(func() error { return v.move(ctx, hub, member, left, to, statuses[v.claim.Name]) })
 	}
@@ -288,7 +288,7 @@ func prepareFloor(ctx context.Context, b *testing.B, hub, member, left client.Cl
 		}
 	}
 	g := &errgroup.Group{}
-	g.SetLimit(coordination.Concurrency)
+	g.SetLimit(coordinationctrl.Concurrency)
 	for _, v := range vols {
 		g.Go(func() error {
 			for _, o := range []client.Object{v.pv, v.claim, v.ownership} {
