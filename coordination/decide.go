@@ -411,54 +411,65 @@ func deleting(o Observation, d *Decision) {
 		}
 		return
 	}
-	if p, ok := o.Claim.On[owner]; ok && p.Synced() {
-		if len(d.FencedOff) > 0 {
-			// A fenced member still has its copy attached: the storage is not released under
-			// it. The owner keeps the claim, held, until the member returned and let go.
-			d.Reason = storagev1alpha1.ReasonWaitingForFencedTarget
-			d.Message = fmt.Sprintf("waiting for %v, fenced off storage domain %s, to come back and remove its copy before %s releases the volume",
-				d.FencedOff, d.Domain, owner)
-			return
-		}
-		d.Reason, d.Message = storagev1alpha1.ReasonReleasing, owner+" lets the claim go"
-		var pv Presence
-		if o.Volume != nil {
-			pv = o.Volume.On[owner]
-		}
-		if p.Held && p.Downstream && !p.Leaving && pv.State == workloadv1alpha1.ResourceStateSync && !pv.Downstream && !pv.Leaving {
-			// The volume was just bound: the owner's syncer takes up the PV it provisioned
-			// in a moment, and can then release the storage. Let go now, it would keep it.
-			d.Message = fmt.Sprintf("waiting for %s to take up the volume before it lets the claim go", owner)
-			return
-		}
-		// Only an owner whose copies of the claim and the PV exist can release the storage:
-		// the PV its syncer made, or the one its member provisioned, still upsynced. Any
-		// other keeps it, and so does the hub PV below. So does an owner already leaving (a
-		// move under way): its syncer may be deleting its copies with Retain right now, and
-		// a release policy set now would make the storage count as released when it is not.
-		// Once the owner was let go, its syncer applies the policy it saw then: the policy
-		// does not change any more.
-		policy := o.Claim.ReleasePolicy
-		if p.Held {
-			policy = releasePolicy(o, owner)
-		}
-		if policy != "" && p.Downstream && !p.Leaving && (o.Volume == nil || pv.Downstream || pv.State == workloadv1alpha1.ResourceStateUpsync) {
-			d.Reclaim.Current = policy
-			d.Message = fmt.Sprintf("%s lets the claim go with reclaim policy %s", owner, policy)
-			if o.Claim.ReleasePolicy != policy {
-				d.Actions = append(d.Actions, Action{Kind: SetReleasePolicy, Policy: policy})
-			}
-		}
-		if p.Held {
-			d.Actions = append(d.Actions, Action{Kind: Unhold, Target: owner})
-		}
-		return
-	}
-	if owner != "" {
+	switch p, ok := o.Claim.On[owner]; {
+	case ok && p.Synced():
+		ownerLetsGo(o, d, owner, p)
+	case owner != "":
 		d.Reason, d.Message = storagev1alpha1.ReasonReleasing, "waiting for the volume to leave "+owner
 		leave(o, d, owner)
+	default:
+		releasedByAll(o, d)
+	}
+}
+
+// ownerLetsGo has the owner, alone to hold the deleted claim, let it go: with the release
+// policy once its copies can release the storage, after every fenced member came back.
+func ownerLetsGo(o Observation, d *Decision, owner string, p Presence) {
+	if len(d.FencedOff) > 0 {
+		// A fenced member still has its copy attached: the storage is not released under
+		// it. The owner keeps the claim, held, until the member returned and let go.
+		d.Reason = storagev1alpha1.ReasonWaitingForFencedTarget
+		d.Message = fmt.Sprintf("waiting for %v, fenced off storage domain %s, to come back and remove its copy before %s releases the volume",
+			d.FencedOff, d.Domain, owner)
 		return
 	}
+	d.Reason, d.Message = storagev1alpha1.ReasonReleasing, owner+" lets the claim go"
+	var pv Presence
+	if o.Volume != nil {
+		pv = o.Volume.On[owner]
+	}
+	if p.Held && p.Downstream && !p.Leaving && pv.State == workloadv1alpha1.ResourceStateSync && !pv.Downstream && !pv.Leaving {
+		// The volume was just bound: the owner's syncer takes up the PV it provisioned
+		// in a moment, and can then release the storage. Let go now, it would keep it.
+		d.Message = fmt.Sprintf("waiting for %s to take up the volume before it lets the claim go", owner)
+		return
+	}
+	// Only an owner whose copies of the claim and the PV exist can release the storage:
+	// the PV its syncer made, or the one its member provisioned, still upsynced. Any
+	// other keeps it, and so does the hub PV below. So does an owner already leaving (a
+	// move under way): its syncer may be deleting its copies with Retain right now, and
+	// a release policy set now would make the storage count as released when it is not.
+	// Once the owner was let go, its syncer applies the policy it saw then: the policy
+	// does not change any more.
+	policy := o.Claim.ReleasePolicy
+	if p.Held {
+		policy = releasePolicy(o, owner)
+	}
+	if policy != "" && p.Downstream && !p.Leaving && (o.Volume == nil || pv.Downstream || pv.State == workloadv1alpha1.ResourceStateUpsync) {
+		d.Reclaim.Current = policy
+		d.Message = fmt.Sprintf("%s lets the claim go with reclaim policy %s", owner, policy)
+		if o.Claim.ReleasePolicy != policy {
+			d.Actions = append(d.Actions, Action{Kind: SetReleasePolicy, Policy: policy})
+		}
+	}
+	if p.Held {
+		d.Actions = append(d.Actions, Action{Kind: Unhold, Target: owner})
+	}
+}
+
+// releasedByAll ends the deletion once no target holds the volume: the hub PV is kept, or
+// deleted, and the claim finished.
+func releasedByAll(o Observation, d *Decision) {
 	// The record keeps naming the target that held the volume last, which a kept hub PV
 	// tells an admin.
 	d.Owner = o.Record.Owner
