@@ -26,6 +26,7 @@ import (
 	"github.com/custody-dev/custody/controllers/statefulset"
 	storageclassctrl "github.com/custody-dev/custody/controllers/storageclass"
 	"github.com/custody-dev/custody/controllers/workload"
+	"github.com/custody-dev/custody/fencing"
 	"github.com/custody-dev/custody/storageclass"
 )
 
@@ -42,6 +43,10 @@ type Options struct {
 	// Fence of it instead of its acknowledgement; zero means three of its heartbeat graces.
 	// A SyncTarget's spec.fenceDelay overrides it.
 	FenceDelay time.Duration
+	// Brake holds back automatic Fences and failovers while more than its share of the hub's
+	// targets are lost at once; zero: no brake (cmd/controller's flags default to
+	// fencing.DefaultBrake).
+	Brake fencing.Brake
 	// Recovery, when set, gives every controller a work queue whose items waiting out a
 	// failure are retried as soon as an API server answers again.
 	Recovery *reconnect.Recovery
@@ -100,7 +105,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	// Coordination makes the claims follow their namespaces, in the writes of their steps.
 	claims := corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim")
 	follow := slices.Contains(o.Resources, claims)
-	if err := (&coordinationctrl.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-coordination"), Compatible: storageclass.Compatible, FenceDelay: o.FenceDelay, HeartbeatGrace: o.HeartbeatGrace, FollowNamespaces: follow}).SetupWithManager(mgr, opts); err != nil {
+	if err := (&coordinationctrl.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-coordination"), Compatible: storageclass.Compatible, FenceDelay: o.FenceDelay, HeartbeatGrace: o.HeartbeatGrace, Brake: o.Brake, FollowNamespaces: follow}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if err := (&drctrl.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-dr")}).SetupWithManager(mgr, opts); err != nil {

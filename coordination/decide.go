@@ -325,11 +325,32 @@ func ownerLost(o Observation, d *Decision, h string, t Target) {
 				h, t.UnreachableSince.UTC().Format(time.RFC3339), t.Name)
 			return
 		}
+		if lost, engaged := massFailure(o); engaged {
+			d.Reason = storagev1alpha1.ReasonMassFailure
+			d.Message = fmt.Sprintf("%s has been unreachable since %s, as are %d of the hub's %d targets at once, more than the brake allows: no Fence is asked for, as a split of the hub's network looks the same; kubectl custody fence %s --powered-off fences it by hand",
+				h, t.UnreachableSince.UTC().Format(time.RFC3339), lost, len(o.Targets), t.Name)
+			d.Recheck = BrakeRecheck
+			return
+		}
 		d.Actions = append(d.Actions, Action{Kind: RequestFence, Target: h})
 	}
 	d.Reason = storagev1alpha1.ReasonWaitingForFence
 	d.Message = fmt.Sprintf("%s has been unreachable since %s; the volume moves once Fence %s cuts it off storage domain %s, or %s comes back",
 		h, t.UnreachableSince.UTC().Format(time.RFC3339), fence, d.Domain, h)
+}
+
+// BrakeRecheck is how often a volume held back by the brake is decided again: the targets
+// that come back end the mass failure, and no event of the volume's own says so.
+const BrakeRecheck = 30 * time.Second
+
+// massFailure counts the hub's Unreachable targets, and tells whether they engage the brake.
+func massFailure(o Observation) (unreachable int, engaged bool) {
+	for _, t := range o.Targets {
+		if !t.Ready && !t.UnreachableSince.IsZero() {
+			unreachable++
+		}
+	}
+	return unreachable, o.Brake.Engaged(unreachable, len(o.Targets))
 }
 
 // handOver gives the volume that the fenced owner h is released from, in the same writes, to

@@ -86,6 +86,26 @@ func decideCases() []decideCase {
 		o.Targets[k] = t
 		return o
 	}
+	// massLost makes the hub ten targets, of which lost in all are lost (a among them), under
+	// the default brake.
+	massLost := func(o Observation, lost int) Observation {
+		o.Brake = fencing.DefaultBrake
+		for i := len(o.Targets); i < 10; i++ {
+			t := Target{Name: fmt.Sprintf("stand-in-%d", i), Ready: true, FenceDelay: 30 * time.Second}
+			o.Targets[t.Name] = t
+		}
+		for _, t := range o.Targets {
+			if !t.Ready {
+				lost--
+			}
+		}
+		for i := 3; lost > 0; i, lost = i+1, lost-1 {
+			t := o.Targets[fmt.Sprintf("stand-in-%d", i)]
+			t.Ready, t.UnreachableSince = false, o.Now.Add(-time.Minute)
+			o.Targets[t.Name] = t
+		}
+		return o
+	}
 	bound := func(owner string) Record {
 		return Record{Owner: owner, Phase: storagev1alpha1.Bound, OriginalReclaim: del}
 	}
@@ -171,6 +191,16 @@ func decideCases() []decideCase {
 		{name: "Moving: a lost owner with no Fence yet gets one asked for",
 			o:         lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Unfenced),
 			wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonWaitingForFence, wantActions: []Action{act(RequestFence, "a")}},
+		{name: "Moving: a lost owner among more lost targets than the brake allows gets no Fence, and waits",
+			o: massLost(lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Unfenced), 6),
+			wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonMassFailure, wantActions: []Action{}, wantRecheck: BrakeRecheck},
+		{name: "Moving: a lost owner among no more lost targets than the brake allows gets its Fence",
+			o: massLost(lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Unfenced), 5),
+			wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonWaitingForFence, wantActions: []Action{act(RequestFence, "a")}},
+		{name: "Moving → Bound: under the brake, a Fence an admin asked for still moves the volume",
+			o: massLost(lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Fenced), 6),
+			wantPhase: storagev1alpha1.Bound, wantOwner: "b", wantReason: storagev1alpha1.ReasonMoved,
+			wantActions: []Action{act(ReleaseFenced, "a"), act(SyncVolume, "b"), act(Hold, "b"), act(SyncClaim, "b")}},
 		{name: "Moving: a lost owner that cannot be network fenced waits for an admin",
 			o: func() Observation {
 				o := lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Unfenced)

@@ -117,6 +117,8 @@ type Observation struct {
 	Compatible CompatibleFunc
 	// Now is the time of the observation.
 	Now time.Time
+	// Brake holds back the Fence of a lost owner while many targets are lost at once.
+	Brake fencing.Brake
 }
 
 // ActionKind names one write of the coordinator.

@@ -53,3 +53,25 @@ func LostIn(since, now time.Time, delay time.Duration) time.Duration {
 	}
 	return max(0, since.Add(delay).Sub(now))
 }
+
+// Brake holds back automatic fencing and failover while many of the hub's targets are
+// Unreachable at once: a split of the hub's own network looks like that, and fencing every member it
+// cuts off would stop what still runs. Karmada stops its evictions the same way
+// (--unhealthy-cluster-threshold, --large-cluster-num-threshold). A Fence an admin asks for,
+// and a declared failover, still go ahead.
+type Brake struct {
+	// Share: more than this share of the targets Unreachable at once engages the brake;
+	// zero never does.
+	Share float64
+	// MinTargets: the brake counts only on a hub of at least this many targets. On fewer,
+	// losing one member of a two-member domain, or a Location of a pair, is the normal case.
+	MinTargets int
+}
+
+// DefaultBrake is Karmada's: more than 55% of at least 10 targets.
+var DefaultBrake = Brake{Share: 0.55, MinTargets: 10}
+
+// Engaged tells whether unreachable of total targets engage the brake.
+func (b Brake) Engaged(unreachable, total int) bool {
+	return b.Share > 0 && total >= b.MinTargets && float64(unreachable) > b.Share*float64(total)
+}

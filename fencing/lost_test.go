@@ -65,3 +65,24 @@ func TestWhenLost(t *testing.T) {
 		})
 	}
 }
+
+func TestBrake(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		brake       Brake
+		lost, total int
+		want        bool
+	}{
+		{"more than the share of enough targets", DefaultBrake, 6, 10, true},
+		{"exactly the share does not", Brake{Share: 0.5, MinTargets: 10}, 5, 10, false},
+		{"no more than the share", DefaultBrake, 5, 10, false},
+		{"too few targets to count: a Location of a pair", DefaultBrake, 2, 4, false},
+		{"all of a small hub", DefaultBrake, 9, 9, false},
+		{"a thousand targets, 551 lost", DefaultBrake, 551, 1000, true},
+		{"turned off", Brake{}, 10, 10, false},
+	} {
+		if got := tt.brake.Engaged(tt.lost, tt.total); got != tt.want {
+			t.Errorf("%s: Engaged(%d, %d) = %v, want %v", tt.name, tt.lost, tt.total, got, tt.want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/custody-dev/custody/controllers"
+	"github.com/custody-dev/custody/fencing"
 )
 
 type options struct {
@@ -20,6 +21,7 @@ type options struct {
 	qps                                                                float64
 	burst                                                              int
 	heartbeatGrace, fenceDelay                                         time.Duration
+	brake                                                              fencing.Brake
 }
 
 func main() {
@@ -36,6 +38,8 @@ func main() {
 	flag.IntVar(&o.burst, "kube-api-burst", 0, "Burst of requests to the hub API server, with --kube-api-qps.")
 	flag.DurationVar(&o.heartbeatGrace, "heartbeat-grace", 0, "How long a target may miss heartbeats before it is Unreachable; 0 means three of the periods its syncer announces.")
 	flag.DurationVar(&o.fenceDelay, "fence-delay", 0, "How long a volume's owner may be Unreachable before the volume waits for a Fence of it; 0 means three heartbeat graces.")
+	flag.Float64Var(&o.brake.Share, "mass-failure-share", fencing.DefaultBrake.Share, "When more than this share of the hub's targets are Unreachable at once, no Fence is asked for and no pair fails over by itself (a split of the hub's network looks the same); 0 turns the brake off. A manual fence and a declared failover still go ahead.")
+	flag.IntVar(&o.brake.MinTargets, "mass-failure-min-targets", fencing.DefaultBrake.MinTargets, "The --mass-failure-share brake counts only on a hub of at least this many targets.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -56,12 +60,15 @@ func run(o options) error {
 	if o.qps <= 0 {
 		cfg.QPS = -1
 	}
+	if o.brake.Share < 0 || o.brake.Share > 1 || o.brake.MinTargets < 0 {
+		return fmt.Errorf("--mass-failure-share %v and --mass-failure-min-targets %d: a share is between 0 and 1, a count not negative", o.brake.Share, o.brake.MinTargets)
+	}
 	kinds, err := parseKinds(o.resources)
 	if err != nil {
 		return err
 	}
 	return controllers.Run(ctrl.SetupSignalHandler(), cfg, controllers.RunOptions{
-		Options:     controllers.Options{Resources: kinds, HeartbeatGrace: o.heartbeatGrace, FenceDelay: o.fenceDelay},
+		Options:     controllers.Options{Resources: kinds, HeartbeatGrace: o.heartbeatGrace, FenceDelay: o.fenceDelay, Brake: o.brake},
 		MetricsAddr: o.metricsAddr, MetricsCertDir: o.metricsCertDir, MetricsSecure: o.metricsSecure,
 		ProbeAddr:   o.probeAddr,
 		LeaderElect: o.leaderElect, LeaderNamespace: o.leaderNamespace,

@@ -56,6 +56,9 @@ type Reconciler struct {
 	FenceDelay time.Duration
 	// HeartbeatGrace is the health controller's grace; zero: three periods of each Lease.
 	HeartbeatGrace time.Duration
+	// Brake holds back the Fences of lost owners while many targets are lost at once; zero:
+	// no brake.
+	Brake fencing.Brake
 	// FollowNamespaces makes each claim follow its namespace's placement here, written with
 	// the step the claim takes, instead of in a write of the workload controller's of its own.
 	FollowNamespaces bool
@@ -240,7 +243,7 @@ func (r *Reconciler) follow(ctx context.Context, claim *corev1.PersistentVolumeC
 // its PV upsynced by the last target it was given to after the cache was read: then the PV
 // is looked up past the cache first, and the decision taken again with it.
 func (r *Reconciler) decide(ctx context.Context, s *scope) (coordination.Decision, error) {
-	d := coordination.Decide(s.observation(r.Compatible, time.Now(), r.fenceDelay))
+	d := coordination.Decide(r.observation(s))
 	if !d.Provisions() {
 		return d, nil
 	}
@@ -249,7 +252,14 @@ func (r *Reconciler) decide(ctx context.Context, s *scope) (coordination.Decisio
 		return d, err
 	}
 	s.volume = pv
-	return coordination.Decide(s.observation(r.Compatible, time.Now(), r.fenceDelay)), nil
+	return coordination.Decide(r.observation(s)), nil
+}
+
+// observation is what the decision reads of the scope, now.
+func (r *Reconciler) observation(s *scope) coordination.Observation {
+	o := s.observation(r.Compatible, time.Now(), r.fenceDelay)
+	o.Brake = r.Brake
+	return o
 }
 
 // fenceDelay is how long the target must be Unreachable before its owned volumes wait for a

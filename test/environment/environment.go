@@ -19,6 +19,7 @@ import (
 	"github.com/custody-dev/custody/controllers"
 	"github.com/custody-dev/custody/controllers/syncer"
 	"github.com/custody-dev/custody/controllers/syncer/credential"
+	"github.com/custody-dev/custody/fencing"
 	"github.com/custody-dev/custody/test/testbed"
 )
 
@@ -185,7 +186,8 @@ func (e *Environment) runController(ctx context.Context) error {
 		addr = "0"
 	}
 	return controllers.Run(ctx, e.Hub.Config, controllers.RunOptions{
-		Options:     controllers.Options{HeartbeatGrace: e.opts.HeartbeatGrace},
+		// The brake of cmd/controller's defaults, as a production hub runs.
+		Options:     controllers.Options{HeartbeatGrace: e.opts.HeartbeatGrace, Brake: fencing.DefaultBrake},
 		MetricsAddr: addr, MetricsSecure: true, ProbeAddr: "0", Restartable: true,
 	})
 }
@@ -242,7 +244,8 @@ func (e *Environment) StopSyncer(name string) error {
 	return r.stop()
 }
 
-// WaitReady waits until every SyncTarget of the environment is Ready.
+// WaitReady waits until the SyncTarget of every member of the environment is Ready; targets
+// of no member (a spec's stand-ins) do not count.
 func (e *Environment) WaitReady(ctx context.Context) error {
 	for {
 		list := &workloadv1alpha1.SyncTargetList{}
@@ -251,7 +254,7 @@ func (e *Environment) WaitReady(ctx context.Context) error {
 		}
 		ready := 0
 		for _, t := range list.Items {
-			if t.IsReady() {
+			if t.IsReady() && slices.ContainsFunc(e.Members, func(m *testbed.Cluster) bool { return m.Name == t.Name }) {
 				ready++
 			}
 		}

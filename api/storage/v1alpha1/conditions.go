@@ -40,6 +40,10 @@ const (
 	// the storage cannot cut it off; an admin who knows the member is powered off says so
 	// with a Manual Fence.
 	ReasonOwnerLostNoFencing = "OwnerLostNoFencing"
+	// ReasonMassFailure: the owner is lost, and more of the hub's targets are Unreachable at
+	// once than the controller's brake allows (--mass-failure-share): no Fence is asked for, as a
+	// split of the hub's network looks the same. A Fence an admin asks for still goes ahead.
+	ReasonMassFailure = "MassFailure"
 	// ReasonFenceFailed: the Fence of the lost owner failed; it is retried and nothing moves
 	// meanwhile.
 	ReasonFenceFailed = "FenceFailed"
