@@ -20,6 +20,7 @@ import (
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/status"
 	"github.com/custody-dev/custody/controllers/syncer/downsync"
+	"github.com/custody-dev/custody/controllers/syncer/internal/syncio"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
@@ -196,7 +197,7 @@ func (r *Reconciler) send(ctx context.Context, vr *storagev1alpha1.VolumeReplica
 // quiesced tells whether a relocate asked to quiesce the claim's namespace, and whether it is
 // quiesced here: no pod of the member that may still run uses the claim's copy.
 func (r *Reconciler) quiesced(ctx context.Context, vr *storagev1alpha1.VolumeReplication, ns string) (asked, quiesced bool, err error) {
-	if asked, _, err := transform.QuiesceAsked(ctx, r.Hub, r.HubReader, vr.Namespace); err != nil || !asked {
+	if asked, _, err := syncio.QuiesceAsked(ctx, r.Hub, r.HubReader, vr.Namespace); err != nil || !asked {
 		return false, false, err
 	}
 	pods := &corev1.PodList{}

@@ -1,8 +1,6 @@
 package transform
 
 import (
-	"context"
-	"errors"
 	"maps"
 	"regexp"
 	"testing"
@@ -10,15 +8,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
@@ -811,71 +806,5 @@ func TestDownstreamStatefulSetRetainsItsClaims(t *testing.T) {
 	}
 	if kept, _, _ := unstructured.NestedStringMap(up.Object, "spec", "persistentVolumeClaimRetentionPolicy"); kept["whenDeleted"] != "Delete" {
 		t.Fatalf("the hub object changed: %v", kept)
-	}
-}
-
-// hubCache is a reader of the hub that holds the objects named "Kind namespace/name", each
-// in the state given for the target, with the UID "hub" (the one that names the hub PV
-// "pvc-hub").
-type hubCache map[string]workloadv1alpha1.ResourceState
-
-func (c hubCache) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
-	kind := obj.GetObjectKind().GroupVersionKind().Kind
-	state, ok := c[kind+" "+key.String()]
-	if !ok {
-		return apierrors.NewNotFound(schema.GroupResource{Resource: kind}, key.Name)
-	}
-	obj.SetUID("hub")
-	if state != "" {
-		workloadv1alpha1.SetState(obj, target.Key, state)
-	}
-	return nil
-}
-
-// madeAgain reads the hub as its hubCache does, with every object made again since: another
-// UID under the same name.
-type madeAgain struct{ hubCache }
-
-func (c madeAgain) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if err := c.hubCache.Get(ctx, key, obj, opts...); err != nil {
-		return err
-	}
-	obj.SetUID("again")
-	return nil
-}
-
-func (c hubCache) List(context.Context, client.ObjectList, ...client.ListOption) error {
-	return errors.New("not listed")
-}
-
-func TestOriginReleased(t *testing.T) {
-	hubClaim := types.NamespacedName{Namespace: "team-a", Name: "data"}
-	marked := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pvc-member"}}
-	target.MarkOrigin(marked, "pvc-hub", hubClaim)
-	copied := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "custody-x", Labels: target.Markers(),
-		Annotations: map[string]string{HubNameAnnotation: "pvc-hub"}}}
-	own := Empty(PVCGVK)
-	own.SetName("data")
-	sync, upsync := workloadv1alpha1.ResourceStateSync, workloadv1alpha1.ResourceStateUpsync
-	for _, tc := range []struct {
-		name        string
-		obj         metav1.Object
-		cache, live client.Reader
-		want        bool
-	}{
-		{"hub PV and claim given", marked, hubCache{"PersistentVolume /pvc-hub": sync, "PersistentVolumeClaim team-a/data": sync}, nil, false},
-		{"claim given before its hub PV is made", marked, hubCache{"PersistentVolumeClaim team-a/data": sync}, nil, false},
-		{"hub PV given, claim gone", marked, hubCache{"PersistentVolume /pvc-hub": upsync}, nil, false},
-		{"neither given", marked, hubCache{}, hubCache{}, true},
-		{"the hub PV just upsynced, which the cache does not hold yet", marked, hubCache{}, hubCache{"PersistentVolume /pvc-hub": upsync}, false},
-		{"the hub PV given to another target only", marked, hubCache{}, hubCache{"PersistentVolume /pvc-hub": "", "PersistentVolumeClaim team-a/data": ""}, true},
-		{"the claim made again under its name, given", marked, madeAgain{hubCache{"PersistentVolumeClaim team-a/data": sync}}, madeAgain{hubCache{"PersistentVolumeClaim team-a/data": sync}}, true},
-		{"a copy the syncer made", copied, hubCache{}, hubCache{}, false},
-		{"a claim the member made itself", own, hubCache{}, hubCache{}, false},
-	} {
-		got, err := target.OriginReleased(context.Background(), tc.cache, tc.live, tc.obj)
-		if err != nil || got != tc.want {
-			t.Errorf("%s: released %v (%v), want %v", tc.name, got, err, tc.want)
-		}
 	}
 }
