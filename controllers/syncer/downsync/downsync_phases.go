@@ -67,8 +67,8 @@ func (r *Reconciler) keepReplica(ctx context.Context, up, down *unstructured.Uns
 		return err
 	}
 	patch := client.MergeFromWithOptions(snap.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	_, kept := snap.Labels[KeepLabel]
-	metav1.SetMetaDataLabel(&snap.ObjectMeta, KeepLabel, "true")
+	_, kept := snap.Labels[transform.KeepLabel]
+	metav1.SetMetaDataLabel(&snap.ObjectMeta, transform.KeepLabel, "true")
 	owned := down == nil
 	if !owned {
 		owned = slices.ContainsFunc(snap.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == down.GetUID() })
@@ -82,10 +82,6 @@ func (r *Reconciler) keepReplica(ctx context.Context, up, down *unstructured.Uns
 	DownstreamWrites.WithLabelValues(r.Target.Key, "VolumeSnapshot", "patch").Inc()
 	return r.Member.Patch(ctx, snap, patch)
 }
-
-// KeepLabel keeps VolSync from deleting a VolumeSnapshot it took: the snapshot is then
-// whoever labelled it's.
-const KeepLabel = "volsync.backube/do-not-delete"
 
 // claimGone tells whether up is a hub PV whose claim is being deleted: the member's PV,
 // missing, went with the claim, its storage perhaps released, and is not made again, whether

@@ -39,6 +39,11 @@ const (
 	HubClaimAnnotation = "workload.custody.dev/hub-claim"
 )
 
+// KeepLabel keeps VolSync from deleting a VolumeSnapshot it took: the snapshot is then
+// whoever labelled it's. The syncer puts it on the replica a claim's copy is restored from
+// (downsync) and on the images a VolumeReplication asks to keep (replication).
+const KeepLabel = "volsync.backube/do-not-delete"
+
 // namePrefix starts every name the syncer makes up downstream.
 const namePrefix = "custody-"
 
