@@ -808,3 +808,87 @@ func TestDownstreamStatefulSetRetainsItsClaims(t *testing.T) {
 		t.Fatalf("the hub object changed: %v", kept)
 	}
 }
+
+func TestOrigin(t *testing.T) {
+	hubClaim := types.NamespacedName{Namespace: "team-a", Name: "data"}
+	marked := func(tg Target) *metav1.ObjectMeta {
+		pv := &metav1.ObjectMeta{Name: "pvc-member"}
+		tg.MarkOrigin(pv, "pvc-hub", hubClaim)
+		return pv
+	}
+	copied := &metav1.ObjectMeta{Name: "custody-x", Labels: target.Markers(), Annotations: map[string]string{HubNameAnnotation: "pvc-hub"}}
+	for _, tc := range []struct {
+		name                 string
+		pv                   metav1.Object
+		ok                   bool
+		wantHubPV, wantClaim types.NamespacedName
+	}{
+		{"provisioned by the member, upsynced", marked(target), true, types.NamespacedName{Name: "pvc-hub"}, hubClaim},
+		{"a copy the syncer made", copied, false, types.NamespacedName{}, types.NamespacedName{}},
+		{"upsynced by another target", marked(Target{Key: "m2", Hub: target.Hub}), false, types.NamespacedName{}, types.NamespacedName{}},
+		{"upsynced for another hub", marked(Target{Key: target.Key, Hub: "another-hub"}), false, types.NamespacedName{}, types.NamespacedName{}},
+		{"unmarked", &metav1.ObjectMeta{Name: "pvc-member"}, false, types.NamespacedName{}, types.NamespacedName{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hubPV, claim, ok := target.Origin(tc.pv)
+			if ok != tc.ok || ok && (hubPV != tc.wantHubPV || claim != tc.wantClaim) {
+				t.Fatalf("Origin = %v %v %v, want %v %v %v", hubPV, claim, ok, tc.wantHubPV, tc.wantClaim, tc.ok)
+			}
+		})
+	}
+}
+
+func TestClaimOf(t *testing.T) {
+	pv := func(ref map[string]any) *unstructured.Unstructured {
+		u := Empty(PVGVK)
+		if ref != nil {
+			u.Object["spec"] = map[string]any{"claimRef": ref}
+		}
+		return u
+	}
+	for _, tc := range []struct {
+		name string
+		pv   *unstructured.Unstructured
+		want types.NamespacedName
+		ok   bool
+	}{
+		{"bound", pv(map[string]any{"kind": "PersistentVolumeClaim", "namespace": "team-a", "name": "data", "uid": "u"}), types.NamespacedName{Namespace: "team-a", Name: "data"}, true},
+		{"no claimRef", pv(nil), types.NamespacedName{}, false},
+		{"a claimRef naming no claim", pv(map[string]any{"namespace": "team-a"}), types.NamespacedName{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, ok := ClaimOf(tc.pv); ok != tc.ok || ok && got != tc.want {
+				t.Fatalf("ClaimOf = %v %v, want %v %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+func TestReleasePolicy(t *testing.T) {
+	claim := func(policy string, deleting bool) *unstructured.Unstructured {
+		u := Empty(PVCGVK)
+		if policy != "" {
+			u.SetAnnotations(map[string]string{storagev1alpha1.ReleasePolicyAnnotation: policy})
+		}
+		if deleting {
+			u.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
+		}
+		return u
+	}
+	for _, tc := range []struct {
+		name  string
+		claim *unstructured.Unstructured
+		want  corev1.PersistentVolumeReclaimPolicy
+	}{
+		{"a claim staying", claim("", false), corev1.PersistentVolumeReclaimRetain},
+		{"a deleted claim coordination gave a policy", claim("Delete", true), corev1.PersistentVolumeReclaimDelete},
+		{"a deleted claim without a policy", claim("", true), corev1.PersistentVolumeReclaimRetain},
+		{"a policy on a claim not deleted: it only moves", claim("Delete", false), corev1.PersistentVolumeReclaimRetain},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ReleasePolicy(tc.claim); got != tc.want {
+				t.Fatalf("ReleasePolicy = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
