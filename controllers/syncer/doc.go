@@ -13,6 +13,10 @@
 //   - upsync: PVs the member provisions for synced claims, up to the hub;
 //   - heartbeat: the target's heartbeat Lease and the member's report in SyncTarget status.
 //
+// They share package transform, the pure translation of a hub object into its copy and of a
+// member's PV into a hub PV, and package internal/syncio, the reads and writes around it that
+// more than one of them makes.
+//
 // The hub's identity (the UID of its kube-system namespace) goes into every downstream name
 // the syncer makes up, so that two hubs never collide in one member.
 package syncer

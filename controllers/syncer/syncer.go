@@ -40,6 +40,7 @@ import (
 	"github.com/custody-dev/custody/controllers/syncer/downsync"
 	"github.com/custody-dev/custody/controllers/syncer/fence"
 	"github.com/custody-dev/custody/controllers/syncer/heartbeat"
+	"github.com/custody-dev/custody/controllers/syncer/internal/syncio"
 	"github.com/custody-dev/custody/controllers/syncer/placedcache"
 	"github.com/custody-dev/custody/controllers/syncer/replication"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
@@ -184,10 +185,10 @@ func setup(mgr ctrl.Manager, hub cluster.Cluster, o Options, target transform.Ta
 		RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](minRetryDelay, maxRetryDelay),
 		NewQueue:                recovery.NewQueue,
 	}
-	if err := target.Index(context.Background(), hub.GetFieldIndexer(), mgr.GetFieldIndexer()); err != nil {
+	if err := syncio.Index(context.Background(), target, hub.GetFieldIndexer(), mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("indexing the caches: %w", err)
 	}
-	clients := transform.Clients{
+	clients := syncio.Clients{
 		Hub: hub.GetClient(), HubReader: hub.GetAPIReader(),
 		Member: mgr.GetClient(), MemberReader: mgr.GetAPIReader(),
 	}
@@ -236,7 +237,7 @@ func setup(mgr ctrl.Manager, hub cluster.Cluster, o Options, target transform.Ta
 }
 
 // setupFences runs the fence executor, if the member serves csi-addons NetworkFences.
-func setupFences(mgr ctrl.Manager, hub cluster.Cluster, opts controller.Options, clients transform.Clients, target transform.Target, name string) error {
+func setupFences(mgr ctrl.Manager, hub cluster.Cluster, opts controller.Options, clients syncio.Clients, target transform.Target, name string) error {
 	if ok, err := serves(mgr, "executing Fences", csiaddonsv1alpha1.GroupVersion.WithKind("NetworkFence")); !ok {
 		return err
 	}
@@ -249,7 +250,7 @@ func setupFences(mgr ctrl.Manager, hub cluster.Cluster, opts controller.Options,
 
 // setupReplication runs the replication of LocationPairs' volumes, if the member serves
 // VolSync's ReplicationSources and ReplicationDestinations.
-func setupReplication(mgr ctrl.Manager, hub cluster.Cluster, opts controller.Options, clients transform.Clients, target transform.Target, name string) error {
+func setupReplication(mgr ctrl.Manager, hub cluster.Cluster, opts controller.Options, clients syncio.Clients, target transform.Target, name string) error {
 	if ok, err := serves(mgr, "replicating volumes", volsyncv1alpha1.GroupVersion.WithKind("ReplicationSource"),
 		volsyncv1alpha1.GroupVersion.WithKind("ReplicationDestination")); !ok {
 		return err

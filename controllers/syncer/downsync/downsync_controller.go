@@ -21,12 +21,13 @@ import (
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/enqueue"
+	"github.com/custody-dev/custody/controllers/syncer/internal/syncio"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
 // Reconciler syncs the hub objects of one kind down to a member. Requests name hub objects.
 type Reconciler struct {
-	transform.Clients
+	syncio.Clients
 	// Target is the target key and the hub's identity.
 	Target transform.Target
 	// SyncTargetName names the SyncTarget whose node selector and tolerations go into pod
@@ -62,7 +63,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 		}
 	}
 	if gk == transform.PVCKind {
-		b = b.WatchesRawSource(source.Kind(hub.GetCache(), client.Object(transform.Empty(transform.PVGVK)), handler.EnqueueRequestsFromMapFunc(transform.ClaimOfVolume)))
+		b = b.WatchesRawSource(source.Kind(hub.GetCache(), client.Object(transform.Empty(transform.PVGVK)), handler.EnqueueRequestsFromMapFunc(syncio.ClaimOfVolume)))
 		// A claim's copy waits for the copy of its PV (see volumeCopied).
 		made := predicate.Funcs{
 			UpdateFunc:  func(event.UpdateEvent) bool { return false },
@@ -112,7 +113,7 @@ func (r *Reconciler) fromDownstream(ctx context.Context, obj client.Object) []re
 		return nil
 	}
 	hubPVs := transform.EmptyList(transform.PVGVK)
-	if err := r.Hub.List(ctx, hubPVs, client.MatchingFields{transform.MemberPVIndex: obj.GetName()}); err != nil {
+	if err := r.Hub.List(ctx, hubPVs, client.MatchingFields{syncio.MemberPVIndex: obj.GetName()}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing the hub PVs upsynced from a member PV", "memberPV", obj.GetName())
 		return nil
 	}
@@ -129,11 +130,11 @@ func (r *Reconciler) claimOfCopy(ctx context.Context, obj client.Object) []recon
 	if !ok {
 		return nil
 	}
-	pv, err := transform.Read(ctx, r.Hub, nil, transform.PVGVK, key)
+	pv, err := syncio.Read(ctx, r.Hub, nil, transform.PVGVK, key)
 	if err != nil || pv == nil {
 		return nil
 	}
-	return transform.ClaimOfVolume(ctx, pv)
+	return syncio.ClaimOfVolume(ctx, pv)
 }
 
 // volumeOfCopy maps the member's copy of a claim to the hub PV its hub claim names.
@@ -142,7 +143,7 @@ func (r *Reconciler) volumeOfCopy(ctx context.Context, obj client.Object) []reco
 	if !ok {
 		return nil
 	}
-	claim, err := transform.Read(ctx, r.Hub, nil, transform.PVCGVK, key)
+	claim, err := syncio.Read(ctx, r.Hub, nil, transform.PVCGVK, key)
 	if err != nil || claim == nil {
 		return nil // a claim the cache does not hold is not the target's any more
 	}
@@ -165,7 +166,7 @@ func replaced(e event.UpdateEvent) bool { return e.ObjectOld.GetUID() != e.Objec
 func (r *Reconciler) originOfClaim(ctx context.Context, claim client.Object) []reconcile.Request {
 	name := workloadv1alpha1.UpsyncedPVName(claim.GetUID())
 	list := transform.EmptyList(transform.PVGVK)
-	if err := r.Member.List(ctx, list, client.MatchingFields{transform.HubPVIndex: name}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.Member.List(ctx, list, client.MatchingFields{syncio.HubPVIndex: name}, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing the member PVs upsynced for a claim", "claim", client.ObjectKeyFromObject(claim))
 		return nil
 	}
@@ -221,7 +222,7 @@ func (r *Reconciler) quiesced(ctx context.Context, up *unstructured.Unstructured
 	if !transform.HasPodTemplate(r.GVK.GroupKind()) || up.GetNamespace() == "" {
 		return false, nil
 	}
-	asked, ns, err := transform.QuiesceAsked(ctx, r.Hub, r.HubReader, up.GetNamespace())
+	asked, ns, err := syncio.QuiesceAsked(ctx, r.Hub, r.HubReader, up.GetNamespace())
 	if err != nil || ns == nil {
 		return false, err
 	}
@@ -259,7 +260,7 @@ func (r *Reconciler) namespacePlaced(ctx context.Context, ns string) (bool, erro
 	if ns == "" {
 		return true, nil
 	}
-	namespace, err := transform.Read(ctx, r.Hub, r.HubReader, transform.NamespaceGVK, client.ObjectKey{Name: ns})
+	namespace, err := syncio.Read(ctx, r.Hub, r.HubReader, transform.NamespaceGVK, client.ObjectKey{Name: ns})
 	if err != nil || namespace == nil {
 		return false, err
 	}
@@ -284,7 +285,7 @@ func (r *Reconciler) downstream(ctx context.Context, key types.NamespacedName, u
 		up.SetNamespace(key.Namespace)
 		up.SetName(key.Name)
 	}
-	return transform.Read(ctx, r.Member, nil, r.GVK, r.downstreamKey(up))
+	return syncio.Read(ctx, r.Member, nil, r.GVK, r.downstreamKey(up))
 }
 
 // confirmed returns down, or, when the cache showed no copy of up, what the member itself
@@ -295,7 +296,7 @@ func (r *Reconciler) confirmed(ctx context.Context, up, down *unstructured.Unstr
 	if down != nil {
 		return down, nil
 	}
-	return transform.Read(ctx, r.MemberReader, nil, r.GVK, r.downstreamKey(up))
+	return syncio.Read(ctx, r.MemberReader, nil, r.GVK, r.downstreamKey(up))
 }
 
 func (r *Reconciler) downstreamKey(up *unstructured.Unstructured) client.ObjectKey {
@@ -306,7 +307,7 @@ func (r *Reconciler) downstreamKey(up *unstructured.Unstructured) client.ObjectK
 // the one the member provisioned and the syncer upsynced as it.
 func (r *Reconciler) downstreamPV(ctx context.Context, name string) (*unstructured.Unstructured, error) {
 	list := transform.EmptyList(transform.PVGVK)
-	if err := r.Member.List(ctx, list, client.MatchingFields{transform.HubPVIndex: name}); err != nil {
+	if err := r.Member.List(ctx, list, client.MatchingFields{syncio.HubPVIndex: name}); err != nil {
 		return nil, err
 	}
 	for i := range list.Items {

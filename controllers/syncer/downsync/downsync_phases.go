@@ -18,6 +18,7 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/status"
+	"github.com/custody-dev/custody/controllers/syncer/internal/syncio"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
@@ -66,8 +67,8 @@ func (r *Reconciler) keepReplica(ctx context.Context, up, down *unstructured.Uns
 		return err
 	}
 	patch := client.MergeFromWithOptions(snap.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	_, kept := snap.Labels[KeepLabel]
-	metav1.SetMetaDataLabel(&snap.ObjectMeta, KeepLabel, "true")
+	_, kept := snap.Labels[transform.KeepLabel]
+	metav1.SetMetaDataLabel(&snap.ObjectMeta, transform.KeepLabel, "true")
 	owned := down == nil
 	if !owned {
 		owned = slices.ContainsFunc(snap.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == down.GetUID() })
@@ -81,10 +82,6 @@ func (r *Reconciler) keepReplica(ctx context.Context, up, down *unstructured.Uns
 	DownstreamWrites.WithLabelValues(r.Target.Key, "VolumeSnapshot", "patch").Inc()
 	return r.Member.Patch(ctx, snap, patch)
 }
-
-// KeepLabel keeps VolSync from deleting a VolumeSnapshot it took: the snapshot is then
-// whoever labelled it's.
-const KeepLabel = "volsync.backube/do-not-delete"
 
 // claimGone tells whether up is a hub PV whose claim is being deleted: the member's PV,
 // missing, went with the claim, its storage perhaps released, and is not made again, whether
@@ -102,7 +99,7 @@ func (r *Reconciler) claimGone(ctx context.Context, up *unstructured.Unstructure
 	// may come to the target next (a move syncs the PV first), or have left it after its
 	// deletion, its PV's storage released.
 	origin := up.GetAnnotations()[workloadv1alpha1.PVNameAnnotation(r.Target.Key)] != ""
-	claim, err := transform.Read(ctx, r.Hub, r.HubReader, transform.PVCGVK, key)
+	claim, err := syncio.Read(ctx, r.Hub, r.HubReader, transform.PVCGVK, key)
 	if err != nil {
 		return false, err
 	}
@@ -127,7 +124,7 @@ func (r *Reconciler) claimGone(ctx context.Context, up *unstructured.Unstructure
 // with its storage, may still show in the cache.
 func (r *Reconciler) copyWaitsFor(ctx context.Context, claim, up *unstructured.Unstructured) (bool, error) {
 	key := client.ObjectKey{Namespace: r.Target.DownstreamNamespace(claim), Name: r.Target.DownstreamName(claim)}
-	down, err := transform.Read(ctx, r.MemberReader, nil, transform.PVCGVK, key)
+	down, err := syncio.Read(ctx, r.MemberReader, nil, transform.PVCGVK, key)
 	if err != nil || down == nil || down.GetDeletionTimestamp() != nil {
 		return false, err
 	}
@@ -153,7 +150,7 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, up *unstructured.Unstr
 
 // ensureNamespace creates the downstream namespace for a hub namespace when it is missing.
 func (r *Reconciler) ensureNamespace(ctx context.Context, hubNamespace string) error {
-	created, err := transform.EnsureNamespace(ctx, r.Clients, r.Target, hubNamespace)
+	created, err := syncio.EnsureNamespace(ctx, r.Clients, r.Target, hubNamespace)
 	if created {
 		DownstreamWrites.WithLabelValues(r.Target.Key, transform.NamespaceKind.Kind, "apply").Inc()
 	}
@@ -226,7 +223,7 @@ func (r *Reconciler) inputs(ctx context.Context, up, down *unstructured.Unstruct
 			// the PV's annotations name the member's own PV of a volume it provisioned, and a
 			// claim bound to any other name could never be bound to that one. Without the PV
 			// the claim waits.
-			pv, err := transform.Read(ctx, r.Hub, r.HubReader, transform.PVGVK, client.ObjectKey{Name: name})
+			pv, err := syncio.Read(ctx, r.Hub, r.HubReader, transform.PVGVK, client.ObjectKey{Name: name})
 			if err != nil {
 				return in, err
 			}
@@ -269,7 +266,7 @@ func (r *Reconciler) unbinds(ctx context.Context, up, down *unstructured.Unstruc
 	if phase, _, _ := unstructured.NestedString(down.Object, "status", "phase"); !bound || phase != string(corev1.VolumeReleased) {
 		return false, nil
 	}
-	claim, err := transform.Read(ctx, r.Hub, r.HubReader, transform.PVCGVK, key)
+	claim, err := syncio.Read(ctx, r.Hub, r.HubReader, transform.PVCGVK, key)
 	if err != nil {
 		return false, err
 	}
@@ -292,7 +289,7 @@ func (r *Reconciler) volumeCopied(ctx context.Context, up, down *unstructured.Un
 	if down != nil || up.GetDeletionTimestamp() != nil {
 		return nil
 	}
-	pv, err := transform.Read(ctx, r.Member, nil, transform.PVGVK, client.ObjectKey{Name: name})
+	pv, err := syncio.Read(ctx, r.Member, nil, transform.PVGVK, client.ObjectKey{Name: name})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,6 +15,7 @@ import (
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/syncer/internal/syncio"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
@@ -51,7 +53,7 @@ func (r *Reconciler) removeOrphan(ctx context.Context, key types.NamespacedName,
 		return r.removeOrphanCopy(ctx, down)
 	}
 	up := transform.Empty(r.GVK)
-	if err := r.HubReader.Get(ctx, key, up); transform.Absent(err) {
+	if err := r.HubReader.Get(ctx, key, up); syncio.Absent(err) {
 		return nil
 	} else if err != nil {
 		return err
@@ -82,7 +84,7 @@ func (r *Reconciler) removeOrphan(ctx context.Context, key types.NamespacedName,
 // its claim to the target any more.
 func (r *Reconciler) removeOrphanCopy(ctx context.Context, down *unstructured.Unstructured) error {
 	if !r.Target.Owns(down) {
-		if released, err := r.Target.OriginReleased(ctx, r.Hub, r.HubReader, down); err != nil || !released {
+		if released, err := originReleased(ctx, r.Target, r.Hub, r.HubReader, down); err != nil || !released {
 			return err
 		}
 		if retained, err := r.retainOrigin(ctx, down.GetName()); err != nil || !retained {
@@ -90,6 +92,47 @@ func (r *Reconciler) removeOrphanCopy(ctx context.Context, down *unstructured.Un
 		}
 	}
 	return r.deleteDownstream(ctx, down, corev1.PersistentVolumeReclaimRetain)
+}
+
+// originReleased tells whether pv, a PV the member provisioned and t's syncer upsynced, is
+// no longer given to the target: neither its hub PV nor its hub claim is Sync or Upsync for
+// it. The claim counts, as the member provisions and binds the PV before its hub PV is made;
+// a claim made again under its name is another one (see transform.UpsyncedFor). hub is the
+// syncer's cache of the hub, which holds only what is given to the target; live reads the
+// hub's API server, and confirms a release the cache shows, as the cache may not yet hold the
+// hub PV the upsync just made. It is false for any object but such a PV.
+func originReleased(ctx context.Context, t transform.Target, hub, live client.Reader, pv metav1.Object) (bool, error) {
+	hubPV, hubClaim, ok := t.Origin(pv)
+	if !ok {
+		return false, nil
+	}
+	for _, r := range []client.Reader{hub, live} {
+		if obj, err := given(ctx, t, r, transform.PVGVK, hubPV); err != nil || obj != nil {
+			return false, err
+		}
+		if hubClaim.Name == "" {
+			continue
+		}
+		if claim, err := given(ctx, t, r, transform.PVCGVK, hubClaim); err != nil || claim != nil && transform.UpsyncedFor(hubPV.Name, claim) {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// given returns the object of the kind called key when the reader holds it Sync or Upsync
+// for the target; nil otherwise.
+func given(ctx context.Context, t transform.Target, r client.Reader, gvk schema.GroupVersionKind, key types.NamespacedName) (metav1.Object, error) {
+	obj := transform.Empty(gvk)
+	if err := r.Get(ctx, key, obj); syncio.Absent(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	if state, _ := t.State(obj); state != workloadv1alpha1.ResourceStateSync && state != workloadv1alpha1.ResourceStateUpsync {
+		return nil, nil
+	}
+	return obj, nil
 }
 
 // holdsContents tells, for a namespace, whether hub objects in it are still synced to the

@@ -17,12 +17,13 @@ import (
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/status"
+	"github.com/custody-dev/custody/controllers/syncer/internal/syncio"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
 // Reconciler executes the Fences given to the target.
 type Reconciler struct {
-	transform.Clients
+	syncio.Clients
 	Target transform.Target
 	// SyncTargetName names the executing target in its reports.
 	SyncTargetName string
@@ -33,18 +34,18 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("fence").WithOptions(opts).
 		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(&storagev1alpha1.Fence{}), &handler.EnqueueRequestForObject{})).
-		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&csiaddonsv1alpha1.NetworkFence{}), handler.EnqueueRequestsFromMapFunc(r.Target.Requests(true)))).
-		WatchesRawSource(transform.AtStart()).
+		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&csiaddonsv1alpha1.NetworkFence{}), handler.EnqueueRequestsFromMapFunc(syncio.Requests(r.Target, true)))).
+		WatchesRawSource(syncio.AtStart()).
 		Complete(r)
 }
 
 // Reconcile keeps the NetworkFence of one Fence as the Fence asks, and reports it.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	if req == transform.HeldRequest {
+	if req == syncio.HeldRequest {
 		// A syncer stopped after it put its finalizer on a Fence and before it made the
 		// NetworkFence, which another target executes when it starts again, holds it.
 		// A NetworkFence kept is looked at again on its own events.
-		return ctrl.Result{}, r.Target.ReconcileHeld(ctx, r.HubReader, &storagev1alpha1.FenceList{}, r.Reconcile)
+		return ctrl.Result{}, syncio.ReconcileHeld(ctx, r.HubReader, r.Target, &storagev1alpha1.FenceList{}, r.Reconcile)
 	}
 	nf := &csiaddonsv1alpha1.NetworkFence{}
 	if err := r.Member.Get(ctx, client.ObjectKey{Name: networkFenceName(req.Name)}, nf); err != nil {
@@ -70,11 +71,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if nf == nil {
 		if r.unfenced(f) {
 			// Done: the NetworkFence went after the unfence.
-			return ctrl.Result{}, r.Target.LetGo(ctx, r.Hub, f)
+			return ctrl.Result{}, syncio.LetGo(ctx, r.Hub, r.Target, f)
 		}
 		// The finalizer goes on before the NetworkFence exists (see the package doc).
 		if f.Spec.State == storagev1alpha1.Fenced {
-			if err := r.Target.Hold(ctx, r.Hub, f); err != nil {
+			if err := syncio.Hold(ctx, r.Hub, r.Target, f); err != nil {
 				return ctrl.Result{}, err
 			}
 		}
@@ -184,7 +185,7 @@ func (r *Reconciler) release(ctx context.Context, fence string, nf *csiaddonsv1a
 	case nf == nil && f == nil:
 		return ctrl.Result{}, nil
 	case nf == nil:
-		return ctrl.Result{}, r.Target.LetGo(ctx, r.Hub, f)
+		return ctrl.Result{}, syncio.LetGo(ctx, r.Hub, r.Target, f)
 	case f != nil && f.Status.Phase != storagev1alpha1.FenceUnfenced:
 		return ctrl.Result{RequeueAfter: keepRecheck}, nil
 	}

@@ -17,12 +17,13 @@ import (
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/enqueue"
+	"github.com/custody-dev/custody/controllers/syncer/internal/syncio"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
 // Reconciler carries out the VolumeReplications the hub gives the syncer's target.
 type Reconciler struct {
-	transform.Clients
+	syncio.Clients
 	Target transform.Target
 	// SyncTargetName names the target in its reports.
 	SyncTargetName string
@@ -38,10 +39,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(&storagev1alpha1.VolumeReplication{}), &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(transform.Empty(transform.NamespaceGVK)),
 			handler.EnqueueRequestsFromMapFunc(inNamespace), predicate.AnnotationChangedPredicate{})).
-		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&volsyncv1alpha1.ReplicationSource{}), handler.EnqueueRequestsFromMapFunc(r.Target.Requests(false)))).
-		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&volsyncv1alpha1.ReplicationDestination{}), handler.EnqueueRequestsFromMapFunc(r.Target.Requests(false)))).
+		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&volsyncv1alpha1.ReplicationSource{}), handler.EnqueueRequestsFromMapFunc(syncio.Requests(r.Target, false)))).
+		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&volsyncv1alpha1.ReplicationDestination{}), handler.EnqueueRequestsFromMapFunc(syncio.Requests(r.Target, false)))).
 		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&corev1.Secret{}), handler.EnqueueRequestsFromMapFunc(r.keyRequests))).
-		WatchesRawSource(transform.AtStart()).
+		WatchesRawSource(syncio.AtStart()).
 		Complete(r)
 }
 
@@ -51,7 +52,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 // back once the copy is gone, to let go of the VolumeReplication. Other Secrets the syncer
 // made are the hub's Secrets' copies: they map to nothing.
 func (r *Reconciler) keyRequests(ctx context.Context, obj client.Object) []ctrl.Request {
-	reqs := r.Target.Requests(false)(ctx, obj)
+	reqs := syncio.Requests(r.Target, false)(ctx, obj)
 	if len(reqs) != 1 || obj.GetName() != keyName(reqs[0].Name) {
 		return nil
 	}
@@ -81,10 +82,10 @@ func (r *Reconciler) role(vr *storagev1alpha1.VolumeReplication) role {
 
 // Reconcile keeps the member's side of one VolumeReplication as its spec says, and reports it.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	if req == transform.HeldRequest {
+	if req == syncio.HeldRequest {
 		// A syncer stopped after it deleted its side of a replication that left its target,
 		// and before it let go, holds it.
-		return ctrl.Result{}, r.Target.ReconcileHeld(ctx, r.HubReader, &storagev1alpha1.VolumeReplicationList{}, r.Reconcile)
+		return ctrl.Result{}, syncio.ReconcileHeld(ctx, r.HubReader, r.Target, &storagev1alpha1.VolumeReplicationList{}, r.Reconcile)
 	}
 	vr := &storagev1alpha1.VolumeReplication{}
 	if err := r.Hub.Get(ctx, req.NamespacedName, vr); err != nil {
@@ -98,11 +99,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.cleanUp(ctx, req.NamespacedName)
 	}
 	// The finalizer goes on before anything of the replication exists in the member.
-	if err := r.Target.Hold(ctx, r.Hub, vr); err != nil {
+	if err := syncio.Hold(ctx, r.Hub, r.Target, vr); err != nil {
 		return ctrl.Result{}, err
 	}
 	ns := r.Target.Namespace(vr.Namespace)
-	if _, err := transform.EnsureNamespace(ctx, r.Clients, r.Target, vr.Namespace); err != nil {
+	if _, err := syncio.EnsureNamespace(ctx, r.Clients, r.Target, vr.Namespace); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.ensureKey(ctx, vr, ns); err != nil {
@@ -168,7 +169,7 @@ func (r *Reconciler) cleanUp(ctx context.Context, key types.NamespacedName) erro
 	if err := r.HubReader.Get(ctx, key, vr); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	return r.Target.LetGo(ctx, r.Hub, vr)
+	return syncio.LetGo(ctx, r.Hub, r.Target, vr)
 }
 
 // objectName is the name of the ReplicationSource or ReplicationDestination of a

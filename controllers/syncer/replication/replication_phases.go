@@ -19,7 +19,7 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/status"
-	"github.com/custody-dev/custody/controllers/syncer/downsync"
+	"github.com/custody-dev/custody/controllers/syncer/internal/syncio"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
@@ -121,11 +121,11 @@ func (r *Reconciler) receive(ctx context.Context, vr *storagev1alpha1.VolumeRepl
 // keepImage labels the image for VolSync to keep while the replication asks it to, and
 // tells whether it is labelled.
 func (r *Reconciler) keepImage(ctx context.Context, vr *storagev1alpha1.VolumeReplication, snap *snapshotv1.VolumeSnapshot) (bool, error) {
-	if _, kept := snap.Labels[downsync.KeepLabel]; kept || !vr.Spec.KeepImages {
+	if _, kept := snap.Labels[transform.KeepLabel]; kept || !vr.Spec.KeepImages {
 		return kept, nil
 	}
 	patch := client.MergeFromWithOptions(snap.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	metav1.SetMetaDataLabel(&snap.ObjectMeta, downsync.KeepLabel, "true")
+	metav1.SetMetaDataLabel(&snap.ObjectMeta, transform.KeepLabel, "true")
 	ctrl.LoggerFrom(ctx).Info("Keeping an image from VolSync's rotation", "volumeSnapshot", snap.Name)
 	return true, r.Member.Patch(ctx, snap, patch)
 }
@@ -196,7 +196,7 @@ func (r *Reconciler) send(ctx context.Context, vr *storagev1alpha1.VolumeReplica
 // quiesced tells whether a relocate asked to quiesce the claim's namespace, and whether it is
 // quiesced here: no pod of the member that may still run uses the claim's copy.
 func (r *Reconciler) quiesced(ctx context.Context, vr *storagev1alpha1.VolumeReplication, ns string) (asked, quiesced bool, err error) {
-	if asked, _, err := transform.QuiesceAsked(ctx, r.Hub, r.HubReader, vr.Namespace); err != nil || !asked {
+	if asked, _, err := syncio.QuiesceAsked(ctx, r.Hub, r.HubReader, vr.Namespace); err != nil || !asked {
 		return false, false, err
 	}
 	pods := &corev1.PodList{}

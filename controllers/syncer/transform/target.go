@@ -1,7 +1,6 @@
 package transform
 
 import (
-	"context"
 	"crypto/sha256"
 	"maps"
 	"math/big"
@@ -9,10 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
@@ -43,6 +38,11 @@ const (
 	// "namespace/name".
 	HubClaimAnnotation = "workload.custody.dev/hub-claim"
 )
+
+// KeepLabel keeps VolSync from deleting a VolumeSnapshot it took: the snapshot is then
+// whoever labelled it's. The syncer puts it on the replica a claim's copy is restored from
+// (downsync) and on the images a VolumeReplication asks to keep (replication).
+const KeepLabel = "volsync.backube/do-not-delete"
 
 // namePrefix starts every name the syncer makes up downstream.
 const namePrefix = "custody-"
@@ -183,51 +183,4 @@ func (t Target) LeaveRequested(obj metav1.Object) bool {
 func (t Target) Held(obj metav1.Object) bool {
 	p, _ := workloadv1alpha1.PresenceOn(obj, t.Key)
 	return p.Held()
-}
-
-// Clients are how a syncer's controllers reach the hub and the member.
-type Clients struct {
-	// Hub reads the hub through the syncer's cache, which holds only the objects labelled
-	// Sync or Upsync for the target, and writes to the hub.
-	Hub client.Client
-	// HubReader reads the hub directly, for objects the cache does not hold.
-	HubReader client.Reader
-	// Member reads the member through the syncer's cache, which holds the objects the syncer
-	// created and every PV, and writes to the member.
-	Member client.Client
-	// MemberReader reads the member directly, for objects the cache does not hold.
-	MemberReader client.Reader
-}
-
-// Hold puts the syncer's finalizer on a hub object, before the syncer makes anything for it
-// in the member, so that the object goes only after that is gone.
-func (t Target) Hold(ctx context.Context, hub client.Client, obj client.Object) error {
-	if controllerutil.ContainsFinalizer(obj, t.Finalizer()) {
-		return nil
-	}
-	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
-	controllerutil.AddFinalizer(obj, t.Finalizer())
-	return hub.Patch(ctx, obj, patch)
-}
-
-// LetGo takes the syncer's finalizer off a hub object, once what the syncer made for it in
-// the member is gone.
-func (t Target) LetGo(ctx context.Context, hub client.Client, obj client.Object) error {
-	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
-	if !controllerutil.RemoveFinalizer(obj, t.Finalizer()) {
-		return nil
-	}
-	return client.IgnoreNotFound(hub.Patch(ctx, obj, patch))
-}
-
-// Requests maps an object this syncer made in the member to the hub object it stands for,
-// named as Upstream names it.
-func (t Target) Requests(isNamespace bool) handler.MapFunc {
-	return func(_ context.Context, obj client.Object) []reconcile.Request {
-		key, ok := t.Upstream(obj, isNamespace)
-		if !ok || !t.Owns(obj) {
-			return nil
-		}
-		return []reconcile.Request{{NamespacedName: key}}
-	}
 }

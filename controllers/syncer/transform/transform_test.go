@@ -1,8 +1,6 @@
 package transform
 
 import (
-	"context"
-	"errors"
 	"maps"
 	"regexp"
 	"testing"
@@ -10,15 +8,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
@@ -814,68 +809,86 @@ func TestDownstreamStatefulSetRetainsItsClaims(t *testing.T) {
 	}
 }
 
-// hubCache is a reader of the hub that holds the objects named "Kind namespace/name", each
-// in the state given for the target, with the UID "hub" (the one that names the hub PV
-// "pvc-hub").
-type hubCache map[string]workloadv1alpha1.ResourceState
-
-func (c hubCache) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
-	kind := obj.GetObjectKind().GroupVersionKind().Kind
-	state, ok := c[kind+" "+key.String()]
-	if !ok {
-		return apierrors.NewNotFound(schema.GroupResource{Resource: kind}, key.Name)
-	}
-	obj.SetUID("hub")
-	if state != "" {
-		workloadv1alpha1.SetState(obj, target.Key, state)
-	}
-	return nil
-}
-
-// madeAgain reads the hub as its hubCache does, with every object made again since: another
-// UID under the same name.
-type madeAgain struct{ hubCache }
-
-func (c madeAgain) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if err := c.hubCache.Get(ctx, key, obj, opts...); err != nil {
-		return err
-	}
-	obj.SetUID("again")
-	return nil
-}
-
-func (c hubCache) List(context.Context, client.ObjectList, ...client.ListOption) error {
-	return errors.New("not listed")
-}
-
-func TestOriginReleased(t *testing.T) {
+func TestOrigin(t *testing.T) {
 	hubClaim := types.NamespacedName{Namespace: "team-a", Name: "data"}
-	marked := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pvc-member"}}
-	target.MarkOrigin(marked, "pvc-hub", hubClaim)
-	copied := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "custody-x", Labels: target.Markers(),
-		Annotations: map[string]string{HubNameAnnotation: "pvc-hub"}}}
-	own := Empty(PVCGVK)
-	own.SetName("data")
-	sync, upsync := workloadv1alpha1.ResourceStateSync, workloadv1alpha1.ResourceStateUpsync
+	marked := func(tg Target) *metav1.ObjectMeta {
+		pv := &metav1.ObjectMeta{Name: "pvc-member"}
+		tg.MarkOrigin(pv, "pvc-hub", hubClaim)
+		return pv
+	}
+	copied := &metav1.ObjectMeta{Name: "custody-x", Labels: target.Markers(), Annotations: map[string]string{HubNameAnnotation: "pvc-hub"}}
 	for _, tc := range []struct {
-		name        string
-		obj         metav1.Object
-		cache, live client.Reader
-		want        bool
+		name                 string
+		pv                   metav1.Object
+		ok                   bool
+		wantHubPV, wantClaim types.NamespacedName
 	}{
-		{"hub PV and claim given", marked, hubCache{"PersistentVolume /pvc-hub": sync, "PersistentVolumeClaim team-a/data": sync}, nil, false},
-		{"claim given before its hub PV is made", marked, hubCache{"PersistentVolumeClaim team-a/data": sync}, nil, false},
-		{"hub PV given, claim gone", marked, hubCache{"PersistentVolume /pvc-hub": upsync}, nil, false},
-		{"neither given", marked, hubCache{}, hubCache{}, true},
-		{"the hub PV just upsynced, which the cache does not hold yet", marked, hubCache{}, hubCache{"PersistentVolume /pvc-hub": upsync}, false},
-		{"the hub PV given to another target only", marked, hubCache{}, hubCache{"PersistentVolume /pvc-hub": "", "PersistentVolumeClaim team-a/data": ""}, true},
-		{"the claim made again under its name, given", marked, madeAgain{hubCache{"PersistentVolumeClaim team-a/data": sync}}, madeAgain{hubCache{"PersistentVolumeClaim team-a/data": sync}}, true},
-		{"a copy the syncer made", copied, hubCache{}, hubCache{}, false},
-		{"a claim the member made itself", own, hubCache{}, hubCache{}, false},
+		{"provisioned by the member, upsynced", marked(target), true, types.NamespacedName{Name: "pvc-hub"}, hubClaim},
+		{"a copy the syncer made", copied, false, types.NamespacedName{}, types.NamespacedName{}},
+		{"upsynced by another target", marked(Target{Key: "m2", Hub: target.Hub}), false, types.NamespacedName{}, types.NamespacedName{}},
+		{"upsynced for another hub", marked(Target{Key: target.Key, Hub: "another-hub"}), false, types.NamespacedName{}, types.NamespacedName{}},
+		{"unmarked", &metav1.ObjectMeta{Name: "pvc-member"}, false, types.NamespacedName{}, types.NamespacedName{}},
 	} {
-		got, err := target.OriginReleased(context.Background(), tc.cache, tc.live, tc.obj)
-		if err != nil || got != tc.want {
-			t.Errorf("%s: released %v (%v), want %v", tc.name, got, err, tc.want)
+		t.Run(tc.name, func(t *testing.T) {
+			hubPV, claim, ok := target.Origin(tc.pv)
+			if ok != tc.ok || ok && (hubPV != tc.wantHubPV || claim != tc.wantClaim) {
+				t.Fatalf("Origin = %v %v %v, want %v %v %v", hubPV, claim, ok, tc.wantHubPV, tc.wantClaim, tc.ok)
+			}
+		})
+	}
+}
+
+func TestClaimOf(t *testing.T) {
+	pv := func(ref map[string]any) *unstructured.Unstructured {
+		u := Empty(PVGVK)
+		if ref != nil {
+			u.Object["spec"] = map[string]any{"claimRef": ref}
 		}
+		return u
+	}
+	for _, tc := range []struct {
+		name string
+		pv   *unstructured.Unstructured
+		want types.NamespacedName
+		ok   bool
+	}{
+		{"bound", pv(map[string]any{"kind": "PersistentVolumeClaim", "namespace": "team-a", "name": "data", "uid": "u"}), types.NamespacedName{Namespace: "team-a", Name: "data"}, true},
+		{"no claimRef", pv(nil), types.NamespacedName{}, false},
+		{"a claimRef naming no claim", pv(map[string]any{"namespace": "team-a"}), types.NamespacedName{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, ok := ClaimOf(tc.pv); ok != tc.ok || ok && got != tc.want {
+				t.Fatalf("ClaimOf = %v %v, want %v %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+func TestReleasePolicy(t *testing.T) {
+	claim := func(policy string, deleting bool) *unstructured.Unstructured {
+		u := Empty(PVCGVK)
+		if policy != "" {
+			u.SetAnnotations(map[string]string{storagev1alpha1.ReleasePolicyAnnotation: policy})
+		}
+		if deleting {
+			u.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
+		}
+		return u
+	}
+	for _, tc := range []struct {
+		name  string
+		claim *unstructured.Unstructured
+		want  corev1.PersistentVolumeReclaimPolicy
+	}{
+		{"a claim staying", claim("", false), corev1.PersistentVolumeReclaimRetain},
+		{"a deleted claim coordination gave a policy", claim("Delete", true), corev1.PersistentVolumeReclaimDelete},
+		{"a deleted claim without a policy", claim("", true), corev1.PersistentVolumeReclaimRetain},
+		{"a policy on a claim not deleted: it only moves", claim("Delete", false), corev1.PersistentVolumeReclaimRetain},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ReleasePolicy(tc.claim); got != tc.want {
+				t.Fatalf("ReleasePolicy = %s, want %s", got, tc.want)
+			}
+		})
 	}
 }

@@ -1,14 +1,11 @@
 package transform
 
 import (
-	"context"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
@@ -47,50 +44,9 @@ func (t Target) Origin(pv metav1.Object) (hubPV, hubClaim types.NamespacedName, 
 	return hubPV, types.NamespacedName{Namespace: ns, Name: name}, true
 }
 
-// OriginReleased tells whether pv, a PV the member provisioned and this syncer upsynced, is
-// no longer given to the target: neither its hub PV nor its hub claim is Sync or Upsync for
-// it. The claim counts, as the member provisions and binds the PV before its hub PV is made;
-// a claim made again under its name is another one (see UpsyncedFor). hub is the syncer's
-// cache of the hub, which holds only what is given to the target; live reads the hub's API
-// server, and confirms a release the cache shows, as the cache may not yet hold the hub PV
-// the upsync just made. It is false for any object but such a PV.
-func (t Target) OriginReleased(ctx context.Context, hub, live client.Reader, pv metav1.Object) (bool, error) {
-	hubPV, hubClaim, ok := t.Origin(pv)
-	if !ok {
-		return false, nil
-	}
-	for _, r := range []client.Reader{hub, live} {
-		if given, err := t.given(ctx, r, PVGVK, hubPV); err != nil || given != nil {
-			return false, err
-		}
-		if hubClaim.Name == "" {
-			continue
-		}
-		if claim, err := t.given(ctx, r, PVCGVK, hubClaim); err != nil || claim != nil && UpsyncedFor(hubPV.Name, claim) {
-			return false, err
-		}
-	}
-	return true, nil
-}
-
 // UpsyncedFor tells whether the hub PV called hubPV records the volume the member
 // provisioned for claim: it is named after the claim's UID, so a claim deleted and made
 // again under the same name is not the one it was upsynced for.
 func UpsyncedFor(hubPV string, claim metav1.Object) bool {
 	return hubPV == workloadv1alpha1.UpsyncedPVName(claim.GetUID())
-}
-
-// given returns the object of the kind called key when the reader holds it Sync or Upsync
-// for the target; nil otherwise.
-func (t Target) given(ctx context.Context, r client.Reader, gvk schema.GroupVersionKind, key types.NamespacedName) (metav1.Object, error) {
-	obj := Empty(gvk)
-	if err := r.Get(ctx, key, obj); Absent(err) {
-		return nil, nil
-	} else if err != nil {
-		return nil, err
-	}
-	if state, _ := t.State(obj); state != workloadv1alpha1.ResourceStateSync && state != workloadv1alpha1.ResourceStateUpsync {
-		return nil, nil
-	}
-	return obj, nil
 }

@@ -14,13 +14,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/custody-dev/custody/controllers/syncer/internal/syncio"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
 // Reconciler upsyncs the PVs a member provisions for the claims synced to it. Requests name
 // hub claims.
 type Reconciler struct {
-	transform.Clients
+	syncio.Clients
 	// Target is the target key and the hub's identity.
 	Target transform.Target
 	// Recorder records events on hub claims, about the claims the member made itself.
@@ -35,7 +36,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("upsync-persistentvolume").WithOptions(opts).
 		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(transform.Empty(transform.PVCGVK)), &handler.EnqueueRequestForObject{})).
-		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(transform.Empty(transform.PVGVK)), handler.EnqueueRequestsFromMapFunc(transform.ClaimOfVolume))).
+		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(transform.Empty(transform.PVGVK)), handler.EnqueueRequestsFromMapFunc(syncio.ClaimOfVolume))).
 		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(transform.Empty(transform.PVCGVK)), handler.EnqueueRequestsFromMapFunc(r.fromDownstreamClaim))).
 		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(transform.Empty(transform.PVGVK)), handler.EnqueueRequestsFromMapFunc(r.fromMemberPV))).
 		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(transform.Empty(transform.PVGVK)), handler.EnqueueRequestsFromMapFunc(r.fromBoundNamespace))).

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/custody-dev/custody/controllers/syncer/internal/syncio"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
@@ -35,11 +36,11 @@ func (r *Reconciler) fromMemberPV(ctx context.Context, obj client.Object) []reco
 		}
 	}
 	hubPVs := transform.EmptyList(transform.PVGVK)
-	if err := r.Hub.List(ctx, hubPVs, client.MatchingFields{transform.MemberPVIndex: obj.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.Hub.List(ctx, hubPVs, client.MatchingFields{syncio.MemberPVIndex: obj.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
 		return reqs
 	}
 	for i := range hubPVs.Items {
-		reqs = append(reqs, transform.ClaimOfVolume(ctx, &hubPVs.Items[i])...)
+		reqs = append(reqs, syncio.ClaimOfVolume(ctx, &hubPVs.Items[i])...)
 	}
 	return reqs
 }

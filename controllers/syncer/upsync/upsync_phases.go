@@ -18,6 +18,7 @@ import (
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/protection"
 	"github.com/custody-dev/custody/controllers/internal/status"
+	"github.com/custody-dev/custody/controllers/syncer/internal/syncio"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
@@ -127,7 +128,7 @@ func (r *Reconciler) ensureHubStatus(ctx context.Context, pv *corev1.PersistentV
 // hubPV reads a hub PV from the cache, else directly, as one not labelled for the target is
 // not cached; nil when it does not exist.
 func (r *Reconciler) hubPV(ctx context.Context, name string) (*corev1.PersistentVolume, error) {
-	obj, err := transform.Read(ctx, r.Hub, r.HubReader, transform.PVGVK, client.ObjectKey{Name: name})
+	obj, err := syncio.Read(ctx, r.Hub, r.HubReader, transform.PVGVK, client.ObjectKey{Name: name})
 	if err != nil || obj == nil {
 		return nil, err
 	}
@@ -140,7 +141,7 @@ func (r *Reconciler) hubPV(ctx context.Context, name string) (*corev1.Persistent
 // and a hub record of a PV it no longer has would hand a dead volume to the next target.
 func (r *Reconciler) pruneUpsynced(ctx context.Context, key types.NamespacedName) error {
 	hubPVs := transform.EmptyList(transform.PVGVK)
-	if err := r.Hub.List(ctx, hubPVs, client.MatchingFields{transform.ClaimIndex: key.String()},
+	if err := r.Hub.List(ctx, hubPVs, client.MatchingFields{syncio.ClaimIndex: key.String()},
 		client.MatchingLabels{r.Target.StateLabel(): string(workloadv1alpha1.ResourceStateUpsync)}); err != nil {
 		return err
 	}
@@ -152,7 +153,7 @@ func (r *Reconciler) pruneUpsynced(ctx context.Context, key types.NamespacedName
 		if memberName == "" || r.Target.LeaveRequested(hubPV) {
 			continue
 		}
-		if memberPV, err := transform.Read(ctx, r.Member, r.MemberReader, transform.PVGVK, client.ObjectKey{Name: memberName}); err != nil {
+		if memberPV, err := syncio.Read(ctx, r.Member, r.MemberReader, transform.PVGVK, client.ObjectKey{Name: memberName}); err != nil {
 			return err
 		} else if memberPV != nil {
 			continue
@@ -175,7 +176,7 @@ func (r *Reconciler) pruneUpsynced(ctx context.Context, key types.NamespacedName
 // hub claim's volume is another one: then the member's claim stays as it is, with its volume,
 // and an event on the hub claim says why.
 func (r *Reconciler) adopt(ctx context.Context, key types.NamespacedName) error {
-	cached, err := transform.Read(ctx, r.Hub, nil, transform.PVCGVK, key)
+	cached, err := syncio.Read(ctx, r.Hub, nil, transform.PVCGVK, key)
 	if err != nil {
 		return err
 	}
@@ -193,7 +194,7 @@ func (r *Reconciler) adopt(ctx context.Context, key types.NamespacedName) error 
 	// holds only the claims given to the target.
 	up := cached
 	if up == nil {
-		if up, err = transform.Read(ctx, r.HubReader, nil, transform.PVCGVK, key); err != nil {
+		if up, err = syncio.Read(ctx, r.HubReader, nil, transform.PVCGVK, key); err != nil {
 			return err
 		}
 	}
@@ -310,7 +311,7 @@ func (r *Reconciler) release(ctx context.Context, up *unstructured.Unstructured)
 // memberClaim reads the member's claim of the hub claim's name in the syncer's namespace from
 // the cache, which holds every claim of the member; nil when there is none.
 func (r *Reconciler) memberClaim(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, error) {
-	return transform.Read(ctx, r.Member, nil, transform.PVCGVK, r.memberKey(key))
+	return syncio.Read(ctx, r.Member, nil, transform.PVCGVK, r.memberKey(key))
 }
 
 // memberMade tells whether down is a claim the member made itself and keeps.
@@ -320,7 +321,7 @@ func (r *Reconciler) memberMade(down *unstructured.Unstructured) bool {
 
 // memberClaimLive reads it from the member itself.
 func (r *Reconciler) memberClaimLive(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, error) {
-	return transform.Read(ctx, r.MemberReader, nil, transform.PVCGVK, r.memberKey(key))
+	return syncio.Read(ctx, r.MemberReader, nil, transform.PVCGVK, r.memberKey(key))
 }
 
 func (r *Reconciler) memberKey(key types.NamespacedName) types.NamespacedName {

@@ -16,7 +16,6 @@ import (
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
-	"github.com/custody-dev/custody/controllers/syncer/downsync"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
@@ -106,7 +105,7 @@ var _ = Describe("A LocationPair's failover", func() {
 			claimCopy, snap := &corev1.PersistentVolumeClaim{}, &snapshotv1.VolumeSnapshot{}
 			Expect(env.Member("m2").Client.Get(ctx, client.ObjectKey{Namespace: down, Name: c.vo.Name}, claimCopy)).To(Succeed())
 			Expect(env.Member("m2").Client.Get(ctx, client.ObjectKey{Namespace: down, Name: c.replica.Snapshot}, snap)).To(Succeed())
-			Expect(snap.Labels).To(HaveKey(downsync.KeepLabel), "%s: the replica restored from is kept from VolSync's rotation", c.vo.Name)
+			Expect(snap.Labels).To(HaveKey(transform.KeepLabel), "%s: the replica restored from is kept from VolSync's rotation", c.vo.Name)
 			Expect(snap.OwnerReferences).To(ContainElement(HaveField("UID", claimCopy.UID)), "%s: the replica goes with the claim's copy", c.vo.Name)
 			write(ctx, west, "m2", h, "restored", 1)
 			restored[c.vo.Name] = h

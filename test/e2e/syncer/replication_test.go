@@ -17,7 +17,7 @@ import (
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
-	"github.com/custody-dev/custody/controllers/syncer/downsync"
+	"github.com/custody-dev/custody/controllers/syncer/transform"
 	"github.com/custody-dev/custody/test/simstorage"
 )
 
@@ -164,7 +164,7 @@ var _ = Describe("Replication", Ordered, func() {
 		Expect(replica).To(Equal(written))
 		snap := &snapshotv1.VolumeSnapshot{}
 		Expect(m2.Get(ctx, client.ObjectKey{Namespace: targetOf("m2").Namespace(ns), Name: image}, snap)).To(Succeed())
-		Expect(snap.Labels).To(HaveKey(downsync.KeepLabel), "the replica restored from is kept from VolSync's rotation")
+		Expect(snap.Labels).To(HaveKey(transform.KeepLabel), "the replica restored from is kept from VolSync's rotation")
 		Expect(snap.OwnerReferences).To(ContainElement(HaveField("UID", down.UID)), "the replica goes with the claim's copy")
 
 		By("asking for a replica the member does not have: the claim's copy waits, and an event says why")

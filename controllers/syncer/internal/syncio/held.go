@@ -1,4 +1,4 @@
-package transform
+package syncio
 
 import (
 	"context"
@@ -13,7 +13,29 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
+
+// Hold puts the target's syncer finalizer on a hub object, before the syncer makes anything
+// for it in the member, so that the object goes only after that is gone.
+func Hold(ctx context.Context, hub client.Client, t transform.Target, obj client.Object) error {
+	if controllerutil.ContainsFinalizer(obj, t.Finalizer()) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	controllerutil.AddFinalizer(obj, t.Finalizer())
+	return hub.Patch(ctx, obj, patch)
+}
+
+// LetGo takes the target's syncer finalizer off a hub object, once what the syncer made for
+// it in the member is gone.
+func LetGo(ctx context.Context, hub client.Client, t transform.Target, obj client.Object) error {
+	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	if !controllerutil.RemoveFinalizer(obj, t.Finalizer()) {
+		return nil
+	}
+	return client.IgnoreNotFound(hub.Patch(ctx, obj, patch))
+}
 
 // HeldRequest is the request, which names no object, to look at every hub object the
 // syncer's finalizer holds. A syncer stopped after it put its finalizer on an object and
@@ -31,8 +53,8 @@ func AtStart() source.Source {
 }
 
 // ReconcileHeld lists, from the hub's API server, the objects of list's kind, and runs
-// each for every one the syncer's finalizer holds that is not placed on its target.
-func (t Target) ReconcileHeld(ctx context.Context, hub client.Reader, list client.ObjectList,
+// each for every one the target's syncer finalizer holds that is not placed on the target.
+func ReconcileHeld(ctx context.Context, hub client.Reader, t transform.Target, list client.ObjectList,
 	each func(context.Context, reconcile.Request) (reconcile.Result, error)) error {
 	if err := hub.List(ctx, list); err != nil {
 		return fmt.Errorf("listing what the syncer holds: %w", err)

@@ -1,4 +1,4 @@
-package transform
+package syncio
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
 // Field indexes of the syncer's caches, for lookups that would otherwise scan every PV on
@@ -22,22 +23,22 @@ const (
 )
 
 // Index registers the syncer's field indexes on the hub's and the member's caches.
-func (t Target) Index(ctx context.Context, hub, member client.FieldIndexer) error {
-	if err := hub.IndexField(ctx, Empty(PVGVK), MemberPVIndex, func(o client.Object) []string {
+func Index(ctx context.Context, t transform.Target, hub, member client.FieldIndexer) error {
+	if err := hub.IndexField(ctx, transform.Empty(transform.PVGVK), MemberPVIndex, func(o client.Object) []string {
 		return nonEmpty(o.GetAnnotations()[workloadv1alpha1.PVNameAnnotation(t.Key)])
 	}); err != nil {
 		return err
 	}
-	if err := hub.IndexField(ctx, Empty(PVGVK), ClaimIndex, func(o client.Object) []string {
-		if key, ok := ClaimOf(o.(*unstructured.Unstructured)); ok {
+	if err := hub.IndexField(ctx, transform.Empty(transform.PVGVK), ClaimIndex, func(o client.Object) []string {
+		if key, ok := transform.ClaimOf(o.(*unstructured.Unstructured)); ok {
 			return []string{key.String()}
 		}
 		return nil
 	}); err != nil {
 		return err
 	}
-	return member.IndexField(ctx, Empty(PVGVK), HubPVIndex, func(o client.Object) []string {
-		return nonEmpty(o.GetAnnotations()[HubNameAnnotation])
+	return member.IndexField(ctx, transform.Empty(transform.PVGVK), HubPVIndex, func(o client.Object) []string {
+		return nonEmpty(o.GetAnnotations()[transform.HubNameAnnotation])
 	})
 }
 
