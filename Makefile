@@ -67,9 +67,10 @@ plugin: ## Build the kubectl plugin into bin/kubectl-custody; with bin/ on PATH,
 	go build -o $(BIN)/kubectl-custody ./cmd/kubectl-custody
 
 .PHONY: vet
-vet: ## Check formatting and run go vet.
+vet: ## Check formatting, run go vet, and check that no controller package imports another.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	go vet ./...
+	bash hack/check-imports.sh
 
 .PHONY: test
 test: tools verify-gen vet ## Run every test: unit, envtest and multi-cluster suites, then a batch of fault schedules.
