@@ -3,10 +3,17 @@
 // member is powered off). It imports no API client: the coordination and fencing controllers
 // read the world, ask this package, and write what it says.
 //
-// Coordination asks two questions of it for an owned volume whose owner stopped answering:
-// has the owner been lost long enough to fence it (Lost), and where does a Fence of the owner
-// stand (State). Only a Fence that reached Fenced lets the volume move without the owner's
-// acknowledgement (invariant 2).
+// When a target is lost has its one home here: after how long unrenewed a heartbeat Lease
+// makes its target Unreachable (Grace), how long an Unreachable target has before it is lost
+// (Delay: its own spec.fenceDelay, the controller's flag, or three graces), and whether and
+// in how long it is lost at a moment (Lost, LostIn). The health controller, the scheduler and
+// coordination all read these.
+//
+// Coordination asks two more questions of it for an owned volume whose owner stopped
+// answering: where does a Fence of the owner stand (State), and does a mass failure hold
+// automatic fencing back (Brake: more than a share of the hub's targets Unreachable at once).
+// Only a Fence that reached Fenced lets the volume move without the owner's acknowledgement
+// (invariant 2).
 //
 // A Fence is lifted once the fenced member reports each of its domains clean; Unclean decides
 // which domains an object the member still holds counts against, conservatively: one it cannot
