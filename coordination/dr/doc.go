@@ -35,7 +35,10 @@
 // volume is not there already: one that stayed there with no replica as a switch went away,
 // and was written to since, keeps its volume, as any replica there is older than what it
 // holds. A claim of the Location left with no replica is told so (an empty restore-from
-// annotation) and waits there rather than start empty.
+// annotation) and waits there rather than start empty. What a switch writes on the claims
+// follows from what is observed, not from the step taken: the pair's status is written
+// before the claims, and the decisions after a switch completed write again what a restart
+// in between kept from being written.
 //
 // A declared switch is a spec whose generation is newer than the one the last action
 // answered, so that a failover the pair made on its own is not undone by an activeLocation

@@ -26,7 +26,7 @@ import (
 // Location it leaves answers unfenced; a restore must lose no write, but a failover's of a
 // volume of the Location it leaves. Once every target is back and events stop, the pair must
 // settle: no action under way, protecting, every claim with a replica in the active Location
-// bound there.
+// bound there, and every other claim told that it has none there.
 
 // modelLocations are the world's Locations and their targets.
 var modelLocations = map[string][]string{"east": {"e1", "e2"}, "west": {"w1", "w2"}}
@@ -373,9 +373,9 @@ func (m *model) settle() {
 }
 
 // checkSettled: no action under way, the pair protects, and every claim with a replica in
-// the active Location is bound there. A claim with none there stays where it was, told so or
-// not: a switch completes without it, and a crash after the decision that completed the
-// switch may leave it untold.
+// the active Location is bound there. A claim with none there stays where it was, told so: a
+// switch completes without it, and a crash after the decision that completed the switch
+// leaves it to the next decision to tell.
 func (m *model) checkSettled() {
 	if a := m.action; a != nil && !a.Over() {
 		m.fail("settled with %s under way", describe(a))
@@ -386,6 +386,9 @@ func (m *model) checkSettled() {
 	for _, v := range m.volumes {
 		if v.Replica != nil && locationOf(v.Replica.Target) == m.active && (!v.Bound || locationOf(v.Owner) != m.active) {
 			m.fail("%s settled on %s (bound %t), active %s", v.Key(), v.Owner, v.Bound, m.active)
+		}
+		if locationOf(v.Owner) != m.active && (v.Restore == nil || *v.Restore != "") {
+			m.fail("%s settled on %s, away from active %s, and is not told it has no replica there", v.Key(), v.Owner, m.active)
 		}
 	}
 }

@@ -50,7 +50,8 @@ func (o Observation) awaitedRestores(a *schedulingv1alpha1.PairAction) string {
 // restores are the restore-from annotations a switch needs where the claims do not carry
 // them yet: a volume with a replica (the one just taken, for a relocate) is restored from it;
 // one that was in the Location the switch leaves and has none is told so, and waits rather
-// than start empty. A claim made since in the new Location needs none.
+// than start empty. A claim made since in the new Location needs none. They follow from
+// what is observed alone, so that a switch completed goes on asking for them (completed).
 func (o Observation) restores(a *schedulingv1alpha1.PairAction, taken map[string]storagev1alpha1.Replica) (map[string]string, []string) {
 	out := map[string]string{}
 	var drop []string
@@ -117,6 +118,24 @@ func (o Observation) usable(v Volume, a *schedulingv1alpha1.PairAction, taken ma
 		return nil
 	}
 	return r
+}
+
+// completed keeps on the claims what the switch completed wrote there, as they are observed
+// now: the decision that completed it writes the pair's status before the claims, and a
+// restart in between must not leave a claim with no replica untold, nor one back where it
+// went with its data waiting for a restore.
+func (d *Decision) completed(o Observation) {
+	a := d.Action
+	if a == nil || a.Progression != schedulingv1alpha1.ProgressionCompleted {
+		return
+	}
+	restores, over := o.restores(a, nil)
+	d.Restores = restores
+	for _, k := range over {
+		if !slices.Contains(d.Unrestores, k) {
+			d.Unrestores = append(d.Unrestores, k)
+		}
+	}
 }
 
 // restored tells whether every volume with a replica is bound on a target of the Location

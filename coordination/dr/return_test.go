@@ -147,6 +147,26 @@ func returnCases() []decideCase {
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Unrestores, []string{"ns/c", "ns/waited"})
 		}},
+		{"a switch completed, whose decision was written without its restore annotations, still tells a claim with no replica so", func() Observation {
+			// The status that says Completed was written, and the controller stopped before
+			// the claims: the claim left in east has no annotation.
+			o := failedOver()
+			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "no-replica", Owner: "e2"})
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionCompleted)
+			expect(t, d.Restores, map[string]string{"ns/no-replica": ""})
+			expect(t, len(d.Unrestores), 0)
+		}},
+		{"a switch completed lets go of the annotation of a claim back where it went with its data, bound or not", func() Observation {
+			none := ""
+			o := failedOver()
+			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "waited", Owner: "w2", Restore: &none, Replica: replica("w2", time.Hour)})
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Restores == nil, true)
+			expect(t, d.Unrestores, []string{"ns/waited"})
+		}},
 		{"a relocate to where a claim already lives, with data newer than its replica there, keeps its volume", func() Observation {
 			// A failover back to east found no replica: the claim waited in west with its
 			// data, newer than the replica west recorded before. A relocate to west restores
