@@ -29,6 +29,7 @@ func Decide(o Observation) Decision {
 	case d.switchAsked(o):
 	default:
 		d.protect(o)
+		d.completed(o)
 	}
 	d.Fence = o.stillFenced(d.Action)
 	if o.Pair.Automatic {

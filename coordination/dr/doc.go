@@ -31,6 +31,15 @@
 //     seconds after the one before completed: the API keeps times to the second, and the
 //     destination's report of the last sync must be told apart from the one before.
 //
+// A claim is restored only from a replica in the Location switched to, and only when its
+// volume is not there already: one that stayed there with no replica as a switch went away,
+// and was written to since, keeps its volume, as any replica there is older than what it
+// holds. A claim of the Location left with no replica is told so (an empty restore-from
+// annotation) and waits there rather than start empty. What a switch writes on the claims
+// follows from what is observed, not from the step taken: the pair's status is written
+// before the claims, and the decisions after a switch completed write again what a restart
+// in between kept from being written.
+//
 // A declared switch is a spec whose generation is newer than the one the last action
 // answered, so that a failover the pair made on its own is not undone by an activeLocation
 // set before it. Replication runs the other way, to each target of the old Location as it is

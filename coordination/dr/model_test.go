@@ -23,9 +23,10 @@ import (
 // crashes of the controller between its writes happen in random order. After every decision
 // its change of progression must be one the Transitions table allows, the active Location
 // must change only as a switch restores, and a failover must restore nothing while the
-// Location it leaves answers unfenced; a relocate must lose no write made there. Once every
-// target is back and events stop, the pair must settle: no action under way, protecting,
-// every claim with a replica in the active Location bound there.
+// Location it leaves answers unfenced; a restore must lose no write, but a failover's of a
+// volume of the Location it leaves. Once every target is back and events stop, the pair must
+// settle: no action under way, protecting, every claim with a replica in the active Location
+// bound there, and every other claim told that it has none there.
 
 // modelLocations are the world's Locations and their targets.
 var modelLocations = map[string][]string{"east": {"e1", "e2"}, "west": {"w1", "w2"}}
@@ -262,8 +263,9 @@ func (m *model) sync(v *modelVolume) {
 }
 
 // restore binds a volume asked to restore on the target its replica is on, from that replica.
-// A relocate's restore of a volume of the Location it leaves must hold every write the
-// workload made there.
+// A restore must hold every write the workload made, but for a failover's restore of a volume
+// of the Location it leaves: a relocate loses none, and a volume already in the Location
+// switched to keeps what it has there.
 func (m *model) restore(v *modelVolume) {
 	if v.Restore == nil || *v.Restore == "" || v.Bound {
 		return
@@ -272,8 +274,8 @@ func (m *model) restore(v *modelVolume) {
 	if !m.targets[key].ready || locationOf(key) != m.active {
 		return
 	}
-	if a := m.action; a != nil && a.Mode == schedulingv1alpha1.Relocate && locationOf(v.Owner) == a.From && v.snaps[snap] != v.data {
-		m.fail("the relocate restores %s from %s, which holds %d of its %d writes", v.Key(), snap, v.snaps[snap], v.data)
+	if a := m.action; a != nil && v.snaps[snap] != v.data && (a.Mode == schedulingv1alpha1.Relocate || locationOf(v.Owner) != a.From) {
+		m.fail("the %s restores %s on %s from %s, which holds %d of its %d writes", a.Mode, v.Key(), v.Owner, snap, v.snaps[snap], v.data)
 	}
 	v.Owner, v.Bound, v.data = key, true, v.snaps[snap]
 	m.logf("%s restored on %s from %s", v.Key(), key, snap)
@@ -371,9 +373,9 @@ func (m *model) settle() {
 }
 
 // checkSettled: no action under way, the pair protects, and every claim with a replica in
-// the active Location is bound there. A claim with none there stays where it was, told so or
-// not: a switch completes without it, and a crash after the decision that completed the
-// switch may leave it untold.
+// the active Location is bound there. A claim with none there stays where it was, told so: a
+// switch completes without it, and a crash after the decision that completed the switch
+// leaves it to the next decision to tell.
 func (m *model) checkSettled() {
 	if a := m.action; a != nil && !a.Over() {
 		m.fail("settled with %s under way", describe(a))
@@ -384,6 +386,9 @@ func (m *model) checkSettled() {
 	for _, v := range m.volumes {
 		if v.Replica != nil && locationOf(v.Replica.Target) == m.active && (!v.Bound || locationOf(v.Owner) != m.active) {
 			m.fail("%s settled on %s (bound %t), active %s", v.Key(), v.Owner, v.Bound, m.active)
+		}
+		if locationOf(v.Owner) != m.active && (v.Restore == nil || *v.Restore != "") {
+			m.fail("%s settled on %s, away from active %s, and is not told it has no replica there", v.Key(), v.Owner, m.active)
 		}
 	}
 }

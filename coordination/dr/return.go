@@ -35,12 +35,12 @@ func (d *Decision) restore(o Observation) {
 	a.OldestReplicaTime = o.oldestRestored(a, d.Replicas)
 }
 
-// awaitedRestores says what the Restoring step waits for: the volumes with a replica not yet
-// bound in the Location switched to.
+// awaitedRestores says what the Restoring step waits for: the volumes with a replica to be
+// restored from, not yet bound in the Location switched to.
 func (o Observation) awaitedRestores(a *schedulingv1alpha1.PairAction) string {
 	var waiting []string
 	for _, v := range o.Volumes {
-		if v.Replica != nil && (!v.Bound || !o.Locations[a.To].has(v.Owner)) {
+		if o.usable(v, a, nil) != nil && (!v.Bound || !o.Locations[a.To].has(v.Owner)) {
 			waiting = append(waiting, v.Key())
 		}
 	}
@@ -50,7 +50,8 @@ func (o Observation) awaitedRestores(a *schedulingv1alpha1.PairAction) string {
 // restores are the restore-from annotations a switch needs where the claims do not carry
 // them yet: a volume with a replica (the one just taken, for a relocate) is restored from it;
 // one that was in the Location the switch leaves and has none is told so, and waits rather
-// than start empty. A claim made since in the new Location needs none.
+// than start empty. A claim made since in the new Location needs none. They follow from
+// what is observed alone, so that a switch completed goes on asking for them (completed).
 func (o Observation) restores(a *schedulingv1alpha1.PairAction, taken map[string]storagev1alpha1.Replica) (map[string]string, []string) {
 	out := map[string]string{}
 	var drop []string
@@ -65,7 +66,7 @@ func (o Observation) restores(a *schedulingv1alpha1.PairAction, taken map[string
 			want = r.Target + "/" + r.Snapshot
 		case !o.Locations[a.From].has(v.Owner):
 			// Already where the switch goes (a claim that waited with no replica, back with
-			// its data): any restore asked before is over.
+			// its data: see usable), or nowhere yet: any restore asked before is over.
 			if v.Restore != nil {
 				drop = append(drop, v.Key())
 			}
@@ -98,7 +99,8 @@ func (o Observation) unasked(a *schedulingv1alpha1.PairAction) []Volume {
 }
 
 // usable is the replica a switch restores the volume from: the one just taken, else the one
-// recorded, when it is in the Location switched to; nil when there is none.
+// recorded, when it is in the Location switched to; nil when there is none, or when the
+// volume needs none.
 func (o Observation) usable(v Volume, a *schedulingv1alpha1.PairAction, taken map[string]storagev1alpha1.Replica) *storagev1alpha1.Replica {
 	r := v.Replica
 	if n, ok := taken[v.Key()]; ok {
@@ -107,7 +109,33 @@ func (o Observation) usable(v Volume, a *schedulingv1alpha1.PairAction, taken ma
 	if r == nil || !o.Locations[a.To].has(r.Target) {
 		return nil // none, or one from before an earlier switch, in the Location left
 	}
+	if o.Locations[a.To].has(v.Owner) && !o.asked(v, a) {
+		// The volume is in the Location switched to already (it waited there with no
+		// replica as a switch went away, and was written to before): a replica there is
+		// from before, and a restore from it would lose what was written since. It keeps
+		// its volume. A claim asked to restore has its replica's target for owner as the
+		// restore goes on: that one is restored.
+		return nil
+	}
 	return r
+}
+
+// completed keeps on the claims what the switch completed wrote there, as they are observed
+// now: the decision that completed it writes the pair's status before the claims, and a
+// restart in between must not leave a claim with no replica untold, nor one back where it
+// went with its data waiting for a restore.
+func (d *Decision) completed(o Observation) {
+	a := d.Action
+	if a == nil || a.Progression != schedulingv1alpha1.ProgressionCompleted {
+		return
+	}
+	restores, over := o.restores(a, nil)
+	d.Restores = restores
+	for _, k := range over {
+		if !slices.Contains(d.Unrestores, k) {
+			d.Unrestores = append(d.Unrestores, k)
+		}
+	}
 }
 
 // restored tells whether every volume with a replica is bound on a target of the Location

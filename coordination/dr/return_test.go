@@ -48,7 +48,9 @@ func returnCases() []decideCase {
 		{"restoring completes once every volume with a replica is bound in the new active Location", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced))
 			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionRestoring, 20*time.Second)
-			o.Volumes[0].Owner = dest
+			// Restored on dest from the replica it was asked to restore from.
+			asked := dest + "/snap-" + dest
+			o.Volumes[0].Owner, o.Volumes[0].Restore = dest, &asked
 			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "no-replica", Owner: "e2"})
 			return o
 		}, func(t *testing.T, d Decision) {
@@ -62,7 +64,9 @@ func returnCases() []decideCase {
 		{"a volume with a replica not yet bound in the new active Location keeps restoring", func() Observation {
 			o := replicating(pair(), time.Minute)
 			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionRestoring, 20*time.Second)
-			o.Volumes[0].Owner, o.Volumes[0].Bound = dest, false
+			// Asked to restore, with dest for owner as the restore goes on.
+			asked := dest + "/snap-" + dest
+			o.Volumes[0].Owner, o.Volumes[0].Bound, o.Volumes[0].Restore = dest, false, &asked
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
@@ -142,6 +146,52 @@ func returnCases() []decideCase {
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Unrestores, []string{"ns/c", "ns/waited"})
+		}},
+		{"a switch completed, whose decision was written without its restore annotations, still tells a claim with no replica so", func() Observation {
+			// The status that says Completed was written, and the controller stopped before
+			// the claims: the claim left in east has no annotation.
+			o := failedOver()
+			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "no-replica", Owner: "e2"})
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionCompleted)
+			expect(t, d.Restores, map[string]string{"ns/no-replica": ""})
+			expect(t, len(d.Unrestores), 0)
+		}},
+		{"a switch completed lets go of the annotation of a claim back where it went with its data, bound or not", func() Observation {
+			none := ""
+			o := failedOver()
+			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "waited", Owner: "w2", Restore: &none, Replica: replica("w2", time.Hour)})
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Restores == nil, true)
+			expect(t, d.Unrestores, []string{"ns/waited"})
+		}},
+		{"a relocate to where a claim already lives, with data newer than its replica there, keeps its volume", func() Observation {
+			// A failover back to east found no replica: the claim waited in west with its
+			// data, newer than the replica west recorded before. A relocate to west restores
+			// nothing of it.
+			o := replicating(pair(), time.Minute)
+			none := ""
+			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "waited", Owner: "w1", Restore: &none, Replica: replica("w1", time.Hour)})
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionRestoring, 20*time.Second)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-" + dest})
+			expect(t, d.Unrestores, []string{"ns/waited"})
+		}},
+		{"a failover to where a claim already lives restores nothing of it, and completes without its replica there", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced))
+			asked := dest + "/snap-" + dest
+			o.Volumes[0].Owner, o.Volumes[0].Restore = dest, &asked
+			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "waited", Owner: "w1", Replica: replica("w1", time.Hour)})
+			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionRestoring, 20*time.Second)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Restores == nil, true)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionCompleted)
+			oldest := metav1.NewTime(ago(time.Minute))
+			expect(t, d.Action.OldestReplicaTime, &oldest)
 		}},
 		{"a restore asked is not changed midway, whatever the record says", func() Observation {
 			o := replicating(pair(), 10*time.Minute)
