@@ -108,7 +108,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := (&coordinationctrl.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-coordination"), Compatible: storageclass.Compatible, FenceDelay: o.FenceDelay, HeartbeatGrace: o.HeartbeatGrace, Brake: o.Brake, FollowNamespaces: follow}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
-	if err := (&drctrl.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-dr")}).SetupWithManager(mgr, opts); err != nil {
+	if err := (&drctrl.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-dr"), Brake: o.Brake}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	if err := (&statefulset.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-statefulset")}).SetupWithManager(mgr, opts); err != nil {

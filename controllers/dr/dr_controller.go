@@ -22,6 +22,7 @@ import (
 	"github.com/custody-dev/custody/controllers/internal/leases"
 	"github.com/custody-dev/custody/controllers/internal/versions"
 	"github.com/custody-dev/custody/coordination/dr"
+	"github.com/custody-dev/custody/fencing"
 )
 
 // fieldOwner owns the pair's status and the replica on a VolumeOwnership, and
@@ -42,6 +43,9 @@ type Reconciler struct {
 	// pair whose cached status is not the one last written.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
+	// Brake holds back a failover a pair would start on its own while many targets are
+	// Unreachable at once; zero: no brake.
+	Brake fencing.Brake
 
 	// written are the versions of the pairs whose status this controller wrote last: a step
 	// is decided from the status the last step wrote, never from an older one.

@@ -70,6 +70,12 @@ func (r *Reconciler) observe(ctx context.Context, p *schedulingv1alpha1.Location
 		}
 	}
 	s.targets, s.fences = targets.Items, fences.Items
+	o.Brake, o.Targets = r.Brake, len(targets.Items)
+	for i := range targets.Items {
+		if t := &targets.Items[i]; !t.IsReady() && !t.UnreachableSince().IsZero() {
+			o.Unreachable++
+		}
+	}
 	for _, name := range []string{p.Spec.Primary, p.Spec.Secondary} {
 		members, ok := schedulingv1alpha1.LocationTargets(name, locations.Items, targets.Items)
 		l := dr.Location{Name: name, Found: ok}

@@ -59,7 +59,11 @@ func (d *Decision) progressing(o Observation) {
 	case a != nil && !a.Over():
 		d.condition(schedulingv1alpha1.ConditionProgressing, true, a.Progression, d.waitingFor(o))
 	case d.Waiting != "":
-		d.condition(schedulingv1alpha1.ConditionProgressing, false, schedulingv1alpha1.ReasonWaitingForReplicas, d.Waiting)
+		reason := d.WaitingReason
+		if reason == "" {
+			reason = schedulingv1alpha1.ReasonWaitingForReplicas
+		}
+		d.condition(schedulingv1alpha1.ConditionProgressing, false, reason, d.Waiting)
 	case a != nil && a.Progression == schedulingv1alpha1.ProgressionCalledOff:
 		d.condition(schedulingv1alpha1.ConditionProgressing, false, schedulingv1alpha1.ReasonFailoverCalledOff,
 			fmt.Sprintf("the failover from %s to %s was called off at %s: %s answered again before it was fenced, and stays active",

@@ -26,6 +26,11 @@ func (d *Decision) switchAsked(o Observation) bool {
 	if !declared && !(o.lost(d.Active) && o.Pair.Automatic) {
 		return false
 	}
+	if !declared && o.Brake.Engaged(o.Unreachable, o.Targets) {
+		d.Waiting, d.WaitingReason = fmt.Sprintf("%s is lost, and %d of the hub's %d targets are Unreachable at once, more than the brake allows: the pair does not fail over by itself, as a split of the hub's network looks the same; declare a failover (kubectl custody failover) to go anyway",
+			d.Active, o.Unreachable, o.Targets), schedulingv1alpha1.ReasonMassFailure
+		return false
+	}
 	if v := o.unprotected(d.Active, nil); !declared && v != "" {
 		// A failover restores each volume from its replica in the other Location; with none
 		// there, the workloads would move to where their data is not. An admin who accepts

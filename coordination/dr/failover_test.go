@@ -51,6 +51,35 @@ func failoverCases() []decideCase {
 			expect(t, d.Action.Automatic, false)
 			expect(t, d.Active, "west")
 		}},
+		{"a lost active Location among more Unreachable targets than the brake allows does not fail over on its own", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
+			o.Brake, o.Targets, o.Unreachable = fencing.DefaultBrake, 10, 6
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action == nil, true)
+			expect(t, d.Active, "east")
+			expect(t, len(d.Fence), 0)
+			expect(t, condition(d, schedulingv1alpha1.ConditionProgressing), "False/"+schedulingv1alpha1.ReasonMassFailure)
+			expect(t, message(d, schedulingv1alpha1.ConditionProgressing), "east is lost, and 6 of the hub's 10 targets are Unreachable at once, more than the brake allows: the pair does not fail over by itself, as a split of the hub's network looks the same; declare a failover (kubectl custody failover) to go anyway")
+		}},
+		{"a lost active Location among no more Unreachable targets than the brake allows fails over", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
+			o.Brake, o.Targets, o.Unreachable = fencing.DefaultBrake, 10, 5
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
+			expect(t, d.Action.Automatic, true)
+		}},
+		{"a declared failover goes ahead under the brake", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
+			o.Brake, o.Targets, o.Unreachable = fencing.DefaultBrake, 10, 6
+			o.Pair.Declared, o.Pair.Mode, o.Pair.Generation = "west", schedulingv1alpha1.Failover, 2
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
+			expect(t, d.Action.Automatic, false)
+			expect(t, d.Active, "west")
+		}},
 		{"one target of the active Location still answering keeps it from being lost", func() Observation {
 			return with(replicating(pair(), time.Minute), "east", lost(2*time.Minute), "e1")
 		}, func(t *testing.T, d Decision) {

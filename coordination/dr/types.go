@@ -112,6 +112,10 @@ type Observation struct {
 	Quiesced bool
 	// Volumes are the claims of the namespaces the pair's Placements bind.
 	Volumes []Volume
+	// Targets counts the hub's targets, Unreachable those that do not answer; with Brake,
+	// they hold back a failover the pair would start on its own.
+	Targets, Unreachable int
+	Brake                fencing.Brake
 }
 
 // Want is a VolumeReplication the pair needs.
@@ -151,8 +155,9 @@ type Decision struct {
 	// is coming.
 	Recheck time.Duration
 	// Waiting says why a declared switch, or a failover of a lost Location, has not started
-	// yet.
-	Waiting string
+	// yet, and WaitingReason is the Progressing condition's reason for it (empty:
+	// WaitingForReplicas).
+	Waiting, WaitingReason string
 	// Volumes counts the replicated volumes, Protected those with a recent replica, and
 	// OldestLastSync is the oldest replica's time among them.
 	Volumes, Protected int32

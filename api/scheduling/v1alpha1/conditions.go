@@ -127,6 +127,11 @@ const (
 	// ReasonWaitingForReplicas: a relocate was asked, and waits until every volume has a
 	// ready replica in the other Location, so that it loses nothing.
 	ReasonWaitingForReplicas = "WaitingForReplicas"
+	// ReasonMassFailure: the active Location is lost, but more of the hub's targets are
+	// Unreachable at once than the controller's brake allows (--mass-failure-share): the pair
+	// does not fail over by itself, as a split of the hub's network looks the same. A
+	// declared failover still goes ahead.
+	ReasonMassFailure = "MassFailure"
 	// ReasonLocationsOverlap: a target is in both Locations of the pair, which then neither
 	// replicates nor switches.
 	ReasonLocationsOverlap = "LocationsOverlap"
