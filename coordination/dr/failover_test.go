@@ -11,6 +11,28 @@ import (
 	"github.com/custody-dev/custody/fencing"
 )
 
+// underBrake is a pair whose active Location is lost while unreachable of the hub's 10
+// targets are Unreachable, under the default brake.
+func underBrake(unreachable int) Observation {
+	o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
+	o.Brake, o.Targets, o.Unreachable = fencing.DefaultBrake, 10, unreachable
+	return o
+}
+
+// declaredFailover declares a failover of o's pair to west.
+func declaredFailover(o Observation) Observation {
+	o.Pair.Declared, o.Pair.Mode, o.Pair.Generation = "west", schedulingv1alpha1.Failover, 2
+	return o
+}
+
+// failedOverAsDeclared checks a decision that started the declared failover to west.
+func failedOverAsDeclared(t *testing.T, d Decision) {
+	t.Helper()
+	expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
+	expect(t, d.Action.Automatic, false)
+	expect(t, d.Active, "west")
+}
+
 // failoverCases are a failover: when one starts, on its own or declared, and its Fencing step,
 // which restores or is called off.
 func failoverCases() []decideCase {
@@ -43,18 +65,10 @@ func failoverCases() []decideCase {
 			expect(t, message(d, schedulingv1alpha1.ConditionProgressing), "east is lost, but west has no replica of ns/c: a failover on its own starts no workload away from its data; declare one (kubectl custody failover) to go anyway")
 		}},
 		{"a declared failover goes to a Location with no replica", func() Observation {
-			o := with(pair(), "east", lost(2*time.Minute))
-			o.Pair.Declared, o.Pair.Mode, o.Pair.Generation = "west", schedulingv1alpha1.Failover, 2
-			return o
-		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
-			expect(t, d.Action.Automatic, false)
-			expect(t, d.Active, "west")
-		}},
+			return declaredFailover(with(pair(), "east", lost(2*time.Minute)))
+		}, failedOverAsDeclared},
 		{"a lost active Location among more Unreachable targets than the brake allows does not fail over on its own", func() Observation {
-			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
-			o.Brake, o.Targets, o.Unreachable = fencing.DefaultBrake, 10, 6
-			return o
+			return underBrake(6)
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action == nil, true)
 			expect(t, d.Active, "east")
@@ -63,23 +77,14 @@ func failoverCases() []decideCase {
 			expect(t, message(d, schedulingv1alpha1.ConditionProgressing), "east is lost, and 6 of the hub's 10 targets are Unreachable at once, more than the brake allows: the pair does not fail over by itself, as a split of the hub's network looks the same; declare a failover (kubectl custody failover) to go anyway")
 		}},
 		{"a lost active Location among no more Unreachable targets than the brake allows fails over", func() Observation {
-			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
-			o.Brake, o.Targets, o.Unreachable = fencing.DefaultBrake, 10, 5
-			return o
+			return underBrake(5)
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
 			expect(t, d.Action.Automatic, true)
 		}},
 		{"a declared failover goes ahead under the brake", func() Observation {
-			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
-			o.Brake, o.Targets, o.Unreachable = fencing.DefaultBrake, 10, 6
-			o.Pair.Declared, o.Pair.Mode, o.Pair.Generation = "west", schedulingv1alpha1.Failover, 2
-			return o
-		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
-			expect(t, d.Action.Automatic, false)
-			expect(t, d.Active, "west")
-		}},
+			return declaredFailover(underBrake(6))
+		}, failedOverAsDeclared},
 		{"one target of the active Location still answering keeps it from being lost", func() Observation {
 			return with(replicating(pair(), time.Minute), "east", lost(2*time.Minute), "e1")
 		}, func(t *testing.T, d Decision) {
