@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/testbed"
 )
@@ -112,7 +113,7 @@ func seedVolumes(ctx context.Context, b *testing.B, c client.Client, n int) stri
 	ns := "bench"
 	objs := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"app": ns}}},
-		placementFor(ns, "loc"),
+		framework.Placement(ns, "loc"),
 	}
 	for i := range n {
 		objs = append(objs, claimObject(ns, fmt.Sprintf("data-%03d", i), corev1.ReadWriteOnce))
