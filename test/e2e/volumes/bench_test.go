@@ -112,7 +112,7 @@ func (r *run) clusters() []*testbed.Cluster {
 func seedVolumes(ctx context.Context, b *testing.B, c client.Client, n int) string {
 	ns := "bench"
 	objs := []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"app": ns}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{framework.AppLabel: ns}}},
 		framework.Placement(ns, "loc"),
 	}
 	for i := range n {
