@@ -21,6 +21,7 @@ import (
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/simstorage"
 )
@@ -272,9 +273,8 @@ func dataLost(b *testing.B, k string, acked, restored []string, stop time.Time) 
 // on a member of east.
 func benchClaims(ctx context.Context, b *testing.B, c client.Client, ns string, n int) string {
 	objs := []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"app": ns}}},
-		&schedulingv1alpha1.Placement{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: schedulingv1alpha1.PlacementSpec{LocationName: "east",
-			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": ns}}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{framework.AppLabel: ns}}},
+		framework.Placement(ns, "east"),
 	}
 	for i := range n {
 		objs = append(objs, claimOf(ns, fmt.Sprintf("data-%03d", i), nil))

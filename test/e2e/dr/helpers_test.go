@@ -9,31 +9,20 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	"github.com/custody-dev/custody/coordination/dr"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/simstorage"
 )
 
-// app makes a namespace of its own and a Placement of it in location; both go after the spec.
+// app makes a namespace of its own placed in location; both go after the spec.
 func app(ctx context.Context, location string) string {
 	GinkgoHelper()
-	ns := "app-" + rand.String(5)
-	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"app": ns}}}
-	Expect(hub.Create(ctx, namespace)).To(Succeed())
-	placement := &schedulingv1alpha1.Placement{
-		ObjectMeta: metav1.ObjectMeta{Name: ns},
-		Spec: schedulingv1alpha1.PlacementSpec{LocationName: location,
-			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": ns}}},
-	}
-	Expect(hub.Create(ctx, placement)).To(Succeed())
-	DeferCleanup(func(ctx context.Context) {
-		Expect(client.IgnoreNotFound(hub.Delete(ctx, namespace))).To(Succeed())
-		Expect(client.IgnoreNotFound(hub.Delete(ctx, placement))).To(Succeed())
-	})
+	ns := framework.App(ctx, hub, location)
+	framework.DeleteAfter(hub, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, framework.Placement(ns, location))
 	return ns
 }
 
@@ -93,7 +82,7 @@ func pairOf(ctx context.Context, ns string, spec schedulingv1alpha1.LocationPair
 	spec.Primary, spec.Secondary = "east", "west"
 	pair := &schedulingv1alpha1.LocationPair{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: spec}
 	Expect(hub.Create(ctx, pair)).To(Succeed())
-	DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(hub.Delete(ctx, pair))).To(Succeed()) })
+	framework.DeleteAfter(hub, pair)
 	return pair
 }
 

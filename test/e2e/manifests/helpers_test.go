@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/testbed"
 )
 
@@ -223,11 +224,8 @@ func apply(ctx context.Context, c client.Client, objs rendered) {
 
 // clientAs returns a client of cfg's server that acts as the ServiceAccount sa.
 func clientAs(cfg *rest.Config, sa string) client.Client {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: userOf(sa)}
-	c, err := client.New(cfg, client.Options{Scheme: testbed.Scheme()})
-	Expect(err).NotTo(HaveOccurred())
-	return c
+	GinkgoHelper()
+	return framework.ClientAs(cfg, userOf(sa))
 }
 
 // kubeconfigAs writes a kubeconfig of the cluster that acts as the ServiceAccount sa, and

@@ -7,9 +7,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/testbed"
 )
 
@@ -30,15 +29,13 @@ func TestManifests(t *testing.T) {
 }
 
 var _ = BeforeSuite(func(ctx context.Context) {
-	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	framework.LogToGinkgo()
 	var err error
 	root, err = testbed.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())
-	bed, err = testbed.Start(ctx, testbed.Options{
+	bed = framework.StartBed(ctx, testbed.Options{
 		HubCRDs:    []string{},
 		MemberCRDs: []string{},
 		Members:    []testbed.MemberOptions{{Name: member}},
 	})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(bed.Stop)
 }, NodeTimeout(testbed.StartTimeout))

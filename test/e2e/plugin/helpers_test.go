@@ -21,10 +21,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/cmd/kubectl-custody/app"
+	"github.com/custody-dev/custody/test/e2e/framework"
 )
 
 // result is what one run of kubectl custody printed, and its exit code.
@@ -146,10 +146,9 @@ func volume(ctx context.Context, ns, name string, status storagev1alpha1.VolumeO
 // leaves it without a Ready condition, as a target never heard from.
 func target(ctx context.Context, name string, labels map[string]string, spec workloadv1alpha1.SyncTargetSpec, key string, ready metav1.ConditionStatus, heartbeat *metav1.Time) {
 	GinkgoHelper()
-	t := &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: spec}
-	Expect(hub.Create(ctx, t)).To(Succeed())
+	t := framework.Target(ctx, hub, name, labels, spec)
 	// unjoin may have deleted it.
-	DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(hub.Delete(ctx, t))).To(Succeed()) })
+	framework.DeleteAfter(hub, t)
 	if heartbeat != nil {
 		lease := &coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: name},
@@ -173,11 +172,7 @@ func target(ctx context.Context, name string, labels map[string]string, spec wor
 // location creates a Location over the targets that match labels.
 func location(ctx context.Context, name string, labels map[string]string) {
 	GinkgoHelper()
-	l := &schedulingv1alpha1.Location{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       schedulingv1alpha1.LocationSpec{InstanceSelector: metav1.LabelSelector{MatchLabels: labels}},
-	}
-	Expect(hub.Create(ctx, l)).To(Succeed())
+	l := framework.Location(ctx, hub, name, nil, labels)
 	DeferCleanup(func(ctx context.Context) { Expect(hub.Delete(ctx, l)).To(Succeed()) })
 }
 
@@ -209,10 +204,7 @@ func fence(ctx context.Context, target, domain string, mode storagev1alpha1.Fenc
 
 // deleteFenceAfter deletes Fence name, if it exists, after the test.
 func deleteFenceAfter(name string) {
-	DeferCleanup(func(ctx context.Context) {
-		f := &storagev1alpha1.Fence{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		Expect(client.IgnoreNotFound(hub.Delete(ctx, f))).To(Succeed())
-	})
+	framework.DeleteAfter(hub, &storagev1alpha1.Fence{ObjectMeta: metav1.ObjectMeta{Name: name}})
 }
 
 // getFence reads Fence name; nil when there is none.

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/testbed"
 )
 
@@ -23,9 +24,6 @@ func TestPlugin(t *testing.T) {
 
 // The bed is a hub alone: the plugin reads and writes hub objects only.
 var _ = BeforeSuite(func(ctx context.Context) {
-	var err error
-	bed, err = testbed.Start(ctx, testbed.Options{})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(bed.Stop)
+	bed = framework.StartBed(ctx, testbed.Options{})
 	hub = bed.Hub.Client
 }, NodeTimeout(testbed.StartTimeout))

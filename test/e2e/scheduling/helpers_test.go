@@ -16,7 +16,7 @@ import (
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
-	"github.com/custody-dev/custody/test/environment"
+	"github.com/custody-dev/custody/test/e2e/framework"
 )
 
 // world gives one test its own names, so that tests share the hub without seeing each other:
@@ -28,41 +28,20 @@ func newWorld() world { return world{id: rand.String(6)} }
 func (w world) name(s string) string { return s + "-" + w.id }
 
 // target creates a SyncTarget of the world in Location loc, Ready.
-func (w world) target(ctx context.Context, name, loc string, mutate ...func(*workloadv1alpha1.SyncTarget)) string {
-	t := &workloadv1alpha1.SyncTarget{
-		ObjectMeta: metav1.ObjectMeta{Name: w.name(name), Labels: map[string]string{"test": w.id, "loc": loc}},
-		Spec:       workloadv1alpha1.SyncTargetSpec{Priority: 1},
-	}
+func (w world) target(ctx context.Context, name, loc string, mutate ...func(*workloadv1alpha1.SyncTargetSpec)) string {
+	spec := workloadv1alpha1.SyncTargetSpec{Priority: 1}
 	for _, m := range mutate {
-		m(t)
+		m(&spec)
 	}
-	Expect(hub.Create(ctx, t)).To(Succeed())
-	setReady(ctx, t.Name, true)
+	t := framework.Target(ctx, hub, w.name(name), map[string]string{"test": w.id, "loc": loc}, spec)
+	framework.SetReady(ctx, hub, t.Name, true)
 	return t.Name
-}
-
-func setReady(ctx context.Context, name string, ready bool) {
-	Expect(environment.Heartbeat(ctx, hub, name, ready)).To(Succeed())
-}
-
-func updateTarget(ctx context.Context, name string, f func(*workloadv1alpha1.SyncTarget)) {
-	t := &workloadv1alpha1.SyncTarget{}
-	Expect(hub.Get(ctx, client.ObjectKey{Name: name}, t)).To(Succeed())
-	patch := client.MergeFrom(t.DeepCopy())
-	f(t)
-	Expect(hub.Patch(ctx, t, patch)).To(Succeed())
 }
 
 // location creates a Location of the world over the targets labelled loc=<loc>.
 func (w world) location(ctx context.Context, loc string) string {
-	l := &schedulingv1alpha1.Location{
-		ObjectMeta: metav1.ObjectMeta{Name: w.name(loc), Labels: map[string]string{"test": w.id, "loc": loc}},
-		Spec: schedulingv1alpha1.LocationSpec{InstanceSelector: metav1.LabelSelector{
-			MatchLabels: map[string]string{"test": w.id, "loc": loc},
-		}},
-	}
-	Expect(hub.Create(ctx, l)).To(Succeed())
-	return l.Name
+	labels := map[string]string{"test": w.id, "loc": loc}
+	return framework.Location(ctx, hub, w.name(loc), labels, labels).Name
 }
 
 // placement creates a Placement of the world's namespaces onto the named Location.
@@ -94,10 +73,7 @@ func getPlacement(ctx context.Context, name string) *schedulingv1alpha1.Placemen
 }
 
 func updatePlacement(ctx context.Context, name string, f func(*schedulingv1alpha1.Placement)) {
-	p := getPlacement(ctx, name)
-	patch := client.MergeFrom(p.DeepCopy())
-	f(p)
-	Expect(hub.Patch(ctx, p, patch)).To(Succeed())
+	framework.Patch(ctx, hub, &schedulingv1alpha1.Placement{ObjectMeta: metav1.ObjectMeta{Name: name}}, f)
 }
 
 // placedOn returns the targets a namespace is on and not leaving, and those it is leaving.

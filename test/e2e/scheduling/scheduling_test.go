@@ -13,6 +13,7 @@ import (
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/test/e2e/framework"
 )
 
 var _ = Describe("Placement", func() {
@@ -123,7 +124,7 @@ var _ = Describe("Scheduler", func() {
 	It("spreads by priority ÷ (load + 1) and keeps placed namespaces where they are", func(ctx SpecContext) {
 		w := newWorld()
 		t1 := w.target(ctx, "t1", "a")
-		t2 := w.target(ctx, "t2", "a", func(t *workloadv1alpha1.SyncTarget) { t.Spec.Priority = 2 })
+		t2 := w.target(ctx, "t2", "a", func(s *workloadv1alpha1.SyncTargetSpec) { s.Priority = 2 })
 		w.location(ctx, "a")
 		w.placement(ctx, "p", "a")
 		// Scores: t2 2/1 > t1 1/1; then t1 1/1 = t2 2/2, t1 by name; then t2 2/2 > t1 1/2.
@@ -135,7 +136,7 @@ var _ = Describe("Scheduler", func() {
 		}
 
 		By("adding a far better target, which takes nothing from the placed namespaces")
-		w.target(ctx, "t3", "a", func(t *workloadv1alpha1.SyncTarget) { t.Spec.Priority = 100 })
+		w.target(ctx, "t3", "a", func(s *workloadv1alpha1.SyncTargetSpec) { s.Priority = 100 })
 		Consistently(func(g Gomega) {
 			for i, want := range []string{t2, t1, t2} {
 				on, leaving := placedOn(ctx, namespaces[i])
@@ -148,7 +149,7 @@ var _ = Describe("Scheduler", func() {
 	It("moves a namespace off a target that stops being Ready", func(ctx SpecContext) {
 		w := newWorld()
 		t1 := w.target(ctx, "t1", "a")
-		t2 := w.target(ctx, "t2", "a", func(t *workloadv1alpha1.SyncTarget) { t.Spec.Priority = 0 })
+		t2 := w.target(ctx, "t2", "a", func(s *workloadv1alpha1.SyncTargetSpec) { s.Priority = 0 })
 		w.location(ctx, "a")
 		w.placement(ctx, "p", "a")
 		ns := w.namespace(ctx, "ns")
@@ -156,7 +157,7 @@ var _ = Describe("Scheduler", func() {
 		Expect(hub.Create(ctx, cm)).To(Succeed())
 		expectPlaced(ctx, ns, []string{t1}, nil)
 
-		setReady(ctx, t1, false)
+		framework.SetReady(ctx, hub, t1, false)
 		expectPlaced(ctx, ns, []string{t2}, []string{t1})
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(cm), cm)).To(Succeed())
@@ -186,7 +187,7 @@ var _ = Describe("Scheduler", func() {
 		ns := w.namespace(ctx, "ns")
 		expectPlaced(ctx, ns, []string{t1}, nil)
 
-		updateTarget(ctx, t1, func(t *workloadv1alpha1.SyncTarget) { t.Spec.Unschedulable = true })
+		framework.Cordon(ctx, hub, t1, true)
 		Consistently(func() []string { on, _ := placedOn(ctx, ns); return on }).WithContext(ctx).Should(Equal([]string{t1}))
 
 		t2 := w.target(ctx, "t2", "a")
@@ -201,15 +202,15 @@ var _ = Describe("Scheduler", func() {
 		ns := w.namespace(ctx, "ns")
 		expectPlaced(ctx, ns, []string{t1}, nil)
 
-		updateTarget(ctx, t1, func(t *workloadv1alpha1.SyncTarget) { t.Spec.Evict = true })
+		framework.PatchTarget(ctx, hub, t1, func(s *workloadv1alpha1.SyncTargetSpec) { s.Evict = true })
 		expectPlaced(ctx, ns, nil, []string{t1})
 		expectEvent(ctx, ns, schedulingv1alpha1.ReasonNoEligibleTarget)
 	})
 
 	It("places a namespace only on targets that reach its volumes' storage domains", func(ctx SpecContext) {
 		w := newWorld()
-		w.target(ctx, "t1", "a", func(t *workloadv1alpha1.SyncTarget) { t.Spec.StorageDomains = []string{"east"} })
-		t2 := w.target(ctx, "t2", "a", func(t *workloadv1alpha1.SyncTarget) { t.Spec.StorageDomains = []string{"west"} })
+		w.target(ctx, "t1", "a", func(s *workloadv1alpha1.SyncTargetSpec) { s.StorageDomains = []string{"east"} })
+		t2 := w.target(ctx, "t2", "a", func(s *workloadv1alpha1.SyncTargetSpec) { s.StorageDomains = []string{"west"} })
 		w.location(ctx, "a")
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.name("ns")}}
 		Expect(hub.Create(ctx, ns)).To(Succeed())
@@ -232,7 +233,7 @@ var _ = Describe("Scheduler", func() {
 var _ = Describe("Bad input", func() {
 	It("keeps restricted targets for the Placements that name them", func(ctx SpecContext) {
 		w := newWorld()
-		t1 := w.target(ctx, "t1", "a", func(t *workloadv1alpha1.SyncTarget) { t.Spec.Restricted = true })
+		t1 := w.target(ctx, "t1", "a", func(s *workloadv1alpha1.SyncTargetSpec) { s.Restricted = true })
 		w.location(ctx, "a")
 		p := w.placement(ctx, "p", "a")
 		ns := w.namespace(ctx, "ns")

@@ -7,10 +7,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/testbed"
 )
@@ -26,9 +25,5 @@ func TestScheduling(t *testing.T) {
 }
 
 var _ = BeforeSuite(func(ctx context.Context) {
-	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	env, err := environment.Start(ctx, environment.Options{})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(env.Stop)
-	hub = env.Hub.Client
+	hub = framework.Start(ctx, environment.Options{}).Hub.Client
 }, NodeTimeout(testbed.StartTimeout))

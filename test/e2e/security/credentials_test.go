@@ -21,6 +21,7 @@ import (
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/config"
 	"github.com/custody-dev/custody/controllers/syncer/credential"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/testbed"
 )
@@ -88,12 +89,14 @@ var _ = Describe("A member's hub credential", func() {
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(cfg.BearerToken).To(Equal(after.Raw))
 		}).WithContext(ctx).Should(Succeed())
-		Expect(newClient(withToken(env.SyncerHubConfig(key), after.Raw)).Get(ctx, client.ObjectKey{Name: key}, &workloadv1alpha1.SyncTarget{})).To(Succeed())
+		Expect(framework.Client(withToken(env.SyncerHubConfig(key), after.Raw)).Get(ctx, client.ObjectKey{Name: key}, &workloadv1alpha1.SyncTarget{})).To(Succeed())
 
 		By("syncing what the hub places on its target after the renewal")
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "after-renewal"}, Data: map[string]string{"k": "v"}}
 		Expect(user.Create(ctx, cm)).To(Succeed())
-		Eventually(func() error { return member.Client.Get(ctx, copyOf(ctx, key, ns, cm.Name), &corev1.ConfigMap{}) }).WithContext(ctx).Should(Succeed())
+		Eventually(func() error {
+			return member.Client.Get(ctx, framework.CopyKey(hubID, key, ns, cm.Name), &corev1.ConfigMap{})
+		}).WithContext(ctx).Should(Succeed())
 	})
 
 	It("is revoked at once by unjoin --revoke, while what its target holds stays held", func(ctx SpecContext) {
@@ -102,7 +105,9 @@ var _ = Describe("A member's hub credential", func() {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "held"}}
 		Expect(user.Create(ctx, cm)).To(Succeed())
 		member := env.Member(key)
-		Eventually(func() error { return member.Client.Get(ctx, copyOf(ctx, key, ns, cm.Name), &corev1.ConfigMap{}) }).WithContext(ctx).Should(Succeed())
+		Eventually(func() error {
+			return member.Client.Get(ctx, framework.CopyKey(hubID, key, ns, cm.Name), &corev1.ConfigMap{})
+		}).WithContext(ctx).Should(Succeed())
 		joined, renewed := env.SyncerHubConfig(key), withToken(env.SyncerHubConfig(key), env.SyncerCredential(key).Token().Raw)
 		DeferCleanup(func(ctx SpecContext) {
 			Expect(env.Rejoin(ctx, key)).To(Succeed())
@@ -117,7 +122,7 @@ var _ = Describe("A member's hub credential", func() {
 
 		By("refusing the identity its reads at once: its grants go with it")
 		Eventually(func() bool {
-			err := newClient(renewed).Get(ctx, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})
+			err := framework.Client(renewed).Get(ctx, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})
 			return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)
 		}).WithContext(ctx).WithTimeout(30 * time.Second).WithPolling(10 * time.Millisecond).Should(BeTrue())
 		refused := time.Since(returned)
@@ -128,7 +133,7 @@ var _ = Describe("A member's hub credential", func() {
 		var first time.Duration
 		for _, cfg := range []*rest.Config{joined, renewed} {
 			Eventually(func() bool {
-				err := newClient(cfg).Get(ctx, client.ObjectKey{Name: key}, &workloadv1alpha1.SyncTarget{})
+				err := framework.Client(cfg).Get(ctx, client.ObjectKey{Name: key}, &workloadv1alpha1.SyncTarget{})
 				return apierrors.IsUnauthorized(err)
 			}).WithContext(ctx).WithTimeout(30 * time.Second).WithPolling(50 * time.Millisecond).Should(BeTrue())
 			if first == 0 {

@@ -10,13 +10,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
-	"github.com/custody-dev/custody/controllers/syncer/transform"
-	"github.com/custody-dev/custody/test/testbed"
+	"github.com/custody-dev/custody/test/e2e/framework"
 )
 
 const domain = "shared"
@@ -35,7 +32,7 @@ const (
 func tenant(ctx context.Context, placed bool) (string, client.Client) {
 	GinkgoHelper()
 	ns := "team-" + rand.String(5)
-	Expect(hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"team": ns}}})).To(Succeed())
+	Expect(hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{framework.AppLabel: ns}}})).To(Succeed())
 	all := []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}
 	Expect(hub.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "owner"}, Rules: all})).To(Succeed())
 	user := ns + "-owner"
@@ -47,32 +44,17 @@ func tenant(ctx context.Context, placed bool) (string, client.Client) {
 	if placed {
 		place(ctx, ns)
 	}
-	cfg := rest.CopyConfig(env.Hub.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-	return ns, newClient(cfg)
+	return ns, framework.ClientAs(env.Hub.Config, user)
 }
 
-// place places the tenant's namespace in Location "loc", with a Placement of its name.
+// place places the tenant's namespace in Location "loc".
 func place(ctx context.Context, ns string) {
 	GinkgoHelper()
-	Expect(hub.Create(ctx, &schedulingv1alpha1.Placement{
-		ObjectMeta: metav1.ObjectMeta{Name: ns},
-		Spec: schedulingv1alpha1.PlacementSpec{
-			LocationName:      "loc",
-			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"team": ns}},
-		},
-	})).To(Succeed())
+	Expect(hub.Create(ctx, framework.Placement(ns, "loc"))).To(Succeed())
 }
 
 // syncer is a client acting as the member's syncer, with the token of its target's identity.
-func syncer(member string) client.Client { return newClient(env.SyncerHubConfig(member)) }
-
-func newClient(cfg *rest.Config) client.Client {
-	GinkgoHelper()
-	c, err := client.New(cfg, client.Options{Scheme: testbed.Scheme()})
-	Expect(err).NotTo(HaveOccurred())
-	return c
-}
+func syncer(member string) client.Client { return framework.Client(env.SyncerHubConfig(member)) }
 
 // placedOn waits until the namespace is placed on a target, and returns the target.
 func placedOn(ctx context.Context, ns string) string {
@@ -86,14 +68,6 @@ func placedOn(ctx context.Context, ns string) string {
 		key = keys[0]
 	}).WithContext(ctx).Should(Succeed())
 	return key
-}
-
-// copyOf is the key of a hub object's copy in the member of the target.
-func copyOf(ctx context.Context, key, ns, name string) client.ObjectKey {
-	GinkgoHelper()
-	kube := &corev1.Namespace{}
-	Expect(hub.Get(ctx, client.ObjectKey{Name: "kube-system"}, kube)).To(Succeed())
-	return client.ObjectKey{Namespace: transform.Target{Key: key, Hub: string(kube.UID)}.Namespace(ns), Name: name}
 }
 
 // expectDenied checks that err is RBAC's denial: the identity holds no grant for the request.

@@ -11,10 +11,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/access"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/environment"
 )
 
@@ -37,7 +37,7 @@ var _ = Describe("A member's syncer identity", func() {
 		key := placedOn(ctx, ns)
 		member := env.Member(key)
 		Eventually(func() error {
-			return member.Client.Get(ctx, copyOf(ctx, key, ns, "creds"), &corev1.Secret{})
+			return member.Client.Get(ctx, framework.CopyKey(hubID, key, ns, "creds"), &corev1.Secret{})
 		}).WithContext(ctx).WithPolling(10 * time.Millisecond).Should(Succeed())
 		AddReportEntry("placement to the Secret's copy in the member", time.Since(placed))
 		Expect(syncer(key).Get(ctx, client.ObjectKeyFromObject(creds), &corev1.Secret{})).To(Succeed())
@@ -61,12 +61,12 @@ var _ = Describe("A member's syncer identity", func() {
 		Expect(as.Get(ctx, client.ObjectKey{Namespace: workloadv1alpha1.HeartbeatNamespace, Name: environment.Other(key)}, &coordinationv1.Lease{})).To(Succeed())
 
 		By("taking the namespace off the target: the grant goes once the syncer let go")
-		Expect(hub.Delete(ctx, &schedulingv1alpha1.Placement{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		Expect(hub.Delete(ctx, framework.Placement(ns, "loc"))).To(Succeed())
 		Eventually(func(g Gomega) {
 			n := &corev1.Namespace{}
 			g.Expect(hub.Get(ctx, client.ObjectKey{Name: ns}, n)).To(Succeed())
 			g.Expect(workloadv1alpha1.Targets(n)).To(BeEmpty())
-			g.Expect(member.Client.Get(ctx, copyOf(ctx, key, ns, "creds"), &corev1.Secret{})).NotTo(Succeed())
+			g.Expect(member.Client.Get(ctx, framework.CopyKey(hubID, key, ns, "creds"), &corev1.Secret{})).NotTo(Succeed())
 		}).WithContext(ctx).Should(Succeed())
 		Eventually(func(g Gomega) {
 			grants := &rbacv1.RoleBindingList{}
@@ -85,7 +85,7 @@ var _ = Describe("A member's syncer identity", func() {
 		Expect(user.Create(ctx, settings)).To(Succeed())
 		member := env.Member(key)
 		Eventually(func() error {
-			return member.Client.Get(ctx, copyOf(ctx, key, ns, "settings"), &corev1.ConfigMap{})
+			return member.Client.Get(ctx, framework.CopyKey(hubID, key, ns, "settings"), &corev1.ConfigMap{})
 		}).WithContext(ctx).Should(Succeed())
 
 		By("a grant the tenant deletes stays, held by Custody's finalizer")
@@ -97,7 +97,7 @@ var _ = Describe("A member's syncer identity", func() {
 		Expect(hub.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})).NotTo(Succeed())
-			g.Expect(member.Client.Get(ctx, copyOf(ctx, key, ns, "settings"), &corev1.ConfigMap{})).NotTo(Succeed())
+			g.Expect(member.Client.Get(ctx, framework.CopyKey(hubID, key, ns, "settings"), &corev1.ConfigMap{})).NotTo(Succeed())
 		}).WithContext(ctx).Should(Succeed())
 	})
 

@@ -7,10 +7,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/simstorage"
 	"github.com/custody-dev/custody/test/testbed"
@@ -20,6 +19,7 @@ var (
 	env     *environment.Environment
 	hub     client.Client
 	storage *simstorage.Storage
+	hubID   string
 )
 
 func TestSecurity(t *testing.T) {
@@ -34,20 +34,13 @@ func TestSecurity(t *testing.T) {
 // The environment: Location "loc" of m1 and m2 over one storage domain, config/default's
 // roles and admission policies on the hub, each syncer with its own target's identity.
 var _ = BeforeSuite(func(ctx context.Context) {
-	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	var err error
 	o := environment.OneLocation()
 	o.MetricsAddr, err = testbed.FreeAddr()
 	Expect(err).NotTo(HaveOccurred())
-	env, err = environment.Start(ctx, o)
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(env.Stop)
-	Expect(env.WaitReady(ctx)).To(Succeed())
-	hub, storage = env.Hub.Client, env.Storage(domain)
+	env = framework.Start(ctx, o)
+	hub, storage, hubID = env.Hub.Client, env.Storage(domain), framework.HubID(ctx, env.Hub.Client)
 }, NodeTimeout(testbed.StartTimeout))
 
 // Every spec ends with the ledger's invariants.
-var _ = AfterEach(func() {
-	Expect(storage.CheckSingleOwner()).To(Succeed())
-	Expect(storage.CheckReleases()).To(Succeed())
-})
+var _ = AfterEach(func() { framework.ExpectLedger(storage) })

@@ -14,6 +14,7 @@ import (
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/environment"
 )
 
@@ -27,7 +28,7 @@ var _ = Describe("A member's syncer", func() {
 		Expect(user.Create(ctx, creds)).To(Succeed())
 		member := env.Member(key)
 		down := &appsv1.Deployment{}
-		Eventually(func() error { return member.Client.Get(ctx, copyOf(ctx, key, ns, "web"), down) }).WithContext(ctx).Should(Succeed())
+		Eventually(func() error { return member.Client.Get(ctx, framework.CopyKey(hubID, key, ns, "web"), down) }).WithContext(ctx).Should(Succeed())
 
 		as := syncer(key)
 		for what, change := range map[string]func(*appsv1.Deployment){
@@ -54,7 +55,7 @@ var _ = Describe("A member's syncer", func() {
 		cur.Status.ObservedGeneration = cur.Generation
 		Expect(as.Status().Patch(ctx, cur, client.MergeFrom(before))).To(Succeed())
 		Consistently(func(g Gomega) {
-			g.Expect(member.Client.Get(ctx, copyOf(ctx, key, ns, "web"), down)).To(Succeed())
+			g.Expect(member.Client.Get(ctx, framework.CopyKey(hubID, key, ns, "web"), down)).To(Succeed())
 			g.Expect(down.Spec.Template.Spec.Containers[0].Image).To(Equal("registry.example/web:1"))
 		}).WithContext(ctx).Should(Succeed())
 	})

@@ -9,6 +9,7 @@ import (
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/environment"
 )
 
@@ -19,7 +20,7 @@ var _ = Describe("A namespace user", func() {
 		running := pod(ns, "runs")
 		Expect(user.Create(ctx, running)).To(Succeed())
 		Eventually(func() error {
-			return env.Member(key).Client.Get(ctx, copyOf(ctx, key, ns, "runs"), &corev1.Pod{})
+			return env.Member(key).Client.Get(ctx, framework.CopyKey(hubID, key, ns, "runs"), &corev1.Pod{})
 		}).WithContext(ctx).Should(Succeed(), "a Pod of a placed namespace runs where its namespace does")
 
 		elsewhere := environment.Other(key)
@@ -36,7 +37,7 @@ var _ = Describe("A namespace user", func() {
 		By("an object labelled so all the same, by an admin")
 		Expect(hub.Create(ctx, planted)).To(Succeed())
 		Consistently(func() error {
-			return env.Member(elsewhere).Client.Get(ctx, copyOf(ctx, elsewhere, away, "planted"), &corev1.Pod{})
+			return env.Member(elsewhere).Client.Get(ctx, framework.CopyKey(hubID, elsewhere, away, "planted"), &corev1.Pod{})
 		}).WithContext(ctx).ShouldNot(Succeed(), "only a Placement decides where objects run")
 	})
 

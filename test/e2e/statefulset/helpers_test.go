@@ -9,36 +9,18 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
-	"github.com/custody-dev/custody/test/environment"
-	"github.com/custody-dev/custody/test/testbed"
+	"github.com/custody-dev/custody/test/e2e/framework"
 )
 
 const domain = "shared"
-
-// app creates a namespace placed on Location "loc", and returns it.
-func app(ctx context.Context) string {
-	name := "app-" + rand.String(5)
-	Expect(hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}}})).To(Succeed())
-	Expect(hub.Create(ctx, &schedulingv1alpha1.Placement{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: schedulingv1alpha1.PlacementSpec{
-			LocationName:      "loc",
-			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
-		},
-	})).To(Succeed())
-	return name
-}
 
 // template is a volumeClaimTemplate of 1Gi, ReadWriteOnce, that names no class.
 func template(name string) corev1.PersistentVolumeClaim {
@@ -132,7 +114,7 @@ func memberClaims(ctx context.Context, key, ns string, names []string) map[strin
 	out := map[string]corev1.PersistentVolumeClaim{}
 	Eventually(func(g Gomega) {
 		list := &corev1.PersistentVolumeClaimList{}
-		g.Expect(member(key).Client.List(ctx, list, client.InNamespace(t.Namespace(ns)))).To(Succeed())
+		g.Expect(framework.Member(env.Bed, key).Client.List(ctx, list, client.InNamespace(t.Namespace(ns)))).To(Succeed())
 		var got []string
 		for _, c := range list.Items {
 			got = append(got, c.Name)
@@ -149,11 +131,10 @@ func memberClaims(ctx context.Context, key, ns string, names []string) map[strin
 // retains its claims whatever the hub's policy, which the hub carries out on the hub claims.
 func memberSet(ctx context.Context, key string, set *appsv1.StatefulSet) {
 	GinkgoHelper()
-	t := transform.Target{Key: key, Hub: hubID}
 	retain := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
 	Eventually(func(g Gomega) {
 		down := &appsv1.StatefulSet{}
-		g.Expect(member(key).Client.Get(ctx, client.ObjectKey{Namespace: t.Namespace(set.Namespace), Name: set.Name}, down)).To(Succeed())
+		g.Expect(framework.Member(env.Bed, key).Client.Get(ctx, framework.CopyKey(hubID, key, set.Namespace, set.Name), down)).To(Succeed())
 		g.Expect(down.Spec.Replicas).To(Equal(set.Spec.Replicas))
 		g.Expect(down.Spec.PersistentVolumeClaimRetentionPolicy).To(Equal(
 			&appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{WhenDeleted: retain, WhenScaled: retain}))
@@ -163,13 +144,7 @@ func memberSet(ctx context.Context, key string, set *appsv1.StatefulSet) {
 // scale sets the hub set's replicas.
 func scale(ctx context.Context, set *appsv1.StatefulSet, n int32) {
 	GinkgoHelper()
-	Eventually(func() error {
-		if err := hub.Get(ctx, client.ObjectKeyFromObject(set), set); err != nil {
-			return err
-		}
-		set.Spec.Replicas = ptr.To(n)
-		return hub.Update(ctx, set)
-	}).WithContext(ctx).Should(Succeed())
+	framework.Update(ctx, hub, set, func() { set.Spec.Replicas = ptr.To(n) })
 }
 
 // hubClaim reads a hub claim.
@@ -178,16 +153,6 @@ func hubClaim(ctx context.Context, ns, name string) *corev1.PersistentVolumeClai
 	c := &corev1.PersistentVolumeClaim{}
 	Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, c)).To(Succeed())
 	return c
-}
-
-// gone waits until the hub object is deleted.
-func gone(ctx context.Context, obj client.Object) {
-	GinkgoHelper()
-	Eventually(func(g Gomega) {
-		err := hub.Get(ctx, client.ObjectKeyFromObject(obj), obj)
-		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%s still there: deleted %v, finalizers %v, labels %v (err %v)",
-			client.ObjectKeyFromObject(obj), obj.GetDeletionTimestamp(), obj.GetFinalizers(), obj.GetLabels(), err)
-	}).WithContext(ctx).Should(Succeed())
 }
 
 // released waits until the storage released the volume, and checks it releases it only once.
@@ -228,17 +193,6 @@ func events(ctx context.Context, ns, reason string) []string {
 	return notes
 }
 
-func member(key string) *testbed.Cluster {
-	m := env.Member(key)
-	Expect(m).NotTo(BeNil(), "no member %s", key)
-	return m
-}
-
-func setCordon(ctx context.Context, target string, cordoned bool) {
-	GinkgoHelper()
-	Expect(environment.Cordon(ctx, hub, target, cordoned)).To(Succeed())
-}
-
 func values[K comparable, V any](m map[K]V) []V {
 	out := make([]V, 0, len(m))
 	for _, v := range m {
@@ -251,7 +205,7 @@ func values[K comparable, V any](m map[K]V) []V {
 // would, and returns the handle of the volume the member bound it to.
 func madeInMember(ctx context.Context, key string, claim *corev1.PersistentVolumeClaim) string {
 	GinkgoHelper()
-	c := member(key).Client
+	c := framework.Member(env.Bed, key).Client
 	Expect(c.Create(ctx, claim)).To(Succeed())
 	var handle string
 	Eventually(func(g Gomega) {

@@ -14,12 +14,13 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/environment"
 )
 
 var _ = Describe("A StatefulSet", func() {
 	It("gets its claims on the hub, which its member uses as they are, and each ordinal keeps its volume and data when it moves", func(ctx SpecContext) {
-		ns := app(ctx)
+		ns := framework.App(ctx, hub, "loc")
 		Expect(hub.Create(ctx, &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nginx", Labels: map[string]string{"app": "nginx"}},
 			Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{"app": "nginx"},
@@ -41,7 +42,7 @@ var _ = Describe("A StatefulSet", func() {
 	})
 
 	It("with two templates and ordinals from 5 does the same", func(ctx SpecContext) {
-		ns := app(ctx)
+		ns := framework.App(ctx, hub, "loc")
 		set := webSet(ns)
 		set.Name = "db"
 		set.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: 5}
@@ -64,7 +65,7 @@ func movesWithItsData(ctx context.Context, set *appsv1.StatefulSet, owner string
 	memberSet(ctx, owner, set)
 	for n, c := range memberClaims(ctx, owner, set.Namespace, names) {
 		pv := &corev1.PersistentVolume{}
-		Expect(member(owner).Client.Get(ctx, client.ObjectKey{Name: c.Spec.VolumeName}, pv)).To(Succeed())
+		Expect(framework.Member(env.Bed, owner).Client.Get(ctx, client.ObjectKey{Name: c.Spec.VolumeName}, pv)).To(Succeed())
 		Expect(pv.Spec.CSI.VolumeHandle).To(Equal(handles[n]), "the member's claim %s is the hub's", n)
 	}
 	for n, h := range handles {
@@ -72,8 +73,8 @@ func movesWithItsData(ctx context.Context, set *appsv1.StatefulSet, owner string
 	}
 
 	to := environment.Other(owner)
-	setCordon(ctx, owner, true)
-	DeferCleanup(setCordon, context.Background(), owner, false)
+	framework.Cordon(ctx, hub, owner, true)
+	DeferCleanup(framework.Cordon, context.Background(), hub, owner, false)
 	_, moved := boundOn(ctx, set.Namespace, to, names)
 	Expect(moved).To(Equal(handles), "each ordinal keeps its own volume")
 	for n, h := range moved {
@@ -88,7 +89,7 @@ func movesWithItsData(ctx context.Context, set *appsv1.StatefulSet, owner string
 
 var _ = Describe("Scaling a StatefulSet", func() {
 	It("keeps the claims of the ordinals it no longer has with whenScaled Retain, and finds them again", func(ctx SpecContext) {
-		ns := app(ctx)
+		ns := framework.App(ctx, hub, "loc")
 		set := webSet(ns)
 		set.Spec.Replicas = ptr.To[int32](3)
 		Expect(hub.Create(ctx, set)).To(Succeed())
@@ -113,7 +114,7 @@ var _ = Describe("Scaling a StatefulSet", func() {
 	})
 
 	It("deletes them with whenScaled Delete, releasing each volume once, and makes new ones when it scales up", func(ctx SpecContext) {
-		ns := app(ctx)
+		ns := framework.App(ctx, hub, "loc")
 		set := webSet(ns)
 		set.Spec.Replicas = ptr.To[int32](3)
 		set.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
@@ -125,7 +126,7 @@ var _ = Describe("Scaling a StatefulSet", func() {
 
 		scale(ctx, set, 1)
 		for _, n := range claimNames(set, 1, 2) {
-			gone(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}})
+			framework.Gone(ctx, hub, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}})
 			released(ctx, handles[n])
 		}
 		kept(ctx, handles["www-web-0"])
@@ -143,7 +144,7 @@ var _ = Describe("Scaling a StatefulSet", func() {
 
 var _ = Describe("Deleting a StatefulSet", func() {
 	It("with whenDeleted Delete releases each of its volumes exactly once", func(ctx SpecContext) {
-		ns := app(ctx)
+		ns := framework.App(ctx, hub, "loc")
 		set := webSet(ns)
 		set.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
 			WhenScaled: appsv1.RetainPersistentVolumeClaimRetentionPolicyType, WhenDeleted: appsv1.DeletePersistentVolumeClaimRetentionPolicyType,
@@ -161,20 +162,20 @@ var _ = Describe("Deleting a StatefulSet", func() {
 
 		Expect(hub.Delete(ctx, set)).To(Succeed())
 		for _, n := range names {
-			gone(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}})
+			framework.Gone(ctx, hub, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}})
 			released(ctx, handles[n])
 		}
 	})
 
 	It("with whenDeleted Retain releases none: its claims stay, Bound", func(ctx SpecContext) {
-		ns := app(ctx)
+		ns := framework.App(ctx, hub, "loc")
 		set := webSet(ns)
 		Expect(hub.Create(ctx, set)).To(Succeed())
 		names := claimNames(set, 0, 1)
 		owner, handles := boundOn(ctx, ns, "", names)
 
 		Expect(hub.Delete(ctx, set)).To(Succeed())
-		gone(ctx, set)
+		framework.Gone(ctx, hub, set)
 		kept(ctx, values(handles)...)
 		_, after := boundOn(ctx, ns, owner, names)
 		Expect(after).To(Equal(handles))
@@ -183,13 +184,13 @@ var _ = Describe("Deleting a StatefulSet", func() {
 
 var _ = Describe("A claim a member made itself", func() {
 	It("is adopted when the member's StatefulSet controller made it first: upsynced, coordinated, used by the set, and moved with its data", func(ctx SpecContext) {
-		ns := app(ctx)
+		ns := framework.App(ctx, hub, "loc")
 		Expect(hub.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "config"}})).To(Succeed())
 		key := placedOn(ctx, ns)
 		t := transform.Target{Key: key, Hub: hubID}
 		downNS := &corev1.Namespace{}
 		Eventually(func() error {
-			return member(key).Client.Get(ctx, client.ObjectKey{Name: t.Namespace(ns)}, downNS)
+			return framework.Member(env.Bed, key).Client.Get(ctx, client.ObjectKey{Name: t.Namespace(ns)}, downNS)
 		}).WithContext(ctx).Should(Succeed())
 
 		By("making www-web-0 in the member, as its StatefulSet controller would have")
@@ -218,7 +219,7 @@ var _ = Describe("A claim a member made itself", func() {
 
 var _ = Describe("A claim a member made itself, of a claim whose volume is elsewhere", func() {
 	It("is not adopted: an event says why, both volumes stay, and the hub's volume comes once the member's claim is deleted", func(ctx SpecContext) {
-		ns := app(ctx)
+		ns := framework.App(ctx, hub, "loc")
 		Expect(hub.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "config"}})).To(Succeed())
 		c := template("data")
 		c.Namespace = ns
@@ -238,12 +239,12 @@ var _ = Describe("A claim a member made itself, of a claim whose volume is elsew
 				}}},
 			},
 		}
-		Expect(member(from).Client.Create(ctx, pod)).To(Succeed())
-		setCordon(ctx, from, true)
-		DeferCleanup(setCordon, context.Background(), from, false)
+		Expect(framework.Member(env.Bed, from).Client.Create(ctx, pod)).To(Succeed())
+		framework.Cordon(ctx, hub, from, true)
+		DeferCleanup(framework.Cordon, context.Background(), hub, from, false)
 		toNS := transform.Target{Key: to, Hub: hubID}.Namespace(ns)
 		Eventually(func() error {
-			return member(to).Client.Get(ctx, client.ObjectKey{Namespace: toNS, Name: "config"}, &corev1.ConfigMap{})
+			return framework.Member(env.Bed, to).Client.Get(ctx, client.ObjectKey{Namespace: toNS, Name: "config"}, &corev1.ConfigMap{})
 		}).WithContext(ctx).Should(Succeed())
 
 		By("making a claim of the same name in " + to + ", which provisions a volume of its own")
@@ -252,7 +253,7 @@ var _ = Describe("A claim a member made itself, of a claim whose volume is elsew
 		own := madeInMember(ctx, to, &made)
 
 		By("letting the volume go from " + from)
-		Expect(member(from).Client.Delete(ctx, pod, client.GracePeriodSeconds(0))).To(Succeed())
+		Expect(framework.Member(env.Bed, from).Client.Delete(ctx, pod, client.GracePeriodSeconds(0))).To(Succeed())
 		Eventually(func(g Gomega) {
 			vo := &storagev1alpha1.VolumeOwnership{}
 			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data"}, vo)).To(Succeed())
@@ -261,16 +262,16 @@ var _ = Describe("A claim a member made itself, of a claim whose volume is elsew
 		notes := events(ctx, ns, storagev1alpha1.ReasonClaimNotAdopted)
 		Expect(notes[0]).To(And(ContainSubstring(to), ContainSubstring(made.Spec.VolumeName), ContainSubstring("not adopted")))
 		Consistently(func(g Gomega) {
-			g.Expect(member(to).Client.Get(ctx, client.ObjectKeyFromObject(&made), &made)).To(Succeed())
+			g.Expect(framework.Member(env.Bed, to).Client.Get(ctx, client.ObjectKeyFromObject(&made), &made)).To(Succeed())
 			g.Expect(transform.Target{Key: to, Hub: hubID}.Owns(&made)).To(BeFalse(), "the member's claim stays the member's")
 		}).WithContext(ctx).Should(Succeed())
 		kept(ctx, handles["data"], own)
 
 		By("deleting the member's claim: the hub's claim and volume take its place")
-		Expect(member(to).Client.Delete(ctx, &made)).To(Succeed())
+		Expect(framework.Member(env.Bed, to).Client.Delete(ctx, &made)).To(Succeed())
 		for n, c := range memberClaims(ctx, to, ns, []string{"data"}) {
 			pv := &corev1.PersistentVolume{}
-			Expect(member(to).Client.Get(ctx, client.ObjectKey{Name: c.Spec.VolumeName}, pv)).To(Succeed())
+			Expect(framework.Member(env.Bed, to).Client.Get(ctx, client.ObjectKey{Name: c.Spec.VolumeName}, pv)).To(Succeed())
 			Expect(pv.Spec.CSI.VolumeHandle).To(Equal(handles[n]))
 		}
 		kept(ctx, handles["data"])

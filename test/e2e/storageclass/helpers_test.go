@@ -15,7 +15,7 @@ import (
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
-	"github.com/custody-dev/custody/test/environment"
+	"github.com/custody-dev/custody/test/e2e/framework"
 )
 
 // fixture is one test's Location and targets. Its targets carry the label test=<id>, so
@@ -33,12 +33,7 @@ func newFixture() fixture {
 
 // location creates the Location.
 func (f fixture) location(ctx context.Context) {
-	Expect(hub.Create(ctx, &schedulingv1alpha1.Location{
-		ObjectMeta: metav1.ObjectMeta{Name: f.loc},
-		Spec: schedulingv1alpha1.LocationSpec{InstanceSelector: metav1.LabelSelector{
-			MatchLabels: map[string]string{"test": f.id, "in": "yes"},
-		}},
-	})).To(Succeed())
+	framework.Location(ctx, hub, f.loc, nil, map[string]string{"test": f.id, "in": "yes"})
 }
 
 // target creates a SyncTarget, in the Location or not, that reports the classes.
@@ -50,12 +45,8 @@ func (f fixture) target(ctx context.Context, name string, in bool, classes ...wo
 
 // joined creates a SyncTarget, in the Location or not, whose syncer has not reported yet.
 func (f fixture) joined(ctx context.Context, name string, in bool) string {
-	t := &workloadv1alpha1.SyncTarget{
-		ObjectMeta: metav1.ObjectMeta{Name: name + "-" + f.id, Labels: map[string]string{"test": f.id, "in": yesNo(in)}},
-		Spec:       workloadv1alpha1.SyncTargetSpec{Priority: 1},
-	}
-	Expect(hub.Create(ctx, t)).To(Succeed())
-	return t.Name
+	labels := map[string]string{"test": f.id, "in": yesNo(in)}
+	return framework.Target(ctx, hub, name+"-"+f.id, labels, workloadv1alpha1.SyncTargetSpec{Priority: 1}).Name
 }
 
 func yesNo(b bool) string {
@@ -67,14 +58,11 @@ func yesNo(b bool) string {
 
 // updateTarget changes a SyncTarget's metadata and spec, or with status set, its status.
 func updateTarget(ctx context.Context, name string, status bool, change func(*workloadv1alpha1.SyncTarget)) {
-	t := &workloadv1alpha1.SyncTarget{}
-	Expect(hub.Get(ctx, client.ObjectKey{Name: name}, t)).To(Succeed())
-	patch := client.MergeFrom(t.DeepCopy())
-	change(t)
+	t := &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if status {
-		Expect(hub.Status().Patch(ctx, t, patch)).To(Succeed())
+		framework.PatchStatus(ctx, hub, t, change)
 	} else {
-		Expect(hub.Patch(ctx, t, patch)).To(Succeed())
+		framework.Patch(ctx, hub, t, change)
 	}
 }
 
@@ -88,11 +76,6 @@ func report(ctx context.Context, name string, classes ...workloadv1alpha1.Storag
 // setIn moves the target into the Location or out of it.
 func setIn(ctx context.Context, name string, in bool) {
 	updateTarget(ctx, name, false, func(t *workloadv1alpha1.SyncTarget) { t.Labels["in"] = yesNo(in) })
-}
-
-// setReady renews or lets lapse the target's heartbeat, as its syncer would.
-func setReady(ctx context.Context, name string, ready bool) {
-	Expect(environment.Heartbeat(ctx, hub, name, ready)).To(Succeed())
 }
 
 // class is a network StorageClass of domain "east".

@@ -12,6 +12,7 @@ import (
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/test/e2e/framework"
 )
 
 const rbd = "rbd.csi.ceph.com"
@@ -24,8 +25,8 @@ var _ = Describe("StorageClassesCompatible", func() {
 		t1 := f.target(ctx, "t1", true, class("fast", rbd, ssd), class("slow", "nfs.csi.k8s.io", nil))
 		t2 := f.target(ctx, "t2", true, class("slow", "nfs.csi.k8s.io", nil), class("fast", rbd, ssd))
 		f.location(ctx)
-		setReady(ctx, t1, true)
-		setReady(ctx, t2, true)
+		framework.SetReady(ctx, hub, t1, true)
+		framework.SetReady(ctx, hub, t2, true)
 
 		f.expectCompatible(ctx, metav1.ConditionTrue, schedulingv1alpha1.ReasonStorageClassesMatch, "classes: 2, targets: 2")
 		f.expectCondition(ctx, schedulingv1alpha1.ConditionSelectorValid, metav1.ConditionTrue, schedulingv1alpha1.ReasonSelectorValid, "2 targets, 2 available")
@@ -167,7 +168,7 @@ var _ = Describe("StorageClassesCompatible", func() {
 		// Each round changes both conditions at once: Ready changes the location controller's
 		// message (the available count), the provisioner this controller's status.
 		for i := range 10 {
-			setReady(ctx, t1, i%2 == 0)
+			framework.SetReady(ctx, hub, t1, i%2 == 0)
 			report(ctx, t2, class("fast", []string{"other", rbd}[i%2], ssd))
 		}
 		f.expectCompatible(ctx, metav1.ConditionTrue, schedulingv1alpha1.ReasonStorageClassesMatch, "targets: 2")

@@ -17,6 +17,7 @@ import (
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
+	"github.com/custody-dev/custody/test/e2e/framework"
 )
 
 // podSpec is a pod spec with the user's own placement.
@@ -51,7 +52,7 @@ var _ = Describe("Down-sync", func() {
 		hub := bed.Hub.Client
 		ns := hubNamespace(ctx, "m1")
 		hubNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-		update(ctx, hub, hubNS, func() { hubNS.Labels["team"] = "a" })
+		framework.Update(ctx, hub, hubNS, func() { hubNS.Labels["team"] = "a" })
 		cm := &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings", Labels: synced(map[string]string{"app": "web"}, "m1")},
 			Data:       map[string]string{"color": "blue"},
@@ -113,7 +114,7 @@ var _ = Describe("Down-sync", func() {
 		Consistently(func() []float64 {
 			return []float64{writes("m1", "Namespace"), writes("m1", contents...)}
 		}).WithContext(ctx).Should(Equal([]float64{nsWrites, contentWrites}))
-		update(ctx, hub, cm, func() { cm.Annotations = map[string]string{"touched": "yes"} })
+		framework.Update(ctx, hub, cm, func() { cm.Annotations = map[string]string{"touched": "yes"} })
 		Eventually(func(g Gomega) {
 			g.Expect(m1.Get(ctx, downKey("m1", cm), downCM)).To(Succeed())
 			g.Expect(downCM.Annotations).To(HaveKeyWithValue("touched", "yes"))
@@ -129,7 +130,7 @@ var _ = Describe("Down-sync", func() {
 		}
 
 		By("following a change on the hub, a removed label included")
-		update(ctx, hub, cm, func() {
+		framework.Update(ctx, hub, cm, func() {
 			cm.Data = map[string]string{"color": "green"}
 			delete(cm.Labels, "app")
 		})
@@ -177,12 +178,12 @@ var _ = Describe("Down-sync", func() {
 		hub := bed.Hub.Client
 		st := &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: "m1"}}
 		targetToleration := corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "custody", Effect: corev1.TaintEffectNoSchedule}
-		update(ctx, hub, st, func() {
+		framework.Update(ctx, hub, st, func() {
 			st.Spec.NodeSelector = map[string]string{"custody.dev/pool": "stateful", "disk": "ssd"}
 			st.Spec.Tolerations = []corev1.Toleration{targetToleration}
 		})
 		DeferCleanup(func(ctx SpecContext) {
-			update(ctx, hub, st, func() { st.Spec.NodeSelector, st.Spec.Tolerations = nil, nil })
+			framework.Update(ctx, hub, st, func() { st.Spec.NodeSelector, st.Spec.Tolerations = nil, nil })
 		})
 		ns := hubNamespace(ctx, "m1")
 		deploy := deployment(ns, "web", 1)
@@ -215,7 +216,7 @@ var _ = Describe("Down-sync", func() {
 
 		By("following a change of the target's placement")
 		zone := corev1.Toleration{Key: "zone", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}
-		update(ctx, hub, st, func() { st.Spec.Tolerations = append(st.Spec.Tolerations, zone) })
+		framework.Update(ctx, hub, st, func() { st.Spec.Tolerations = append(st.Spec.Tolerations, zone) })
 		Eventually(func(g Gomega) {
 			g.Expect(m1.Get(ctx, downKey("m1", deploy), downDeploy)).To(Succeed())
 			g.Expect(downDeploy.Spec.Template.Spec.Tolerations).To(Equal([]corev1.Toleration{userToleration, targetToleration, zone}))
@@ -260,7 +261,7 @@ var _ = Describe("Down-sync", func() {
 		Eventually(fetch(ctx, m1, downKey("m1", cm), &corev1.ConfigMap{})).WithContext(ctx).Should(Succeed())
 
 		By("requesting the removal while a coordination finalizer holds it")
-		update(ctx, hub, cm, func() {
+		framework.Update(ctx, hub, cm, func() {
 			cm.Annotations[workloadv1alpha1.DeletionAnnotation("m1")] = time.Now().UTC().Format(time.RFC3339)
 		})
 		Consistently(fetch(ctx, m1, downKey("m1", cm), &corev1.ConfigMap{})).WithContext(ctx).Should(Succeed())
@@ -268,8 +269,8 @@ var _ = Describe("Down-sync", func() {
 		Expect(cm.Labels).To(HaveKey(workloadv1alpha1.StateLabel("m1")))
 
 		By("letting go: the downstream copy goes, then the hub object is released")
-		update(ctx, hub, cm, func() { delete(cm.Annotations, workloadv1alpha1.FinalizersAnnotation("m1")) })
-		Eventually(gone(ctx, m1, downKey("m1", cm), &corev1.ConfigMap{})).WithContext(ctx).Should(Succeed())
+		framework.Update(ctx, hub, cm, func() { delete(cm.Annotations, workloadv1alpha1.FinalizersAnnotation("m1")) })
+		Eventually(framework.Deleted(ctx, m1, downKey("m1", cm), &corev1.ConfigMap{})).WithContext(ctx).Should(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(cm), cm)).To(Succeed())
 			g.Expect(cm.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel("m1")))
@@ -298,9 +299,9 @@ var _ = Describe("Down-sync", func() {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})).To(Succeed())
 		}).WithContext(ctx).Should(Succeed())
 
-		update(ctx, hub, cm, func() { delete(cm.Annotations, workloadv1alpha1.FinalizersAnnotation("m1")) })
-		Eventually(gone(ctx, m1, downKey("m1", cm), &corev1.ConfigMap{})).WithContext(ctx).Should(Succeed())
-		Eventually(gone(ctx, hub, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})).WithContext(ctx).Should(Succeed())
+		framework.Update(ctx, hub, cm, func() { delete(cm.Annotations, workloadv1alpha1.FinalizersAnnotation("m1")) })
+		Eventually(framework.Deleted(ctx, m1, downKey("m1", cm), &corev1.ConfigMap{})).WithContext(ctx).Should(Succeed())
+		Eventually(framework.Deleted(ctx, hub, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})).WithContext(ctx).Should(Succeed())
 	})
 
 	It("removes the downstream namespace last, once nothing in it is synced", func(ctx SpecContext) {
@@ -313,7 +314,7 @@ var _ = Describe("Down-sync", func() {
 
 		hubNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
 		removal := time.Now().UTC().Format(time.RFC3339)
-		update(ctx, hub, hubNS, func() {
+		framework.Update(ctx, hub, hubNS, func() {
 			hubNS.Annotations = map[string]string{workloadv1alpha1.DeletionAnnotation("m1"): removal}
 		})
 		Consistently(func(g Gomega) {
@@ -323,10 +324,10 @@ var _ = Describe("Down-sync", func() {
 			g.Expect(m1.Get(ctx, downKey("m1", cm), &corev1.ConfigMap{})).To(Succeed())
 		}).WithContext(ctx).Should(Succeed())
 
-		update(ctx, hub, cm, func() {
+		framework.Update(ctx, hub, cm, func() {
 			cm.Annotations = map[string]string{workloadv1alpha1.DeletionAnnotation("m1"): removal}
 		})
-		Eventually(gone(ctx, m1, downNS, &corev1.Namespace{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		Eventually(framework.Deleted(ctx, m1, downNS, &corev1.Namespace{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(hubNS), hubNS)).To(Succeed())
 			g.Expect(hubNS.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel("m1")))
@@ -349,8 +350,8 @@ var _ = Describe("Down-sync", func() {
 		Expect(m1.Create(ctx, local)).To(Succeed())
 
 		By("dropping the state label without the deletion flow")
-		update(ctx, hub, cm, func() { delete(cm.Labels, workloadv1alpha1.StateLabel("m1")) })
-		Eventually(gone(ctx, m1, downKey("m1", cm), &corev1.ConfigMap{})).WithContext(ctx).Should(Succeed())
+		framework.Update(ctx, hub, cm, func() { delete(cm.Labels, workloadv1alpha1.StateLabel("m1")) })
+		Eventually(framework.Deleted(ctx, m1, downKey("m1", cm), &corev1.ConfigMap{})).WithContext(ctx).Should(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(cm), cm)).To(Succeed())
 			g.Expect(cm.Finalizers).NotTo(ContainElement(workloadv1alpha1.SyncerFinalizer("m1")))

@@ -12,6 +12,7 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
+	"github.com/custody-dev/custody/test/e2e/framework"
 )
 
 // A syncer stopped between two steps may leave its finalizer on a hub object that is no
@@ -37,7 +38,7 @@ var _ = Describe("A syncer starting", func() {
 			DeferCleanup(func(ctx SpecContext) {
 				Expect(client.IgnoreNotFound(hub.Patch(ctx, o, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))))).To(Succeed())
 				Expect(client.IgnoreNotFound(hub.Delete(ctx, o))).To(Succeed())
-				Eventually(gone(ctx, hub, client.ObjectKeyFromObject(o), o.DeepCopyObject().(client.Object))).WithContext(ctx).Should(Succeed())
+				Eventually(framework.Deleted(ctx, hub, client.ObjectKeyFromObject(o), o.DeepCopyObject().(client.Object))).WithContext(ctx).Should(Succeed())
 			})
 
 			if left != nil {
@@ -78,7 +79,7 @@ var _ = Describe("A syncer starting", func() {
 					Annotations: map[string]string{transform.HubNamespaceAnnotation: ns, transform.HubNameAnnotation: "data"}},
 					Data: map[string][]byte{"psk.txt": []byte("volsyncrsynctls:00")}})).To(Succeed())
 			}, func(ctx SpecContext, ns string) {
-				Eventually(gone(ctx, bed.Member("m1").Client, keyCopy(ns), &corev1.Secret{})).WithContext(ctx).Should(Succeed())
+				Eventually(framework.Deleted(ctx, bed.Member("m1").Client, keyCopy(ns), &corev1.Secret{})).WithContext(ctx).Should(Succeed())
 			}),
 	)
 })

@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -21,6 +20,7 @@ import (
 	"github.com/custody-dev/custody/controllers/syncer"
 	"github.com/custody-dev/custody/controllers/syncer/downsync"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/testbed"
 )
 
@@ -79,10 +79,7 @@ func installRBAC(ctx context.Context) {
 
 // createSyncTarget registers a member on the hub.
 func createSyncTarget(ctx context.Context, name string) {
-	Expect(bed.Hub.Client.Create(ctx, &workloadv1alpha1.SyncTarget{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       workloadv1alpha1.SyncTargetSpec{StorageDomains: []string{"shared"}},
-	})).To(Succeed())
+	framework.Target(ctx, bed.Hub.Client, name, nil, workloadv1alpha1.SyncTargetSpec{StorageDomains: []string{"shared"}})
 }
 
 // runningSyncer is a syncer run in the test process, as the local environment runs them,
@@ -155,32 +152,12 @@ func targetOf(name string) transform.Target {
 // downKey is the key of a namespaced hub object's copy in the member of the target called
 // name.
 func downKey(name string, hubObj client.Object) client.ObjectKey {
-	return client.ObjectKey{Namespace: targetOf(name).Namespace(hubObj.GetNamespace()), Name: hubObj.GetName()}
+	return framework.CopyKey(hubID, workloadv1alpha1.ToSyncTargetKey(name), hubObj.GetNamespace(), hubObj.GetName())
 }
 
 // fetch returns a function for Eventually that reads key from c into obj.
 func fetch(ctx context.Context, c client.Client, key client.ObjectKey, obj client.Object) func() error {
 	return func() error { return c.Get(ctx, key, obj) }
-}
-
-// gone returns a function for Eventually that succeeds once key no longer exists in c.
-func gone(ctx context.Context, c client.Client, key client.ObjectKey, obj client.Object) func(g Gomega) {
-	return func(g Gomega) {
-		err := c.Get(ctx, key, obj)
-		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%T %s still exists (err %v)", obj, key, err)
-	}
-}
-
-// update reads obj from the hub, applies change and writes it back, retrying on conflicts
-// as a controller would.
-func update(ctx context.Context, c client.Client, obj client.Object, change func()) {
-	Eventually(func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-			return err
-		}
-		change()
-		return c.Update(ctx, obj)
-	}).WithContext(ctx).Should(Succeed())
 }
 
 // writes counts the writes the syncer of the target called name made to its member, for

@@ -18,6 +18,7 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/simstorage"
 )
 
@@ -131,7 +132,7 @@ var _ = Describe("Replication", Ordered, func() {
 	It("syncs once more on a manual trigger, and the new snapshot holds the later writes", func(ctx SpecContext) {
 		before := vr.Status.Destination.LatestImage
 		write(2)
-		update(ctx, hub, vr, func() { vr.Spec.ManualTrigger = "final-1" })
+		framework.Update(ctx, hub, vr, func() { vr.Spec.ManualTrigger = "final-1" })
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vr), vr)).To(Succeed())
 			g.Expect(vr.Status.Source.LastManualSync).To(Equal("final-1"))
@@ -150,7 +151,7 @@ var _ = Describe("Replication", Ordered, func() {
 		// only objects of namespaces placed on its target.
 		placed := &corev1.Namespace{}
 		Expect(hub.Get(ctx, client.ObjectKey{Name: ns}, placed)).To(Succeed())
-		update(ctx, hub, placed, func() { placed.Labels = synced(placed.Labels, "m2") })
+		framework.Update(ctx, hub, placed, func() { placed.Labels = synced(placed.Labels, "m2") })
 		restored := claimFor(ns, "restored", corev1.ReadWriteOnce, "m2")
 		restored.Annotations = map[string]string{storagev1alpha1.RestoreAnnotation: workloadv1alpha1.ToSyncTargetKey("m2") + "/" + image}
 		Expect(hub.Create(ctx, restored)).To(Succeed())
@@ -183,14 +184,14 @@ var _ = Describe("Replication", Ordered, func() {
 		// Deleted, it leaves m2, and so does the namespace, so that the destination's namespace
 		// may go with the replication.
 		Expect(hub.Delete(ctx, restored)).To(Succeed())
-		Eventually(gone(ctx, m2, downKey("m2", restored), &corev1.PersistentVolumeClaim{})).WithContext(ctx).Should(Succeed())
-		update(ctx, hub, placed, func() { workloadv1alpha1.RequestRemoval(placed, workloadv1alpha1.ToSyncTargetKey("m2"), time.Now()) })
+		Eventually(framework.Deleted(ctx, m2, downKey("m2", restored), &corev1.PersistentVolumeClaim{})).WithContext(ctx).Should(Succeed())
+		framework.Update(ctx, hub, placed, func() { workloadv1alpha1.RequestRemoval(placed, workloadv1alpha1.ToSyncTargetKey("m2"), time.Now()) })
 	})
 
 	It("reports a sync that fails, and syncs again once it can", func(ctx SpecContext) {
 		bed.VolSync().FailSyncs("connection reset by peer")
 		DeferCleanup(bed.VolSync().FailSyncs, "")
-		update(ctx, hub, vr, func() { vr.Spec.ManualTrigger = "final-2" })
+		framework.Update(ctx, hub, vr, func() { vr.Spec.ManualTrigger = "final-2" })
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vr), vr)).To(Succeed())
 			g.Expect(vr.Status.Source.Result).To(Equal(string(volsyncv1alpha1.MoverResultFailed)))
@@ -206,7 +207,7 @@ var _ = Describe("Replication", Ordered, func() {
 
 	It("removes both sides, and the destination's namespace, when the replication goes", func(ctx SpecContext) {
 		Expect(hub.Delete(ctx, vr)).To(Succeed())
-		Eventually(gone(ctx, hub, client.ObjectKeyFromObject(vr), &storagev1alpha1.VolumeReplication{})).WithContext(ctx).Should(Succeed())
+		Eventually(framework.Deleted(ctx, hub, client.ObjectKeyFromObject(vr), &storagev1alpha1.VolumeReplication{})).WithContext(ctx).Should(Succeed())
 		Expect(apierrors.IsNotFound(m1.Get(ctx, client.ObjectKey{Namespace: targetOf("m1").Namespace(ns), Name: "custody-data"}, &volsyncv1alpha1.ReplicationSource{}))).To(BeTrue())
 		Expect(apierrors.IsNotFound(m1.Get(ctx, client.ObjectKey{Namespace: targetOf("m1").Namespace(ns), Name: "custody-replication-data"}, &corev1.Secret{}))).To(BeTrue())
 		Expect(apierrors.IsNotFound(m2.Get(ctx, client.ObjectKey{Namespace: targetOf("m2").Namespace(ns), Name: "custody-data"}, &volsyncv1alpha1.ReplicationDestination{}))).To(BeTrue())

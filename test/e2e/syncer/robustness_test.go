@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/testbed"
 )
 
@@ -66,7 +67,7 @@ var _ = Describe("Robustness", func() {
 			Expect(hub.Create(ctx, cm)).To(Succeed())
 			Eventually(valueOf(ctx, m1, downKey("m1", cm))).WithContext(ctx).Should(Equal("1"))
 		}
-		update(ctx, hub, held, func() {
+		framework.Update(ctx, hub, held, func() {
 			held.Annotations[workloadv1alpha1.DeletionAnnotation("m1")] = time.Now().UTC().Format(time.RFC3339)
 		})
 		Eventually(func(g Gomega) {
@@ -76,11 +77,11 @@ var _ = Describe("Robustness", func() {
 
 		By("changing the hub while the syncer is stopped")
 		s.stop()
-		update(ctx, hub, held, func() { delete(held.Annotations, workloadv1alpha1.FinalizersAnnotation("m1")) })
-		update(ctx, hub, changed, func() { changed.Data["value"] = "2" })
+		framework.Update(ctx, hub, held, func() { delete(held.Annotations, workloadv1alpha1.FinalizersAnnotation("m1")) })
+		framework.Update(ctx, hub, changed, func() { changed.Data["value"] = "2" })
 		fresh := configMap(ns, "fresh", "1", "m1")
 		Expect(hub.Create(ctx, fresh)).To(Succeed())
-		update(ctx, hub, lost, func() { controllerutil.RemoveFinalizer(lost, workloadv1alpha1.SyncerFinalizer("m1")) })
+		framework.Update(ctx, hub, lost, func() { controllerutil.RemoveFinalizer(lost, workloadv1alpha1.SyncerFinalizer("m1")) })
 		Expect(hub.Delete(ctx, lost)).To(Succeed())
 		Consistently(func(g Gomega) {
 			g.Expect(valueOf(ctx, m1, downKey("m1", changed))()).To(Equal("1"))
@@ -90,7 +91,7 @@ var _ = Describe("Robustness", func() {
 
 		By("starting it again")
 		s.start()
-		Eventually(gone(ctx, m1, downKey("m1", held), &corev1.ConfigMap{})).WithContext(ctx).Should(Succeed())
+		Eventually(framework.Deleted(ctx, m1, downKey("m1", held), &corev1.ConfigMap{})).WithContext(ctx).Should(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(held), held)).To(Succeed())
 			g.Expect(held.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel("m1")))
@@ -98,7 +99,7 @@ var _ = Describe("Robustness", func() {
 		}).WithContext(ctx).Should(Succeed())
 		Eventually(valueOf(ctx, m1, downKey("m1", changed))).WithContext(ctx).Should(Equal("2"))
 		Eventually(valueOf(ctx, m1, downKey("m1", fresh))).WithContext(ctx).Should(Equal("1"))
-		Eventually(gone(ctx, m1, downKey("m1", lost), &corev1.ConfigMap{})).WithContext(ctx).Should(Succeed())
+		Eventually(framework.Deleted(ctx, m1, downKey("m1", lost), &corev1.ConfigMap{})).WithContext(ctx).Should(Succeed())
 	})
 
 	It("catches up after the member's API server was down, and is not Ready meanwhile", func(ctx SpecContext) {
@@ -118,10 +119,10 @@ var _ = Describe("Robustness", func() {
 				Expect(member.StartAPIServer(ctx)).To(Succeed())
 			}
 		})
-		update(ctx, hub, before, func() { before.Data["value"] = "2" })
+		framework.Update(ctx, hub, before, func() { before.Data["value"] = "2" })
 		during := configMap(ns, "during", "1", "m2")
 		Expect(hub.Create(ctx, during)).To(Succeed())
-		update(ctx, hub, removed, func() {
+		framework.Update(ctx, hub, removed, func() {
 			removed.Annotations = map[string]string{workloadv1alpha1.DeletionAnnotation("m2"): time.Now().UTC().Format(time.RFC3339)}
 		})
 		Eventually(ready(ctx, "m2")).WithContext(ctx).Should(withReason(metav1.ConditionFalse, workloadv1alpha1.ReasonUnreachable))
@@ -131,7 +132,7 @@ var _ = Describe("Robustness", func() {
 		restarted = true
 		Eventually(valueOf(ctx, member.Client, downKey("m2", before))).WithContext(ctx).Should(Equal("2"))
 		Eventually(valueOf(ctx, member.Client, downKey("m2", during))).WithContext(ctx).Should(Equal("1"))
-		Eventually(gone(ctx, member.Client, downKey("m2", removed), &corev1.ConfigMap{})).WithContext(ctx).Should(Succeed())
+		Eventually(framework.Deleted(ctx, member.Client, downKey("m2", removed), &corev1.ConfigMap{})).WithContext(ctx).Should(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(removed), removed)).To(Succeed())
 			g.Expect(removed.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel("m2")))
@@ -150,7 +151,7 @@ var _ = Describe("Robustness", func() {
 		Consistently(s.done).WithTimeout(3*time.Second).ShouldNot(Receive(), "the syncer gave up during the outage")
 		Expect(hub.StartAPIServer(ctx)).To(Succeed())
 
-		update(ctx, hub.Client, before, func() { before.Data["value"] = "2" })
+		framework.Update(ctx, hub.Client, before, func() { before.Data["value"] = "2" })
 		after := configMap(ns, "after", "1", "m1")
 		Expect(hub.Client.Create(ctx, after)).To(Succeed())
 		Eventually(valueOf(ctx, m1, downKey("m1", before))).WithContext(ctx).Should(Equal("2"))
@@ -169,7 +170,7 @@ var _ = Describe("Robustness", func() {
 
 		// The user scales while the syncer writes the finalizer and the status of the same object.
 		for replicas := int32(2); replicas <= 12; replicas++ {
-			update(ctx, hub, deploy, func() { deploy.Spec.Replicas = ptr.To(replicas) })
+			framework.Update(ctx, hub, deploy, func() { deploy.Spec.Replicas = ptr.To(replicas) })
 		}
 		down := &appsv1.Deployment{}
 		Eventually(func(g Gomega) {

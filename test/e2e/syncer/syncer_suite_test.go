@@ -7,19 +7,16 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/custody-dev/custody/controllers/health"
 	"github.com/custody-dev/custody/controllers/reconnect"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/testbed"
 )
 
@@ -50,17 +47,11 @@ func TestSyncer(t *testing.T) {
 }
 
 var _ = BeforeSuite(func(ctx context.Context) {
-	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	var err error
+	framework.LogToGinkgo()
 	opts := testbed.TwoMembers()
 	opts.VolSync = true
-	bed, err = testbed.Start(ctx, opts)
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { Expect(bed.Stop()).To(Succeed()) })
-
-	kubeSystem := &corev1.Namespace{}
-	Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, kubeSystem)).To(Succeed())
-	hubID = string(kubeSystem.UID)
+	bed = framework.StartBed(ctx, opts)
+	hubID = framework.HubID(ctx, bed.Hub.Client)
 
 	installRBAC(ctx)
 	startHealthController()

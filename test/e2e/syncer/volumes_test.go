@@ -23,6 +23,7 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/simstorage"
 )
 
@@ -212,9 +213,9 @@ var _ = Describe("Volumes", Ordered, func() {
 
 	It("takes member 1's PV over in place once coordination switches the hub PV to Sync", func(ctx SpecContext) {
 		By("binding the hub claim and PV, keeping the data, switching to Sync, as coordination does")
-		update(ctx, hub, claim, func() { claim.Spec.VolumeName = hubPVName })
+		framework.Update(ctx, hub, claim, func() { claim.Spec.VolumeName = hubPVName })
 		hubPV := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: hubPVName}}
-		update(ctx, hub, hubPV, func() {
+		framework.Update(ctx, hub, hubPV, func() {
 			hubPV.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain
 			hubPV.Labels[workloadv1alpha1.StateLabel("m1")] = string(workloadv1alpha1.ResourceStateSync)
 		})
@@ -250,10 +251,10 @@ var _ = Describe("Volumes", Ordered, func() {
 	It("binds the hub's pre-bound PV and claim in member 2, with member 2's own claimRef", func(ctx SpecContext) {
 		By("syncing the namespace, the claim and the PV to member 2 as well, as coordination does for a shared volume")
 		hubNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-		update(ctx, hub, hubNS, func() { hubNS.Labels = synced(hubNS.Labels, "m2") })
-		update(ctx, hub, claim, func() { claim.Labels = synced(claim.Labels, "m2") })
+		framework.Update(ctx, hub, hubNS, func() { hubNS.Labels = synced(hubNS.Labels, "m2") })
+		framework.Update(ctx, hub, claim, func() { claim.Labels = synced(claim.Labels, "m2") })
 		hubPV := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: hubPVName}}
-		update(ctx, hub, hubPV, func() { hubPV.Labels = synced(hubPV.Labels, "m2") })
+		framework.Update(ctx, hub, hubPV, func() { hubPV.Labels = synced(hubPV.Labels, "m2") })
 
 		By("reporting the hub claim's status from member 1 alone, while member 2 binds")
 		Consistently(func(g Gomega) {
@@ -323,7 +324,7 @@ var _ = Describe("Volumes", Ordered, func() {
 		removal := time.Now().UTC().Format(time.RFC3339)
 		hubPV := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: hubPVName}}
 		for _, obj := range []client.Object{claim, hubPV} {
-			update(ctx, hub, obj, func() {
+			framework.Update(ctx, hub, obj, func() {
 				a := obj.GetAnnotations()
 				if a == nil {
 					a = map[string]string{}
@@ -333,8 +334,8 @@ var _ = Describe("Volumes", Ordered, func() {
 			})
 		}
 		m2PV := client.ObjectKey{Name: targetOf("m2").PVName(hubPVName, nil)}
-		Eventually(gone(ctx, m2, downKey("m2", claim), &corev1.PersistentVolumeClaim{})).WithContext(ctx).Should(Succeed())
-		Eventually(gone(ctx, m2, m2PV, &corev1.PersistentVolume{})).WithContext(ctx).Should(Succeed())
+		Eventually(framework.Deleted(ctx, m2, downKey("m2", claim), &corev1.PersistentVolumeClaim{})).WithContext(ctx).Should(Succeed())
+		Eventually(framework.Deleted(ctx, m2, m2PV, &corev1.PersistentVolume{})).WithContext(ctx).Should(Succeed())
 		for _, obj := range []client.Object{claim, hubPV} {
 			Eventually(func(g Gomega) {
 				g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
@@ -365,8 +366,8 @@ var _ = Describe("Volumes", Ordered, func() {
 			g.Expect(scratch.Finalizers).NotTo(ContainElement(workloadv1alpha1.SyncerFinalizer("m1")))
 			g.Expect(scratch.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel("m1")))
 		}).WithContext(ctx).Should(Succeed())
-		Eventually(gone(ctx, m1, client.ObjectKeyFromObject(pv), &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
-		Eventually(gone(ctx, hub, upsynced, &corev1.PersistentVolume{})).WithContext(ctx).Should(Succeed())
+		Eventually(framework.Deleted(ctx, m1, client.ObjectKeyFromObject(pv), &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		Eventually(framework.Deleted(ctx, hub, upsynced, &corev1.PersistentVolume{})).WithContext(ctx).Should(Succeed())
 		v, _ := storage.Volume(pv.Spec.CSI.VolumeHandle)
 		Expect(v.Deleted).NotTo(BeZero())
 		Expect(v.Releases).To(Equal(1))
@@ -380,13 +381,13 @@ var _ = Describe("Volumes", Ordered, func() {
 		metav1.SetMetaDataAnnotation(&kept.ObjectMeta, storagev1alpha1.ReleasePolicyAnnotation, string(corev1.PersistentVolumeReclaimRetain))
 		Expect(hub.Patch(ctx, kept, patch)).To(Succeed())
 		Expect(hub.Delete(ctx, kept)).To(Succeed())
-		Eventually(gone(ctx, m1, downKey("m1", kept), &corev1.PersistentVolumeClaim{})).WithContext(ctx).Should(Succeed())
+		Eventually(framework.Deleted(ctx, m1, downKey("m1", kept), &corev1.PersistentVolumeClaim{})).WithContext(ctx).Should(Succeed())
 
 		By("asking the upsynced PV to leave the target")
-		update(ctx, hub, upsynced, func() {
+		framework.Update(ctx, hub, upsynced, func() {
 			metav1.SetMetaDataAnnotation(&upsynced.ObjectMeta, workloadv1alpha1.DeletionAnnotation("m1"), time.Now().UTC().Format(time.RFC3339))
 		})
-		Eventually(gone(ctx, m1, client.ObjectKeyFromObject(pv), &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		Eventually(framework.Deleted(ctx, m1, client.ObjectKeyFromObject(pv), &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(upsynced), upsynced)).To(Succeed(), "the hub PV is the record of the storage kept")
 			g.Expect(upsynced.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel("m1")))
@@ -398,10 +399,10 @@ var _ = Describe("Volumes", Ordered, func() {
 
 	It("keeps the reclaim policy a user set on an upsynced PV while it follows member 1's", func(ctx SpecContext) {
 		_, pv, upsynced := provisionedInM1(ctx, "kept-by-user")
-		update(ctx, hub, upsynced, func() { upsynced.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain })
+		framework.Update(ctx, hub, upsynced, func() { upsynced.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain })
 
 		By("changing m1's PV, which the hub PV follows while it is upsynced")
-		update(ctx, m1, pv, func() { metav1.SetMetaDataLabel(&pv.ObjectMeta, "e2e.custody.dev/tier", "gold") })
+		framework.Update(ctx, m1, pv, func() { metav1.SetMetaDataLabel(&pv.ObjectMeta, "e2e.custody.dev/tier", "gold") })
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(upsynced), upsynced)).To(Succeed())
 			g.Expect(upsynced.Labels).To(HaveKeyWithValue("e2e.custody.dev/tier", "gold"))
@@ -417,16 +418,16 @@ var _ = Describe("Volumes", Ordered, func() {
 
 		By("keeping m1's PV from going, so that the report can be seen")
 		const keep = "e2e.custody.dev/keep"
-		update(ctx, m1, pv, func() { pv.Finalizers = append(pv.Finalizers, keep) })
+		framework.Update(ctx, m1, pv, func() { pv.Finalizers = append(pv.Finalizers, keep) })
 
 		By("taking the claim and the hub PV from m1 without its syncer, as coordination does on a Fence")
 		for _, obj := range []client.Object{taken, upsynced} {
-			update(ctx, hub, obj, func() {
+			framework.Update(ctx, hub, obj, func() {
 				workloadv1alpha1.Release(obj, "m1")
 				controllerutil.RemoveFinalizer(obj, workloadv1alpha1.SyncerFinalizer("m1"))
 			})
 		}
-		Eventually(gone(ctx, m1, downKey("m1", taken), &corev1.PersistentVolumeClaim{})).WithContext(ctx).Should(Succeed())
+		Eventually(framework.Deleted(ctx, m1, downKey("m1", taken), &corev1.PersistentVolumeClaim{})).WithContext(ctx).Should(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(m1.Get(ctx, client.ObjectKeyFromObject(pv), pv)).To(Succeed())
 			g.Expect(pv.DeletionTimestamp).NotTo(BeNil(), "m1's PV is not being removed")
@@ -435,8 +436,8 @@ var _ = Describe("Volumes", Ordered, func() {
 		Eventually(cleanOf(ctx, "m1")).WithContext(ctx).Should(Equal(metav1.ConditionFalse), "m1 reports clean while it still has the PV")
 		Consistently(cleanOf(ctx, "m1")).WithContext(ctx).WithTimeout(3 * heartbeatPeriod).Should(Equal(metav1.ConditionFalse))
 
-		update(ctx, m1, pv, func() { controllerutil.RemoveFinalizer(pv, keep) })
-		Eventually(gone(ctx, m1, client.ObjectKeyFromObject(pv), &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		framework.Update(ctx, m1, pv, func() { controllerutil.RemoveFinalizer(pv, keep) })
+		Eventually(framework.Deleted(ctx, m1, client.ObjectKeyFromObject(pv), &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 		Eventually(cleanOf(ctx, "m1")).WithContext(ctx).Should(Equal(metav1.ConditionTrue))
 		Expect(hub.Get(ctx, client.ObjectKeyFromObject(upsynced), upsynced)).To(Succeed(), "the hub PV is the record of the storage kept")
 		v, _ := storage.Volume(pv.Spec.CSI.VolumeHandle)
@@ -450,16 +451,16 @@ var _ = Describe("Volumes", Ordered, func() {
 		Expect(pv.Annotations).To(HaveKeyWithValue(transform.HubNameAnnotation, upsynced.Name))
 
 		By("taking the hub PV from m1: m1 keeps its PV while the claim is m1's")
-		update(ctx, hub, upsynced, func() {
+		framework.Update(ctx, hub, upsynced, func() {
 			workloadv1alpha1.Release(upsynced, "m1")
 			upsynced.Finalizers = nil
 		})
 		By("asking the claim to leave m1, held as coordination holds it, and deleting its copy Retain before the hub lets it go")
-		update(ctx, hub, left, func() {
+		framework.Update(ctx, hub, left, func() {
 			metav1.SetMetaDataAnnotation(&left.ObjectMeta, workloadv1alpha1.DeletionAnnotation("m1"), time.Now().UTC().Format(time.RFC3339))
 			metav1.SetMetaDataAnnotation(&left.ObjectMeta, workloadv1alpha1.FinalizersAnnotation("m1"), "coordination.example/drain")
 		})
-		update(ctx, m1, pv, func() { pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain })
+		framework.Update(ctx, m1, pv, func() { pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain })
 		down := &corev1.PersistentVolumeClaim{}
 		Expect(m1.Get(ctx, downKey("m1", left), down)).To(Succeed())
 		Expect(m1.Delete(ctx, down)).To(Succeed())
@@ -469,7 +470,7 @@ var _ = Describe("Volumes", Ordered, func() {
 		}).WithContext(ctx).Should(Succeed())
 		By("deleting the hub PV, which the upsync no longer makes again without the copy: as if the hub had never recorded it")
 		Expect(hub.Delete(ctx, upsynced)).To(Succeed())
-		Eventually(gone(ctx, hub, client.ObjectKeyFromObject(upsynced), &corev1.PersistentVolume{})).WithContext(ctx).Should(Succeed())
+		Eventually(framework.Deleted(ctx, hub, client.ObjectKeyFromObject(upsynced), &corev1.PersistentVolume{})).WithContext(ctx).Should(Succeed())
 		Consistently(func(g Gomega) {
 			g.Expect(m1.Get(ctx, client.ObjectKeyFromObject(pv), pv)).To(Succeed())
 			g.Expect(pv.DeletionTimestamp).To(BeNil(), "m1 let its PV go while the hub still gives it the claim")
@@ -478,12 +479,12 @@ var _ = Describe("Volumes", Ordered, func() {
 		Eventually(cleanOf(ctx, "m1")).WithContext(ctx).Should(Equal(metav1.ConditionFalse), "a claim the hub takes away counts as held")
 
 		By("letting the claim go: its going is the only news m1 has")
-		update(ctx, hub, left, func() { delete(left.Annotations, workloadv1alpha1.FinalizersAnnotation("m1")) })
+		framework.Update(ctx, hub, left, func() { delete(left.Annotations, workloadv1alpha1.FinalizersAnnotation("m1")) })
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(left), left)).To(Succeed())
 			g.Expect(left.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel("m1")))
 		}).WithContext(ctx).Should(Succeed(), "m1 did not let the claim go")
-		Eventually(gone(ctx, m1, client.ObjectKeyFromObject(pv), &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), "m1 kept the PV of a claim it no longer has")
+		Eventually(framework.Deleted(ctx, m1, client.ObjectKeyFromObject(pv), &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), "m1 kept the PV of a claim it no longer has")
 		Eventually(cleanOf(ctx, "m1")).WithContext(ctx).Should(Equal(metav1.ConditionTrue))
 		v, found := storage.Volume(pv.Spec.CSI.VolumeHandle)
 		Expect(found).To(BeTrue())
@@ -497,7 +498,7 @@ var _ = Describe("Volumes", Ordered, func() {
 		Expect(m1.Get(ctx, downKey("m1", back), first)).To(Succeed())
 
 		By("asking the claim to leave m1 keeping its storage, as a move does, while the PV stays")
-		update(ctx, hub, back, func() {
+		framework.Update(ctx, hub, back, func() {
 			metav1.SetMetaDataAnnotation(&back.ObjectMeta, storagev1alpha1.ReleasePolicyAnnotation, string(corev1.PersistentVolumeReclaimRetain))
 			metav1.SetMetaDataAnnotation(&back.ObjectMeta, workloadv1alpha1.DeletionAnnotation("m1"), time.Now().UTC().Format(time.RFC3339))
 		})
@@ -512,12 +513,12 @@ var _ = Describe("Volumes", Ordered, func() {
 		Expect(pv.Spec.ClaimRef.UID).To(Equal(first.UID))
 
 		By("bringing the claim back before the PV left, bound on the hub and the PV switched to Sync, as coordination does")
-		update(ctx, hub, back, func() {
+		framework.Update(ctx, hub, back, func() {
 			delete(back.Annotations, storagev1alpha1.ReleasePolicyAnnotation)
 			back.Spec.VolumeName = upsynced.Name
 			back.Labels = synced(back.Labels, "m1")
 		})
-		update(ctx, hub, upsynced, func() {
+		framework.Update(ctx, hub, upsynced, func() {
 			upsynced.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain
 			upsynced.Labels[workloadv1alpha1.StateLabel("m1")] = string(workloadv1alpha1.ResourceStateSync)
 		})
@@ -545,32 +546,32 @@ var _ = Describe("Volumes", Ordered, func() {
 		const keep = "e2e.custody.dev/keep"
 
 		By("binding the hub claim, held as coordination holds it, and taking it and its PV from m1, keeping the storage")
-		update(ctx, hub, moved, func() {
+		framework.Update(ctx, hub, moved, func() {
 			moved.Spec.VolumeName = upsynced.Name
 			moved.Finalizers = append(moved.Finalizers, keep)
 		})
 		DeferCleanup(func(ctx SpecContext) {
-			update(ctx, hub, moved, func() { controllerutil.RemoveFinalizer(moved, keep) })
+			framework.Update(ctx, hub, moved, func() { controllerutil.RemoveFinalizer(moved, keep) })
 		})
 		for _, obj := range []client.Object{moved, upsynced} {
-			update(ctx, hub, obj, func() {
+			framework.Update(ctx, hub, obj, func() {
 				workloadv1alpha1.Release(obj, "m1")
 				controllerutil.RemoveFinalizer(obj, workloadv1alpha1.SyncerFinalizer("m1"))
 			})
 		}
-		Eventually(gone(ctx, m1, client.ObjectKeyFromObject(pv), &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		Eventually(framework.Deleted(ctx, m1, client.ObjectKeyFromObject(pv), &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 
 		By("syncing the claim to m2 before its PV: m2 makes no copy of it yet")
 		hubNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-		update(ctx, hub, hubNS, func() { hubNS.Labels = synced(hubNS.Labels, "m2") })
-		update(ctx, hub, moved, func() { moved.Labels = synced(moved.Labels, "m2") })
+		framework.Update(ctx, hub, hubNS, func() { hubNS.Labels = synced(hubNS.Labels, "m2") })
+		framework.Update(ctx, hub, moved, func() { moved.Labels = synced(moved.Labels, "m2") })
 		down := &corev1.PersistentVolumeClaim{}
 		Consistently(func() error {
 			return m2.Get(ctx, downKey("m2", moved), down)
 		}).WithContext(ctx).WithTimeout(2*time.Second).Should(MatchError(ContainSubstring("not found")), "m2 made the claim's copy before its PV's")
 
 		By("giving m2 the PV: the claim's copy follows its PV's, and m2's binder binds it as it comes, not at its next periodic sync")
-		update(ctx, hub, upsynced, func() { upsynced.Labels = synced(upsynced.Labels, "m2") })
+		framework.Update(ctx, hub, upsynced, func() { upsynced.Labels = synced(upsynced.Labels, "m2") })
 		given := time.Now()
 		Eventually(func(g Gomega) {
 			g.Expect(m2.Get(ctx, downKey("m2", moved), down)).To(Succeed())
@@ -579,7 +580,7 @@ var _ = Describe("Volumes", Ordered, func() {
 		Expect(time.Since(given)).To(BeNumerically("<", 5*time.Second), "m2's binder runs every 15 s")
 
 		By("deleting the claim with reclaim policy Delete: m2 releases the storage through its copies")
-		update(ctx, hub, moved, func() {
+		framework.Update(ctx, hub, moved, func() {
 			metav1.SetMetaDataAnnotation(&moved.ObjectMeta, storagev1alpha1.ReleasePolicyAnnotation, string(corev1.PersistentVolumeReclaimDelete))
 		})
 		Expect(hub.Delete(ctx, moved)).To(Succeed())
@@ -588,13 +589,13 @@ var _ = Describe("Volumes", Ordered, func() {
 			g.Expect(moved.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel("m2")))
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), "m2 did not let the claim go")
 		m2PV := client.ObjectKey{Name: targetOf("m2").PVName(upsynced.Name, upsynced.Annotations)}
-		Eventually(gone(ctx, m2, m2PV, &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		Eventually(framework.Deleted(ctx, m2, m2PV, &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 		v, _ := storage.Volume(pv.Spec.CSI.VolumeHandle)
 		Expect(v.Deleted).NotTo(BeZero(), "the storage was not released")
 		Expect(v.Releases).To(Equal(1))
 
 		By("letting the hub PV go, as coordination does once the storage was released")
-		update(ctx, hub, upsynced, func() {
+		framework.Update(ctx, hub, upsynced, func() {
 			metav1.SetMetaDataAnnotation(&upsynced.ObjectMeta, workloadv1alpha1.DeletionAnnotation("m2"), time.Now().UTC().Format(time.RFC3339))
 		})
 		Eventually(func(g Gomega) {

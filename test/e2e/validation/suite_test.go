@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/testbed"
 )
 
@@ -23,8 +24,5 @@ func TestValidation(t *testing.T) {
 }
 
 var _ = BeforeSuite(func(ctx context.Context) {
-	bed, err := testbed.Start(ctx, testbed.Options{})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(bed.Stop)
-	hub = bed.Hub.Client
+	hub = framework.StartBed(ctx, testbed.Options{}).Hub.Client
 }, NodeTimeout(testbed.StartTimeout))

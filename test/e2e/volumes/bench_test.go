@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/testbed"
 )
@@ -111,8 +112,8 @@ func (r *run) clusters() []*testbed.Cluster {
 func seedVolumes(ctx context.Context, b *testing.B, c client.Client, n int) string {
 	ns := "bench"
 	objs := []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"app": ns}}},
-		placementFor(ns, "loc"),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{framework.AppLabel: ns}}},
+		framework.Placement(ns, "loc"),
 	}
 	for i := range n {
 		objs = append(objs, claimObject(ns, fmt.Sprintf("data-%03d", i), corev1.ReadWriteOnce))

@@ -13,6 +13,7 @@ import (
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/test/e2e/framework"
 )
 
 // A member's clean report lifts its Fence, so it must not skip what it cannot place: a PV
@@ -31,7 +32,7 @@ var _ = Describe("A fenced member's clean report", func() {
 		Expect(env.StartMember(ctx, lost)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(targetCondition(ctx, g, lost, workloadv1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
-			err := member(lost).Client.Get(ctx, downClaim(lost, ns, "data"), &corev1.PersistentVolumeClaim{})
+			err := framework.Member(env.Bed, lost).Client.Get(ctx, framework.CopyKey(hubID, lost, ns, "data"), &corev1.PersistentVolumeClaim{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the claim's copy is still in %s", lost)
 			c := targetCondition(ctx, g, lost, workloadv1alpha1.CleanCondition(domain))
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse), c.Message)
@@ -58,7 +59,7 @@ var _ = Describe("A fenced member's clean report", func() {
 // domain, or takes it away when d is "".
 func setClassDomain(ctx context.Context, key, d string) {
 	GinkgoHelper()
-	c := member(key).Client
+	c := framework.Member(env.Bed, key).Client
 	sc := &storagev1.StorageClass{}
 	Expect(c.Get(ctx, client.ObjectKey{Name: domain}, sc)).To(Succeed())
 	patch := client.MergeFrom(sc.DeepCopy())

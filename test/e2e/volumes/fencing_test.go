@@ -19,6 +19,7 @@ import (
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/simstorage"
 )
@@ -103,7 +104,7 @@ var _ = Describe("A lost owner", func() {
 		first := f.Status.Executor
 		// Mid-fence: the first executor's NetworkFence exists, the storage has not answered.
 		Eventually(func() error {
-			return member(first).Client.Get(ctx, client.ObjectKey{Name: "custody-" + f.Name}, &csiaddonsv1alpha1.NetworkFence{})
+			return framework.Member(env.Bed, first).Client.Get(ctx, client.ObjectKey{Name: "custody-" + f.Name}, &csiaddonsv1alpha1.NetworkFence{})
 		}).WithContext(ctx).Should(Succeed())
 		loseMember(ctx, first, true)
 		waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
@@ -122,7 +123,7 @@ var _ = Describe("A lost owner", func() {
 			g.Expect(f.DeletionTimestamp).NotTo(BeNil())
 			g.Expect(f.Finalizers).To(ConsistOf(workloadv1alpha1.SyncerFinalizer(workloadv1alpha1.ToSyncTargetKey(first))))
 		})
-		Expect(member(first).Client.Get(ctx, client.ObjectKey{Name: "custody-" + f.Name}, &csiaddonsv1alpha1.NetworkFence{})).To(Succeed())
+		Expect(framework.Member(env.Bed, first).Client.Get(ctx, client.ObjectKey{Name: "custody-" + f.Name}, &csiaddonsv1alpha1.NetworkFence{})).To(Succeed())
 		Expect(env.StartMember(ctx, first)).To(Succeed())
 		comesBack(ctx, lost, ns)
 	})
@@ -242,8 +243,8 @@ var _ = Describe("A lost owner", func() {
 		vo := ownership(ctx, ns, "data")
 		By("keeping the owner's PV copy from going, so that it holds the volume through the hub PV alone")
 		letGo := keepPV(ctx, lost, downPV(ctx, lost, ns, "data"))
-		setCordon(ctx, lost, true)
-		DeferCleanup(setCordon, context.Background(), lost, false)
+		framework.Cordon(ctx, hub, lost, true)
+		DeferCleanup(framework.Cordon, context.Background(), hub, lost, false)
 		Eventually(func(g Gomega) {
 			c := &corev1.PersistentVolumeClaim{}
 			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data"}, c)).To(Succeed())
@@ -278,8 +279,8 @@ var _ = Describe("A lost owner", func() {
 			g.Expect(st.Reason).To(Equal(storagev1alpha1.ReasonWaitingForFencedTarget))
 			g.Expect(st.FencedOff).To(ConsistOf(lost))
 		})
-		gone(ctx, f)
-		gone(ctx, c)
+		framework.Gone(ctx, hub, f)
+		framework.Gone(ctx, hub, c)
 		Eventually(func() bool { return volume(h).Deleted.IsZero() }).WithContext(ctx).Should(BeFalse())
 		Expect(volume(h).Releases).To(Equal(1))
 	})
@@ -289,7 +290,7 @@ var _ = Describe("A lost owner", func() {
 // the namespace, the owner and the volume's handle.
 func ownedVolume(ctx context.Context) (string, string, string) {
 	GinkgoHelper()
-	ns := app(ctx, "loc")
+	ns := framework.App(ctx, hub, "loc")
 	claim(ctx, ns, "data", corev1.ReadWriteOnce)
 	vo := bound(ctx, ns, "data")
 	h := handle(ctx, vo.Status.VolumeName)
@@ -311,7 +312,7 @@ func loseMember(ctx context.Context, name string, partition bool) {
 			}
 		}
 		Expect(env.WaitReady(ctx)).To(Succeed())
-		gone(ctx, &storagev1alpha1.Fence{ObjectMeta: metav1.ObjectMeta{Name: storagev1alpha1.FenceName(name, domain)}})
+		framework.Gone(ctx, hub, &storagev1alpha1.Fence{ObjectMeta: metav1.ObjectMeta{Name: storagev1alpha1.FenceName(name, domain)}})
 	}, NodeTimeout(3*time.Minute))
 }
 
@@ -351,7 +352,7 @@ func comesBack(ctx context.Context, lost, ns string) {
 		Expect(env.StartMember(ctx, lost)).To(Succeed())
 	}
 	Eventually(func(g Gomega) {
-		err := member(lost).Client.Get(ctx, downClaim(lost, ns, "data"), &corev1.PersistentVolumeClaim{})
+		err := framework.Member(env.Bed, lost).Client.Get(ctx, framework.CopyKey(hubID, lost, ns, "data"), &corev1.PersistentVolumeClaim{})
 		if vo := ownership(ctx, ns, "data"); vo.Status.Owner != lost {
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the claim's copy is still in %s", lost)
 		}
@@ -371,8 +372,8 @@ func comesBack(ctx context.Context, lost, ns string) {
 // a new namespace's volume is provisioned on it.
 func takesWork(ctx context.Context, target string) {
 	GinkgoHelper()
-	setCordon(ctx, environment.Other(target), true)
-	DeferCleanup(setCordon, context.Background(), environment.Other(target), false)
+	framework.Cordon(ctx, hub, environment.Other(target), true)
+	DeferCleanup(framework.Cordon, context.Background(), hub, environment.Other(target), false)
 	_, owner, _ := ownedVolume(ctx)
 	Expect(owner).To(Equal(target))
 }
@@ -522,7 +523,7 @@ func metric(name string) float64 {
 func keepPV(ctx context.Context, key string, pv *corev1.PersistentVolume) func(context.Context) {
 	GinkgoHelper()
 	const keep = "e2e.custody.dev/keep"
-	c := member(key).Client
+	c := framework.Member(env.Bed, key).Client
 	patchFinalizers(ctx, c, pv, append(slices.Clone(pv.Finalizers), keep))
 	letGo := func(ctx context.Context) {
 		GinkgoHelper()

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/test/e2e/framework"
 )
 
 // A Fence cuts off a target's node CIDRs in its storage domain: two targets of a domain whose
@@ -20,7 +21,7 @@ var _ = Describe("Node CIDRs of two targets of a storage domain", func() {
 			exclusiveCIDRs(ctx, t, metav1.ConditionTrue, workloadv1alpha1.ReasonNodeCIDRsExclusive)
 		}
 		// Half of m1's node addresses, added to m3's.
-		m1 := netip.MustParsePrefix(member("m1").NodeCIDRs[0])
+		m1 := netip.MustParsePrefix(framework.Member(env.Bed, "m1").NodeCIDRs[0])
 		half := netip.PrefixFrom(m1.Addr(), m1.Bits()+1).String()
 		t := &workloadv1alpha1.SyncTarget{}
 		Expect(hub.Get(ctx, client.ObjectKey{Name: "m3"}, t)).To(Succeed())

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/environment"
 )
 
@@ -28,13 +29,13 @@ var _ = Describe("An outage during an owned move", Ordered, func() {
 	// move took after outage returned.
 	timedMove := func(ctx context.Context, outage func(from string)) time.Duration {
 		GinkgoHelper()
-		ns := app(ctx, "loc")
+		ns := framework.App(ctx, hub, "loc")
 		claim(ctx, ns, "data", corev1.ReadWriteOnce)
 		vo := bound(ctx, ns, "data")
 		from, to := vo.Status.Owner, environment.Other(vo.Status.Owner)
 		h := handle(ctx, vo.Status.VolumeName)
-		setCordon(ctx, from, true)
-		DeferCleanup(setCordon, context.Background(), from, false)
+		framework.Cordon(ctx, hub, from, true)
+		DeferCleanup(framework.Cordon, context.Background(), hub, from, false)
 		// The outage outlasts the default fence delay: the owner's own delay keeps the move
 		// waiting for its acknowledgement, which is what is timed here.
 		setFenceDelay(ctx, from, &metav1.Duration{Duration: 10 * time.Minute})
@@ -72,9 +73,9 @@ var _ = Describe("An outage during an owned move", Ordered, func() {
 
 	It("finishes soon after the owner's API server is back", func(ctx SpecContext) {
 		recovers("member API server outage", timedMove(ctx, func(from string) {
-			Expect(member(from).StopAPIServer()).To(Succeed())
+			Expect(framework.Member(env.Bed, from).StopAPIServer()).To(Succeed())
 			time.Sleep(outageLength)
-			Expect(member(from).StartAPIServer(ctx)).To(Succeed())
+			Expect(framework.Member(env.Bed, from).StartAPIServer(ctx)).To(Succeed())
 		}))
 	})
 

@@ -11,6 +11,7 @@ import (
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/environment"
 )
 
@@ -18,7 +19,7 @@ var _ = Describe("A controller restart", func() {
 	// Each move stops the controller at one of its steps, checks that nothing moves while it
 	// is away, and starts it again: the move must finish from what the API holds.
 	It("resumes a move from any step", func(ctx SpecContext) {
-		ns := app(ctx, "loc")
+		ns := framework.App(ctx, hub, "loc")
 		claim(ctx, ns, "data", corev1.ReadWriteOnce)
 		h := handle(ctx, bound(ctx, ns, "data").Status.VolumeName)
 
@@ -42,9 +43,9 @@ var _ = Describe("A controller restart", func() {
 			from, to := vo.Status.Owner, environment.Other(vo.Status.Owner)
 			if step.reached == nil {
 				Expect(env.StopController()).To(Succeed())
-				setCordon(ctx, from, true)
+				framework.Cordon(ctx, hub, from, true)
 			} else {
-				setCordon(ctx, from, true)
+				framework.Cordon(ctx, hub, from, true)
 				Eventually(func(g Gomega) {
 					c := &corev1.PersistentVolumeClaim{}
 					g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data"}, c)).To(Succeed())
@@ -62,11 +63,11 @@ var _ = Describe("A controller restart", func() {
 				g.Expect(st.Owner).To(Equal(to))
 			})
 			holders(ctx, h, to)
-			setCordon(ctx, from, false)
+			framework.Cordon(ctx, hub, from, false)
 		}
 		DeferCleanup(func(ctx context.Context) {
 			for _, m := range []string{"m1", "m2"} {
-				setCordon(ctx, m, false)
+				framework.Cordon(ctx, hub, m, false)
 			}
 		})
 	})

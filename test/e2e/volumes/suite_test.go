@@ -7,11 +7,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/simstorage"
 	"github.com/custody-dev/custody/test/testbed"
@@ -36,23 +34,12 @@ func TestVolumes(t *testing.T) {
 // The environment: Location "loc" of m1 and m2, Location "other" of m3, all three over
 // storage domain "shared".
 var _ = BeforeSuite(func(ctx context.Context) {
-	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	var err error
-	env, err = environment.Start(ctx, environment.Options{Locations: []environment.LocationOptions{
+	env = framework.Start(ctx, environment.Options{Locations: []environment.LocationOptions{
 		{Name: "loc", Domain: domain, Members: []string{"m1", "m2"}},
 		{Name: "other", Domain: domain, Members: []string{"m3"}},
 	}})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(env.Stop)
-	Expect(env.WaitReady(ctx)).To(Succeed())
-	hub, storage = env.Hub.Client, env.Storage(domain)
-	ns := &corev1.Namespace{}
-	Expect(hub.Get(ctx, client.ObjectKey{Name: "kube-system"}, ns)).To(Succeed())
-	hubID = string(ns.UID)
+	hub, storage, hubID = env.Hub.Client, env.Storage(domain), framework.HubID(ctx, env.Hub.Client)
 }, NodeTimeout(testbed.StartTimeout))
 
 // Every spec ends with the ledger's invariants.
-var _ = AfterEach(func() {
-	Expect(storage.CheckSingleOwner()).To(Succeed())
-	Expect(storage.CheckReleases()).To(Succeed())
-})
+var _ = AfterEach(func() { framework.ExpectLedger(storage) })

@@ -18,12 +18,13 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/environment"
 )
 
 var _ = Describe("Provisioning", func() {
 	It("provisions on one target, upsyncs the PV, binds the hub pair and keeps every copy Retain", func(ctx SpecContext) {
-		ns := app(ctx, "loc")
+		ns := framework.App(ctx, hub, "loc")
 		c := claim(ctx, ns, "data", corev1.ReadWriteOnce)
 		vo := bound(ctx, ns, "data")
 		st := vo.Status
@@ -65,7 +66,7 @@ var _ = Describe("Provisioning", func() {
 
 var _ = Describe("Claims that name no storage class", func() {
 	It("provision with the members' default class and move like any other", func(ctx SpecContext) {
-		ns := app(ctx, "loc")
+		ns := framework.App(ctx, hub, "loc")
 		c := claimObject(ns, "plain", corev1.ReadWriteOnce)
 		c.Spec.StorageClassName = nil
 		Expect(hub.Create(ctx, c)).To(Succeed())
@@ -76,8 +77,8 @@ var _ = Describe("Claims that name no storage class", func() {
 		h := handle(ctx, vo.Status.VolumeName)
 		holders(ctx, h, owner)
 
-		setCordon(ctx, owner, true)
-		DeferCleanup(setCordon, context.Background(), owner, false)
+		framework.Cordon(ctx, hub, owner, true)
+		DeferCleanup(framework.Cordon, context.Background(), hub, owner, false)
 		moved := waitFor(ctx, ns, "plain", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
 			g.Expect(st.Owner).To(Equal(environment.Other(owner)))
 			g.Expect(st.Phase).To(Equal(storagev1alpha1.Bound))
@@ -87,7 +88,7 @@ var _ = Describe("Claims that name no storage class", func() {
 	})
 
 	It("says by name that no target has the class a claim asks for", func(ctx SpecContext) {
-		ns := app(ctx, "loc")
+		ns := framework.App(ctx, hub, "loc")
 		c := claimObject(ns, "fast", corev1.ReadWriteOnce)
 		c.Spec.StorageClassName = ptr.To("fast")
 		Expect(hub.Create(ctx, c)).To(Succeed())
@@ -101,7 +102,7 @@ var _ = Describe("Claims that name no storage class", func() {
 
 var _ = Describe("Shared volumes", func() {
 	It("gives a ReadWriteMany volume to two members at once, pre-bound", func(ctx SpecContext) {
-		ns := app(ctx, "loc", "other")
+		ns := framework.App(ctx, hub, "loc", "other")
 		claim(ctx, ns, "shared", corev1.ReadWriteMany)
 		vo := waitFor(ctx, ns, "shared", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
 			g.Expect(st.Phase).To(Equal(storagev1alpha1.Bound))
@@ -121,18 +122,18 @@ var _ = Describe("Shared volumes", func() {
 
 var _ = Describe("Owned volumes", func() {
 	It("moves to the other member when the owner is cordoned: same data, Retain, never held twice, bound at once", func(ctx SpecContext) {
-		ns := app(ctx, "loc")
+		ns := framework.App(ctx, hub, "loc")
 		claim(ctx, ns, "data", corev1.ReadWriteOnce)
 		vo := bound(ctx, ns, "data")
 		from, to := vo.Status.Owner, environment.Other(vo.Status.Owner)
 		h := handle(ctx, vo.Status.VolumeName)
 
-		setCordon(ctx, from, true)
+		framework.Cordon(ctx, hub, from, true)
 		cordoned := time.Now()
-		DeferCleanup(setCordon, context.Background(), from, false)
+		DeferCleanup(framework.Cordon, context.Background(), hub, from, false)
 		Eventually(func(g Gomega) {
 			pvc := &corev1.PersistentVolumeClaim{}
-			g.Expect(member(to).Client.Get(ctx, downClaim(to, ns, "data"), pvc)).To(Succeed())
+			g.Expect(framework.Member(env.Bed, to).Client.Get(ctx, framework.CopyKey(hubID, to, ns, "data"), pvc)).To(Succeed())
 			g.Expect(pvc.Status.Phase).To(Equal(corev1.ClaimBound))
 		}).WithContext(ctx).WithPolling(20 * time.Millisecond).Should(Succeed())
 		// The members' binders sync every claim every 15 s, Kubernetes' default: a copy made
@@ -156,18 +157,18 @@ var _ = Describe("Owned volumes", func() {
 		Expect(down.Spec.PersistentVolumeReclaimPolicy).To(Equal(corev1.PersistentVolumeReclaimRetain))
 		Expect(volume(h).Releases).To(BeZero())
 		Eventually(func() bool {
-			err := member(from).Client.Get(ctx, downClaim(from, ns, "data"), &corev1.PersistentVolumeClaim{})
+			err := framework.Member(env.Bed, from).Client.Get(ctx, framework.CopyKey(hubID, from, ns, "data"), &corev1.PersistentVolumeClaim{})
 			return apierrors.IsNotFound(err)
 		}).WithContext(ctx).Should(BeTrue(), "the old owner's claim is gone")
 	})
 
 	It("waits for the member's pvc-protection while a pod still uses the claim", func(ctx SpecContext) {
-		ns := app(ctx, "loc")
+		ns := framework.App(ctx, hub, "loc")
 		claim(ctx, ns, "data", corev1.ReadWriteOnce)
 		vo := bound(ctx, ns, "data")
 		from, to := vo.Status.Owner, environment.Other(vo.Status.Owner)
-		key := downClaim(from, ns, "data")
-		m := member(from)
+		key := framework.CopyKey(hubID, from, ns, "data")
+		m := framework.Member(env.Bed, from)
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: "user"},
 			Spec: corev1.PodSpec{
@@ -180,8 +181,8 @@ var _ = Describe("Owned volumes", func() {
 		}
 		Expect(m.Client.Create(ctx, pod)).To(Succeed())
 
-		setCordon(ctx, from, true)
-		DeferCleanup(setCordon, context.Background(), from, false)
+		framework.Cordon(ctx, hub, from, true)
+		DeferCleanup(framework.Cordon, context.Background(), hub, from, false)
 		waitFor(ctx, ns, "data", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
 			g.Expect(st.Phase).To(Equal(storagev1alpha1.Moving))
 			g.Expect(st.Reason).To(Equal(storagev1alpha1.ReasonWaitingForDetach))
@@ -208,7 +209,7 @@ var _ = Describe("Owned volumes", func() {
 	})
 
 	It("refuses to move to a target whose storage class differs, and says so", func(ctx SpecContext) {
-		ns := app(ctx, "loc")
+		ns := framework.App(ctx, hub, "loc")
 		claim(ctx, ns, "data", corev1.ReadWriteOnce)
 		vo := bound(ctx, ns, "data")
 		from, to := vo.Status.Owner, environment.Other(vo.Status.Owner)
@@ -231,8 +232,8 @@ var _ = Describe("Owned volumes", func() {
 			g.Expect(c.Message).To(And(ContainSubstring(domain), ContainSubstring(to), ContainSubstring("differs in")))
 		}).WithContext(ctx).Should(Succeed())
 
-		setCordon(ctx, from, true)
-		DeferCleanup(setCordon, context.Background(), from, false)
+		framework.Cordon(ctx, hub, from, true)
+		DeferCleanup(framework.Cordon, context.Background(), hub, from, false)
 		waitFor(ctx, ns, "data", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
 			g.Expect(st.Reason).To(Equal(storagev1alpha1.ReasonStorageClassMismatch))
 			g.Expect(st.Message).To(ContainSubstring(to))
@@ -255,7 +256,7 @@ var _ = Describe("Owned volumes", func() {
 
 var _ = Describe("Deleting a claim", func() {
 	It("releases the storage exactly once, on the owner, after the claim is gone from the hub", func(ctx SpecContext) {
-		ns := app(ctx, "loc")
+		ns := framework.App(ctx, hub, "loc")
 		c := claim(ctx, ns, "data", corev1.ReadWriteOnce)
 		vo := bound(ctx, ns, "data")
 		pvName := vo.Status.VolumeName
@@ -263,14 +264,14 @@ var _ = Describe("Deleting a claim", func() {
 		Expect(volume(h).Deleted).To(BeZero())
 
 		Expect(hub.Delete(ctx, c)).To(Succeed())
-		gone(ctx, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: pvName}})
-		gone(ctx, c)
+		framework.Gone(ctx, hub, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: pvName}})
+		framework.Gone(ctx, hub, c)
 		Eventually(func() bool { return volume(h).Deleted.IsZero() }).WithContext(ctx).Should(BeFalse())
 		Consistently(func() int { return volume(h).Releases }).WithContext(ctx).Should(Equal(1))
 	})
 
 	It("never releases the storage of a hub PV set to Retain: it stays Released, naming its claim and last owner, until an admin deletes it", func(ctx SpecContext) {
-		ns := app(ctx, "loc")
+		ns := framework.App(ctx, hub, "loc")
 		c := claim(ctx, ns, "data", corev1.ReadWriteOnce)
 		vo := bound(ctx, ns, "data")
 		owner, pvName := vo.Status.Owner, vo.Status.VolumeName
@@ -289,7 +290,7 @@ var _ = Describe("Deleting a claim", func() {
 		}).WithContext(ctx).Should(Succeed())
 		took := time.Since(deleted)
 		AddReportEntry("hub PV Released after the claim's deletion", took.Round(time.Millisecond).String())
-		gone(ctx, c)
+		framework.Gone(ctx, hub, c)
 
 		Expect(hub.Get(ctx, client.ObjectKey{Name: pvName}, pv)).To(Succeed())
 		Expect(pv.Status.Phase).To(Equal(corev1.VolumeReleased))
@@ -311,7 +312,7 @@ var _ = Describe("Deleting a claim", func() {
 
 		By("an admin deleting the kept hub PV")
 		Expect(hub.Delete(ctx, pv)).To(Succeed())
-		gone(ctx, pv)
+		framework.Gone(ctx, hub, pv)
 		Consistently(func(g Gomega) {
 			v := volume(h)
 			g.Expect(v.Releases).To(BeZero())
@@ -320,7 +321,7 @@ var _ = Describe("Deleting a claim", func() {
 	})
 
 	It("keeps the storage, on record, when the owner it moved to never made its copy: nothing released it", func(ctx SpecContext) {
-		ns := app(ctx, "loc")
+		ns := framework.App(ctx, hub, "loc")
 		c := claim(ctx, ns, "data", corev1.ReadWriteOnce)
 		vo := bound(ctx, ns, "data")
 		from, to := vo.Status.Owner, environment.Other(vo.Status.Owner)
@@ -329,11 +330,11 @@ var _ = Describe("Deleting a claim", func() {
 
 		By("leaving " + to + " an old copy of the namespace that terminates until the spec lets it go")
 		stuck := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-			Name:       downClaim(to, ns, "data").Namespace,
+			Name:       framework.CopyKey(hubID, to, ns, "data").Namespace,
 			Labels:     transform.Target{Key: to, Hub: hubID}.Markers(),
 			Finalizers: []string{"custody.dev/test-hold"},
 		}}
-		m := member(to)
+		m := framework.Member(env.Bed, to)
 		Expect(m.Client.Create(ctx, stuck)).To(Succeed())
 		Expect(m.Client.Delete(ctx, stuck)).To(Succeed())
 		DeferCleanup(func(ctx context.Context) {
@@ -344,20 +345,20 @@ var _ = Describe("Deleting a claim", func() {
 		})
 
 		By("moving the claim to " + to + ", which cannot make its copy there")
-		setCordon(ctx, from, true)
-		DeferCleanup(setCordon, context.Background(), from, false)
+		framework.Cordon(ctx, hub, from, true)
+		DeferCleanup(framework.Cordon, context.Background(), hub, from, false)
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
 			g.Expect(c.Labels).To(HaveKeyWithValue(workloadv1alpha1.StateLabel(to), string(workloadv1alpha1.ResourceStateSync)))
 			g.Expect(workloadv1alpha1.Targets(c)).To(ConsistOf(to))
 		}).WithContext(ctx).Should(Succeed())
 		Consistently(func() bool {
-			return apierrors.IsNotFound(m.Client.Get(ctx, downClaim(to, ns, "data"), &corev1.PersistentVolumeClaim{}))
+			return apierrors.IsNotFound(m.Client.Get(ctx, framework.CopyKey(hubID, to, ns, "data"), &corev1.PersistentVolumeClaim{}))
 		}).WithContext(ctx).Should(BeTrue(), "the claim's copy was made in a terminating namespace")
 
 		By("deleting the claim")
 		Expect(hub.Delete(ctx, c)).To(Succeed())
-		gone(ctx, c)
+		framework.Gone(ctx, hub, c)
 		pv := hubPV(ctx, pvName)
 		Expect(pv.Status.Phase).To(Equal(corev1.VolumeReleased), "the hub PV names storage that no copy released")
 		Expect(pv.Spec.CSI.VolumeHandle).To(Equal(h))
@@ -373,7 +374,7 @@ var _ = Describe("Deleting a claim", func() {
 // replaceClass replaces the member's StorageClass of the domain (parameters are immutable)
 // with one of the given parameters, and returns the parameters it had.
 func replaceClass(ctx context.Context, target string, params map[string]string) map[string]string {
-	m := member(target)
+	m := framework.Member(env.Bed, target)
 	old := &storagev1.StorageClass{}
 	Expect(m.Client.Get(ctx, client.ObjectKey{Name: domain}, old)).To(Succeed())
 	Expect(m.Client.Delete(ctx, old)).To(Succeed())
