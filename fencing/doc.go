@@ -1,7 +1,7 @@
 // Package fencing holds the pure decisions about cutting a lost target off a storage domain,
 // as the storage's fencing does (a csi-addons NetworkFence, or an admin's statement that the
-// member is powered off). It imports no API client: the coordination and fencing controllers
-// read the world, ask this package, and write what it says.
+// member is powered off). It imports no API client: the controllers (health, scheduler,
+// coordination, fencing, dr) read the world, ask this package, and write what it says.
 //
 // When a target is lost has its one home here: after how long unrenewed a heartbeat Lease
 // makes its target Unreachable (Grace), how long an Unreachable target has before it is lost
@@ -11,7 +11,8 @@
 //
 // Coordination asks two more questions of it for an owned volume whose owner stopped
 // answering: where does a Fence of the owner stand (State), and does a mass failure hold
-// automatic fencing back (Brake: more than a share of the hub's targets Unreachable at once).
+// automatic fencing back (Brake: more than a share of the hub's targets Unreachable at once;
+// DR asks it too before a pair fails over by itself).
 // Only a Fence that reached Fenced lets the volume move without the owner's acknowledgement
 // (invariant 2).
 //

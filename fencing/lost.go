@@ -55,10 +55,12 @@ func LostIn(since, now time.Time, delay time.Duration) time.Duration {
 }
 
 // Brake holds back automatic fencing and failover while many of the hub's targets are
-// Unreachable at once: a split of the hub's own network looks like that, and fencing every member it
-// cuts off would stop what still runs. Karmada stops its evictions the same way
-// (--unhealthy-cluster-threshold, --large-cluster-num-threshold). A Fence an admin asks for,
-// and a declared failover, still go ahead.
+// Unreachable at once: a split of the hub's own network looks like that, and fencing every
+// member it cuts off would stop what still runs. A Fence an admin asks for, and a declared
+// failover, still go ahead. The thresholds are Karmada's (--unhealthy-cluster-threshold,
+// --large-cluster-num-threshold), but not their use: below MinTargets Custody does not
+// brake at all, as losing one member of a two-member domain, or one Location of a pair, is
+// the case it fails over for.
 type Brake struct {
 	// Share: more than this share of the targets Unreachable at once engages the brake;
 	// zero never does.
@@ -68,7 +70,7 @@ type Brake struct {
 	MinTargets int
 }
 
-// DefaultBrake is Karmada's: more than 55% of at least 10 targets.
+// DefaultBrake brakes at more than 55% of at least 10 targets.
 var DefaultBrake = Brake{Share: 0.55, MinTargets: 10}
 
 // Engaged tells whether unreachable of total targets engage the brake.

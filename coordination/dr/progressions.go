@@ -15,7 +15,8 @@ type Transition struct {
 
 // Transitions lists every change of progression a pair may take. The empty progression is a
 // pair that never switched; a pair whose last action is over (Completed or CalledOff) starts
-// the next as one that never switched does.
+// the next as one that never switched does. Decide does not consult it: the table and model
+// tests hold every decision to it, as coordination's tests hold its phases.
 var Transitions = []Transition{
 	{"", schedulingv1alpha1.ProgressionFencing, "failover"},
 	{"", schedulingv1alpha1.ProgressionQuiescing, "relocate"},

@@ -25,8 +25,9 @@ func (d *Decision) giveUpRelocate(o Observation) {
 
 // relocateGivenUp tells whether a relocate that has not restored yet becomes a failover, as
 // it cannot go on without the Location it leaves: on its own once that Location is lost past
-// the threshold, automatic failover is on and every volume has a replica where it goes, or
-// when the spec now asks for a failover to the same Location (by is then "spec").
+// the threshold, automatic failover is on, every volume has a replica where it goes and the
+// brake on mass failure is not engaged, or when the spec now asks for a failover to the same
+// Location (by is then "spec").
 func (o Observation) relocateGivenUp(a *schedulingv1alpha1.PairAction) (by string, ok bool) {
 	if a.Mode != schedulingv1alpha1.Relocate || (a.Progression != schedulingv1alpha1.ProgressionQuiescing && a.Progression != schedulingv1alpha1.ProgressionFinalSync) {
 		return "", false
@@ -34,7 +35,8 @@ func (o Observation) relocateGivenUp(a *schedulingv1alpha1.PairAction) (by strin
 	if o.Pair.Mode == schedulingv1alpha1.Failover && o.Pair.Declared == a.To && o.Pair.Generation > a.Generation {
 		return "spec", true
 	}
-	return "", o.Pair.Automatic && o.lost(a.From) && o.Locations[a.To].canTakeOver() && o.unprotected(a.From, nil) == ""
+	return "", o.Pair.Automatic && o.lost(a.From) && o.Locations[a.To].canTakeOver() && o.unprotected(a.From, nil) == "" &&
+		!o.Brake.Engaged(o.Unreachable, o.Targets)
 }
 
 // quiesce is the Quiescing step of a relocate: once the workloads stopped, each source syncs

@@ -194,6 +194,16 @@ func relocateCases() []decideCase {
 			expect(t, d.Active, "west")
 			expect(t, d.Quiesce, false)
 		}},
+		{"a relocate whose Location is lost does not become a failover on its own under the brake on mass failure", func() Observation {
+			o := underBrake(6)
+			o.Action = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing, 3*time.Minute)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Mode, schedulingv1alpha1.Relocate)
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionQuiescing)
+			expect(t, d.Active, "east")
+			expect(t, len(d.Fence), 0)
+		}},
 		{"a relocate whose Location is lost does not become a failover on its own while a volume bound since has no replica where it goes", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
 			o.Action = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing, 3*time.Minute)

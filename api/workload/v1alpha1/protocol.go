@@ -246,16 +246,17 @@ func SetHold(obj metav1.Object, key, finalizer string, held bool) bool {
 
 // Drop takes everything of the target off the object, in its syncer's place, as for a
 // target that is fenced or removed: the state label and removal request, every coordination
-// finalizer holding it there, and the syncer's finalizer.
+// finalizer holding it there (whoever's: the target is gone from the object, and so are the
+// holds on it), and the syncer's finalizer. The finalizers go also from an object that no
+// longer carries the state label.
 func Drop(obj metav1.Object, key string) {
-	p, _ := PresenceOn(obj, key)
+	held := finalizers(obj, key)
 	Release(obj, key)
-	for _, f := range p.Finalizers {
+	for _, f := range held {
 		SetHold(obj, key, f, false)
 	}
-	fins := obj.GetFinalizers()
-	if i := slices.Index(fins, SyncerFinalizer(key)); i >= 0 {
-		obj.SetFinalizers(slices.Delete(slices.Clone(fins), i, i+1))
+	if fins := obj.GetFinalizers(); slices.Contains(fins, SyncerFinalizer(key)) {
+		obj.SetFinalizers(slices.DeleteFunc(slices.Clone(fins), func(f string) bool { return f == SyncerFinalizer(key) }))
 	}
 }
 

@@ -179,6 +179,11 @@ func TestDrop(t *testing.T) {
 	if _, on := PresenceOn(o, "m2"); !on || len(o.Finalizers) != 2 {
 		t.Errorf("dropping a target the object is not on changed it: %+v", o)
 	}
+	left := obj(nil, map[string]string{FinalizersAnnotation("m1"): hold}, SyncerFinalizer("m1"), SyncerFinalizer("m1"))
+	Drop(left, "m1")
+	if len(left.Annotations) != 0 || len(left.Finalizers) != 0 {
+		t.Errorf("an object without the state label kept its holds: %+v", left)
+	}
 }
 
 func TestSyncerFinalizerKey(t *testing.T) {
