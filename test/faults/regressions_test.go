@@ -440,4 +440,17 @@ var regressions = []Schedule{
 		{At: 630 * time.Millisecond, Kind: StopMember, Target: Owner, For: 3740 * time.Millisecond},
 		{At: 650 * time.Millisecond, Kind: DeleteClaim, Name: "c1"},
 	}},
+	// The owner m2 was cut off from the hub as it provisioned c2, and the namespace moved to
+	// m1. Back, m2 let the claim go with its volume kept Retain before its upsync had recorded
+	// the volume on the hub; the upsync, reading a cache a moment behind, recorded it just as
+	// the PV's downsync, finding neither a record nor the claim given to m2, deleted the PV,
+	// Retain. The record, whose member PV was gone, was pruned, and m1 provisioned a volume of
+	// its own: m2's storage stayed, known to nobody. A claim's copy bound to a volume the
+	// member provisioned now goes only once the hub holds the record of it.
+	{Seed: 1795959258269395667, Steps: []Step{
+		{Kind: CreateClaim, Name: "c1", Mode: corev1.ReadWriteMany},
+		{Kind: CreateClaim, Name: "c2", Mode: corev1.ReadWriteMany},
+		{Kind: CreateClaim, Name: "c3", Mode: corev1.ReadWriteOnce},
+		{At: 1210 * time.Millisecond, Kind: Partition, Target: Owner, For: 3280 * time.Millisecond},
+	}},
 }

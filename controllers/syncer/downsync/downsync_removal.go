@@ -36,9 +36,35 @@ func (r *Reconciler) remove(ctx context.Context, up, down *unstructured.Unstruct
 		return err
 	}
 	if down != nil && (r.Target.Owns(down) || r.provisionedFor(up, down)) {
-		return r.deleteDownstream(ctx, down, transform.ReleasePolicy(up))
+		release := transform.ReleasePolicy(up)
+		if waiting, err := r.unrecorded(ctx, up, down, release); err != nil || waiting {
+			return err
+		}
+		return r.deleteDownstream(ctx, down, release)
 	}
 	return r.release(ctx, up)
+}
+
+// unrecorded tells whether down, the copy of the hub claim up about to go with its volume
+// kept, is bound to a PV the member provisioned for it that the hub has no record of yet.
+// The copy then waits for the upsync, which records the PV while up is Sync for the target:
+// once the copy goes, nothing records it, and the storage kept Retain would be known to
+// nobody. The record's coming brings the claim back here.
+func (r *Reconciler) unrecorded(ctx context.Context, up, down *unstructured.Unstructured, release corev1.PersistentVolumeReclaimPolicy) (bool, error) {
+	if r.GVK.GroupKind() != transform.PVCKind || release != corev1.PersistentVolumeReclaimRetain {
+		return false, nil
+	}
+	pv, err := r.volumeOf(ctx, down)
+	if err != nil || pv == nil || r.Target.Owns(pv) || pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != down.GetUID() {
+		return false, err
+	}
+	name := workloadv1alpha1.UpsyncedPVName(up.GetUID())
+	record, err := syncio.Read(ctx, r.Hub, r.HubReader, transform.PVGVK, client.ObjectKey{Name: name})
+	if err != nil || record != nil {
+		return false, err
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("Waiting for the hub to record the volume the member provisioned before the claim leaves", "pv", pv.Name, "hubPV", name)
+	return true, nil
 }
 
 // removeOrphan removes the downstream copy of a hub object that is no longer synced to the

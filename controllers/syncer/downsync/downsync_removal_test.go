@@ -8,9 +8,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
@@ -80,6 +82,51 @@ func TestOriginReleased(t *testing.T) {
 		got, err := originReleased(context.Background(), target, tc.cache, tc.live, tc.obj)
 		if err != nil || got != tc.want {
 			t.Errorf("%s: released %v (%v), want %v", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+func TestUnrecorded(t *testing.T) {
+	up := transform.Empty(transform.PVCGVK)
+	up.SetNamespace("team-a")
+	up.SetName("data")
+	up.SetUID("hub")
+	down := transform.Empty(transform.PVCGVK)
+	down.SetNamespace("custody-x")
+	down.SetName("data")
+	down.SetUID("copy")
+	if err := unstructured.SetNestedField(down.Object, "pvc-member", "spec", "volumeName"); err != nil {
+		t.Fatal(err)
+	}
+	provisioned := func(claimUID types.UID, labels map[string]string) *corev1.PersistentVolume {
+		return &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: "pvc-member", Labels: labels},
+			Spec:       corev1.PersistentVolumeSpec{ClaimRef: &corev1.ObjectReference{Namespace: "custody-x", Name: "data", UID: claimUID}},
+		}
+	}
+	record := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: workloadv1alpha1.UpsyncedPVName("hub")}}
+	retain, del := corev1.PersistentVolumeReclaimRetain, corev1.PersistentVolumeReclaimDelete
+	for _, tc := range []struct {
+		name    string
+		member  []client.Object
+		hub     []client.Object
+		release corev1.PersistentVolumeReclaimPolicy
+		want    bool
+	}{
+		{"the member provisioned the volume, not recorded yet", []client.Object{provisioned("copy", nil)}, nil, retain, true},
+		{"recorded", []client.Object{provisioned("copy", nil)}, []client.Object{record}, retain, false},
+		{"released with the claim", []client.Object{provisioned("copy", nil)}, nil, del, false},
+		{"a PV the syncer made", []client.Object{provisioned("copy", target.Markers())}, nil, retain, false},
+		{"a PV bound to another claim", []client.Object{provisioned("other", nil)}, nil, retain, false},
+		{"no PV", nil, nil, retain, false},
+	} {
+		r := &Reconciler{GVK: transform.PVCGVK, Target: target}
+		hub := fake.NewClientBuilder().WithObjects(tc.hub...).Build()
+		member := fake.NewClientBuilder().WithObjects(tc.member...).Build()
+		r.Hub, r.HubReader, r.Member, r.MemberReader = hub, hub, member, member
+		got, err := r.unrecorded(context.Background(), up, down, tc.release)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: waiting %v (%v), want %v", tc.name, got, err, tc.want)
 		}
 	}
 }
