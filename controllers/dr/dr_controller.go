@@ -141,9 +141,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, string(d.Action.Mode), "Switch", "%s from %s to %s (automatic: %t)",
 			d.Action.Mode, d.Action.From, d.Action.To, d.Action.Automatic)
 	}
-	if calledOff := d.Action != nil && d.Action.Progression == schedulingv1alpha1.ProgressionCalledOff && (o.Action == nil || o.Action.Progression != schedulingv1alpha1.ProgressionCalledOff); calledOff {
-		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, schedulingv1alpha1.ReasonFailoverCalledOff, "Switch", "failover from %s to %s called off: %s answered again before it was fenced",
-			d.Action.From, d.Action.To, d.Action.From)
+	if ended := len(d.History) > 0 && (len(o.History) == 0 || !o.History[len(o.History)-1].StartTime.Equal(&d.History[len(d.History)-1].StartTime)); ended {
+		a := &d.History[len(d.History)-1]
+		reason := schedulingv1alpha1.ReasonSwitchCompleted
+		if a.Progression == schedulingv1alpha1.ProgressionCalledOff {
+			reason = schedulingv1alpha1.ReasonFailoverCalledOff
+		}
+		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, reason, "Switch", "%s", a.Summary())
 	}
 	if err := r.ensureKey(ctx, p); err != nil {
 		return ctrl.Result{}, err

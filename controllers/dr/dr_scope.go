@@ -48,7 +48,7 @@ func (r *Reconciler) observe(ctx context.Context, p *schedulingv1alpha1.Location
 		return nil, dr.Observation{}, err
 	}
 	o := dr.Observation{
-		Now: now, Active: p.Status.ActiveLocation, Action: p.Status.LastAction, Locations: map[string]dr.Location{},
+		Now: now, Active: p.Status.ActiveLocation, Action: p.Status.LastAction, History: p.Status.History, Locations: map[string]dr.Location{},
 		Pair: dr.Pair{
 			Primary: p.Spec.Primary, Secondary: p.Spec.Secondary, Declared: p.Spec.ActiveLocation, Generation: p.Generation,
 			Mode: p.Spec.SwitchMode, Automatic: p.Spec.AutomaticFailover == nil || *p.Spec.AutomaticFailover,
@@ -182,6 +182,9 @@ func (r *Reconciler) volumes(ctx context.Context, s *scope, o *dr.Observation) e
 		s.ownerships[k] = vo
 		v := dr.Volume{Namespace: vo.Namespace, Claim: vo.Name, Owner: vo.Status.Owner,
 			Bound: vo.Status.Phase == storagev1alpha1.Bound, Replica: vo.Status.Replica}
+		if a := vo.Status.SetAside; a != nil {
+			v.SetAsideAt = a.Time.Time
+		}
 		if vr := s.replications[k]; vr != nil {
 			v.Replication = replication(vr)
 		}

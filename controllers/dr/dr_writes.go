@@ -234,7 +234,7 @@ func (r *Reconciler) holdFence(ctx context.Context, f *storagev1alpha1.Fence, ho
 func (r *Reconciler) writeStatus(ctx context.Context, p *schedulingv1alpha1.LocationPair, d dr.Decision) error {
 	st := schedulingv1alpha1.LocationPairStatus{
 		ActiveLocation: d.Active, Phase: d.Phase, Volumes: d.Volumes, ProtectedVolumes: d.Protected,
-		LastAction: d.Action, ObservedGeneration: p.Generation,
+		LastAction: d.Action, History: d.History, ObservedGeneration: p.Generation,
 	}
 	if !d.OldestLastSync.IsZero() {
 		st.OldestLastSyncTime = &metav1.Time{Time: d.OldestLastSync}

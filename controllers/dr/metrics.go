@@ -24,6 +24,10 @@ var (
 		"1 while a volume's last sync failed; it is retried on the schedule.", volumeLabels, nil)
 	switchDuration = prometheus.NewDesc("custody_pair_last_switch_duration_seconds",
 		"How long a pair's last completed failover or relocate took, from its start to every volume bound again.", []string{"pair", "mode"}, nil)
+	recoveryTime = prometheus.NewDesc("custody_pair_last_recovery_time_seconds",
+		"The recovery time of a pair's last completed failover or relocate: from the loss detected, or the switch declared, to every volume with a replica bound again.", []string{"pair", "mode"}, nil)
+	recoveryPoint = prometheus.NewDesc("custody_pair_last_recovery_point_seconds",
+		"The recovery point of a pair's last completed failover or relocate: the longest stretch of writes a volume lost (zero for a relocate).", []string{"pair", "mode"}, nil)
 	switches = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "custody_pair_switches_total",
 		Help: "Failovers and relocates started, by pair and mode, and whether the pair started it on its own.",
@@ -41,7 +45,7 @@ type drCollector struct {
 var collector = &drCollector{}
 
 func (c *drCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{replicaTime, syncDuration, syncFailed, switchDuration} {
+	for _, d := range []*prometheus.Desc{replicaTime, syncDuration, syncFailed, switchDuration, recoveryTime, recoveryPoint} {
 		ch <- d
 	}
 }
@@ -83,6 +87,10 @@ func (c *drCollector) Collect(ch chan<- prometheus.Metric) {
 		if a := p.Status.LastAction; a != nil && a.Duration != nil {
 			ch <- prometheus.MustNewConstMetric(switchDuration, prometheus.GaugeValue, a.Duration.Seconds(), p.Name, string(a.Mode))
 		}
+		if a := lastCompleted(p.Status.History); a != nil {
+			ch <- prometheus.MustNewConstMetric(recoveryTime, prometheus.GaugeValue, a.RecoveryTime.Seconds(), p.Name, string(a.Mode))
+			ch <- prometheus.MustNewConstMetric(recoveryPoint, prometheus.GaugeValue, a.RecoveryPoint.Seconds(), p.Name, string(a.Mode))
+		}
 	}
 }
 
@@ -93,4 +101,15 @@ func registerMetrics(reader client.Reader) {
 	collector.mu.Lock()
 	defer collector.mu.Unlock()
 	collector.reader = reader
+}
+
+// lastCompleted is the last switch of the history that completed with its costs measured;
+// nil when there is none.
+func lastCompleted(history []schedulingv1alpha1.PairAction) *schedulingv1alpha1.PairAction {
+	for i := len(history) - 1; i >= 0; i-- {
+		if a := &history[i]; a.RecoveryTime != nil && a.RecoveryPoint != nil {
+			return a
+		}
+	}
+	return nil
 }

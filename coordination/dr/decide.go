@@ -11,7 +11,7 @@ import (
 // Decide is the pair's next step: the active Location, the action under way, the Fences to
 // hold, the replications to keep and the replicas to record, and the pair's conditions.
 func Decide(o Observation) Decision {
-	d := Decision{Active: o.Active, Action: o.Action.DeepCopy()}
+	d := Decision{Active: o.Active, Action: o.Action.DeepCopy(), History: o.History}
 	if d.Active == "" {
 		d.Active = o.Pair.Primary
 	}
@@ -31,6 +31,7 @@ func Decide(o Observation) Decision {
 		d.protect(o)
 		d.completed(o)
 	}
+	d.record(o)
 	d.Fence = o.stillFenced(d.Action)
 	if o.Pair.Automatic {
 		d.recheckIn(o.untilLost(d.Active))
@@ -66,10 +67,11 @@ func (d *Decision) step(o Observation) {
 		(a.Mode == schedulingv1alpha1.Relocate || a.Progression == schedulingv1alpha1.ProgressionFencing)
 }
 
-// moveTo takes the action on to progression p, as of now.
+// moveTo takes the action on to progression p, as of now, and adds the step.
 func (d *Decision) moveTo(o Observation, p string) {
 	now := metav1.NewTime(o.Now)
 	d.Action.Progression, d.Action.ProgressionTime = p, &now
+	d.Action.Steps = append(d.Action.Steps, schedulingv1alpha1.PairStep{Progression: p, Time: now})
 }
 
 // phase is Protecting, or the action's phase while it is under way, and FailedOver or

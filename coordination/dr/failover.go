@@ -59,6 +59,7 @@ func (d *Decision) start(o Observation, mode schedulingv1alpha1.SwitchMode, auto
 	d.Action = &schedulingv1alpha1.PairAction{
 		Mode: mode, Automatic: automatic, From: d.Active, To: to, Generation: o.Pair.Generation, StartTime: metav1.NewTime(o.Now),
 	}
+	o.startedBy(d.Action)
 	if mode == schedulingv1alpha1.Relocate {
 		d.moveTo(o, schedulingv1alpha1.ProgressionQuiescing)
 	} else {

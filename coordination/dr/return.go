@@ -33,6 +33,7 @@ func (d *Decision) restore(o Observation) {
 	now := metav1.NewTime(o.Now)
 	a.CompletionTime, a.Duration = &now, &metav1.Duration{Duration: o.Now.Sub(a.StartTime.Time)}
 	a.OldestReplicaTime = o.oldestRestored(a, d.Replicas)
+	o.measure(a, d.Replicas)
 }
 
 // awaitedRestores says what the Restoring step waits for: the volumes with a replica to be

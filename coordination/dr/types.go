@@ -82,6 +82,9 @@ type Volume struct {
 	Restore *string
 	// StorageClass is the class the claim names; nil asks for the default class.
 	StorageClass *string
+	// SetAsideAt is when the volume the claim's last restore replaced was set aside; zero
+	// when none was.
+	SetAsideAt time.Time
 }
 
 // Pair is the LocationPair's spec, parsed.
@@ -102,9 +105,10 @@ type Pair struct {
 type Observation struct {
 	Now  time.Time
 	Pair Pair
-	// Active and Action are the pair's status so far.
-	Active string
-	Action *schedulingv1alpha1.PairAction
+	// Active, Action and History are the pair's status so far.
+	Active  string
+	Action  *schedulingv1alpha1.PairAction
+	History []schedulingv1alpha1.PairAction
 	// Locations are the pair's two Locations, by name.
 	Locations map[string]Location
 	// Quiesced: no workload of the pair's namespaces runs at Action.From any more: the source
@@ -132,8 +136,10 @@ type Want struct {
 type Decision struct {
 	Active string
 	Phase  schedulingv1alpha1.LocationPairPhase
-	// Action is the latest failover or relocate, as it stands after this decision.
-	Action *schedulingv1alpha1.PairAction
+	// Action is the latest failover or relocate, as it stands after this decision, and
+	// History the switches that ended, with Action if it ended in this decision.
+	Action  *schedulingv1alpha1.PairAction
+	History []schedulingv1alpha1.PairAction
 	// Fence are the keys of the targets to fence (a Fence per domain each reaches).
 	Fence []string
 	// Quiesce: stop the workloads of the pair's namespaces at Action.From.

@@ -121,6 +121,9 @@ const (
 	ReasonNoVolumes = "NoVolumes"
 	// ReasonIdle: no failover or relocate is under way.
 	ReasonIdle = "Idle"
+	// ReasonSwitchCompleted: a failover or relocate completed (an event's reason, with what
+	// it cost).
+	ReasonSwitchCompleted = "SwitchCompleted"
 	// ReasonFailoverCalledOff: the last failover, one the pair started on its own, was
 	// called off, as the Location it left answered again before it was fenced.
 	ReasonFailoverCalledOff = "FailoverCalledOff"

@@ -134,8 +134,37 @@ const (
 	ProgressionCalledOff = "CalledOff"
 )
 
+// Triggers of a PairAction: what started it.
+const (
+	// TriggerLocationLost: every target of the active Location stopped answering for the
+	// pair's failover threshold, and the pair failed over on its own.
+	TriggerLocationLost = "LocationLost"
+	// TriggerDeclared: an admin declared another active Location (kubectl custody failover
+	// or relocate, or spec.activeLocation).
+	TriggerDeclared = "Declared"
+)
+
+// HistoryLength is how many past switches a LocationPair's status keeps.
+const HistoryLength = 10
+
+// PairStep is a step a switch reached, and when.
+type PairStep struct {
+	// Progression is the step: one of the progressions of a PairAction.
+	Progression string `json:"progression"`
+	// Time is when the switch reached it.
+	Time metav1.Time `json:"time"`
+}
+
 // PairAction is a failover or relocate, as it ran.
 type PairAction struct {
+	// Trigger is what started it: LocationLost or Declared.
+	// +optional
+	Trigger string `json:"trigger,omitempty"`
+	// TriggerTime is when the loss was detected (the last target of the Location left
+	// stopped answering), or when the switch was declared: the recovery time is counted
+	// from it.
+	// +optional
+	TriggerTime *metav1.Time `json:"triggerTime,omitempty"`
 	// Mode is Failover or Relocate.
 	Mode SwitchMode `json:"mode"`
 	// Automatic is true for a failover the pair started on its own.
@@ -168,6 +197,29 @@ type PairAction struct {
 	// from: the data written since then at From was lost.
 	// +optional
 	OldestReplicaTime *metav1.Time `json:"oldestReplicaTime,omitempty"`
+	// Steps are the progressions the switch reached, in order, with their times.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	Steps []PairStep `json:"steps,omitempty"`
+	// RecoveryTime is the recovery time measured: from TriggerTime to every volume with a
+	// replica bound at To.
+	// +optional
+	RecoveryTime *metav1.Duration `json:"recoveryTime,omitempty"`
+	// RecoveryPoint is the recovery point measured: for a failover, TriggerTime less
+	// OldestReplicaTime, the longest stretch of writes a volume lost; zero for a relocate,
+	// which restores from a last sync taken after the workloads stopped.
+	// +optional
+	RecoveryPoint *metav1.Duration `json:"recoveryPoint,omitempty"`
+	// Restored counts the volumes restored at To from a replica, SetAside those whose
+	// volume at From was set aside for them (its storage kept), and Waiting those of From
+	// left Pending for want of a replica.
+	// +optional
+	Restored int32 `json:"restored,omitempty"`
+	// +optional
+	SetAside int32 `json:"setAside,omitempty"`
+	// +optional
+	Waiting int32 `json:"waiting,omitempty"`
 }
 
 // Over tells whether the action ended: completed, or called off.
@@ -196,6 +248,12 @@ type LocationPairStatus struct {
 	// LastAction is the latest failover or relocate.
 	// +optional
 	LastAction *PairAction `json:"lastAction,omitempty"`
+	// History are the switches that ended (completed or called off), oldest first, the last
+	// HistoryLength of them.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	History []PairAction `json:"history,omitempty"`
 	// Conditions: DataProtected (every volume has a replica at most one interval and one
 	// sync old), Available (the active Location has a Ready target), PeerReady (the other
 	// Location can take over: a Ready target, clean, and no Fence left on it),

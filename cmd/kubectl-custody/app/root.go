@@ -56,7 +56,8 @@ func (o *options) command() *cobra.Command {
 		Short: "Custody's volumes, sync targets, Fences and LocationPairs on the hub",
 		Long: `kubectl custody shows what Custody does on the hub: the volumes it coordinates, with their
 owner, sharers and phase, the sync targets with their Locations and health, the Fences that
-cut lost targets off their storage, and the LocationPairs with their replication. It joins member clusters (join registers a target
+cut lost targets off their storage, and the LocationPairs with their replication and the history of their
+failovers and relocates. It joins member clusters (join registers a target
 with a hub identity of its own and writes the manifest that runs its syncer) and unjoins
 them (unjoin drains a target, then removes it and its identity), cordons and uncordons
 targets, states that a lost target's member is powered off (fence --powered-off),
@@ -80,6 +81,7 @@ unfences targets, and fails a LocationPair over or relocates it to its other Loc
 		o.fenceCommand(),
 		o.unfenceCommand(),
 		o.pairsCommand(),
+		o.historyCommand(),
 		o.switchCommand(schedulingv1alpha1.Failover),
 		o.switchCommand(schedulingv1alpha1.Relocate),
 		o.joinCommand(),

@@ -2,6 +2,7 @@ package dr
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v6/apis/volumesnapshot/v1"
@@ -76,6 +77,23 @@ var _ = Describe("A LocationPair's failover", func() {
 		}).WithContext(ctx).Should(Succeed())
 		GinkgoWriter.Printf("failed over %s after the primary was lost, in %s from the failover's start\n",
 			time.Since(lostAt).Round(time.Millisecond), pair.Status.LastAction.Duration.Duration)
+
+		By("recording the failover in the pair's history, with what it cost")
+		Expect(pair.Status.History).To(HaveLen(1))
+		h := pair.Status.History[0]
+		GinkgoWriter.Printf("history: %s; detected %s after the stop, steps %v\n", h.Summary(), h.TriggerTime.Sub(lostAt).Round(time.Millisecond), h.Steps)
+		Expect(h.Trigger).To(Equal(schedulingv1alpha1.TriggerLocationLost))
+		Expect(h.TriggerTime.Time).To(BeTemporally(">", lostAt), "the loss is detected after the stop")
+		Expect(h.TriggerTime.Time).To(BeTemporally("<", h.StartTime.Time), "the failover starts a threshold after the loss")
+		Expect(h.RecoveryTime.Duration).To(Equal(h.CompletionTime.Sub(h.TriggerTime.Time)))
+		Expect(h.RecoveryPoint.Duration).To(Equal(h.TriggerTime.Sub(oldest.Time)))
+		Expect([]int32{h.Restored, h.SetAside, h.Waiting}).To(Equal([]int32{2, 2, 0}))
+		Expect(h.Steps).To(HaveEach(HaveField("Time.Time", BeTemporally(">=", h.StartTime.Time))))
+		Expect(h.Steps[len(h.Steps)-1].Progression).To(Equal(schedulingv1alpha1.ProgressionCompleted))
+		Eventually(func(g Gomega) {
+			g.Expect(metrics(ctx, g)).To(ContainSubstring(`custody_pair_last_recovery_point_seconds{mode="Failover",pair="%s"} %s`, pair.Name,
+				strconv.FormatFloat(h.RecoveryPoint.Seconds(), 'g', -1, 64)))
+		}).WithContext(ctx).Should(Succeed())
 
 		By("bringing each volume back on the secondary from its replica, and setting the old one aside")
 		restored := map[string]string{}

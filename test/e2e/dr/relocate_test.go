@@ -2,6 +2,7 @@ package dr
 
 import (
 	"context"
+	"regexp"
 	"strconv"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -147,6 +148,20 @@ var _ = Describe("A LocationPair's relocate", func() {
 			g.Expect(body).To(MatchRegexp(`(?m)^custody_pair_switches_total\{automatic="false",mode="Relocate",pair="%s"\} [1-9]`, ns))
 			g.Expect(body).To(ContainSubstring(`custody_pair_last_switch_duration_seconds{mode="Relocate",pair="%s"} %s`, ns,
 				strconv.FormatFloat(pair.Status.LastAction.Duration.Seconds(), 'g', -1, 64)))
+			g.Expect(body).To(ContainSubstring(`custody_pair_last_recovery_point_seconds{mode="Relocate",pair="%s"} 0`, ns))
 		}).WithContext(ctx).Should(Succeed())
+
+		By("recording both relocates in the pair's history, declared and losing nothing")
+		Expect(pair.Status.History).To(HaveLen(2))
+		for _, h := range pair.Status.History {
+			Expect(h.Trigger).To(Equal(schedulingv1alpha1.TriggerDeclared))
+			Expect(h.Progression).To(Equal(schedulingv1alpha1.ProgressionCompleted))
+			Expect(h.RecoveryPoint.Duration).To(BeZero())
+			Expect(h.RecoveryTime.Duration).To(Equal(h.CompletionTime.Sub(h.TriggerTime.Time)))
+		}
+		Expect(pair.Status.History[1].StartTime).To(Equal(pair.Status.LastAction.StartTime))
+		history := custody(ctx, "history", ns, "-o", "wide")
+		GinkgoWriter.Print(history)
+		Expect(regexp.MustCompile(`(?m)^\S+\s+Relocate\s+(east\s+west|west\s+east)\s+Declared\s+Completed\s+\S+\s+0s\s+1\s+`).FindAllString(history, -1)).To(HaveLen(2))
 	})
 })

@@ -1,0 +1,72 @@
+package dr
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+)
+
+// startedBy says what started the action a: a declared switch starts as it is asked for, a
+// failover the pair starts on its own once the loss of From was detected, when the last of
+// its targets stopped answering.
+func (o Observation) startedBy(a *schedulingv1alpha1.PairAction) {
+	a.Trigger, a.TriggerTime = schedulingv1alpha1.TriggerDeclared, a.StartTime.DeepCopy()
+	if !a.Automatic {
+		return
+	}
+	a.Trigger = schedulingv1alpha1.TriggerLocationLost
+	var detected time.Time
+	for _, t := range o.Locations[a.From].Targets {
+		if t.UnreachableSince.After(detected) {
+			detected = t.UnreachableSince
+		}
+	}
+	if !detected.IsZero() {
+		a.TriggerTime = &metav1.Time{Time: detected}
+	}
+}
+
+// measure records what the action a, completed now, cost: its recovery time and point, and
+// the volumes it restored from the replicas taken, set aside, and left waiting for want of
+// a replica.
+func (o Observation) measure(a *schedulingv1alpha1.PairAction, taken map[string]storagev1alpha1.Replica) {
+	from := a.StartTime.Time
+	if a.TriggerTime != nil {
+		from = a.TriggerTime.Time
+	}
+	a.RecoveryTime = &metav1.Duration{Duration: o.Now.Sub(from)}
+	a.RecoveryPoint = &metav1.Duration{}
+	if a.Mode == schedulingv1alpha1.Failover && a.OldestReplicaTime != nil && from.After(a.OldestReplicaTime.Time) {
+		a.RecoveryPoint.Duration = from.Sub(a.OldestReplicaTime.Time)
+	}
+	a.Restored, a.SetAside, a.Waiting = 0, 0, 0
+	for _, v := range o.Volumes {
+		switch {
+		case o.asked(v, a) || o.usable(v, a, taken) != nil:
+			a.Restored++
+		case v.Restore != nil && *v.Restore == "":
+			a.Waiting++
+		}
+		if !v.SetAsideAt.IsZero() && !v.SetAsideAt.Before(a.StartTime.Time) {
+			a.SetAside++
+		}
+	}
+}
+
+// record adds the action to the history when it ended in this decision, keeping the last
+// HistoryLength.
+func (d *Decision) record(o Observation) {
+	a := d.Action
+	if a == nil || !a.Over() || o.Action != nil && o.Action.Over() && o.Action.StartTime.Equal(&a.StartTime) {
+		return
+	}
+	history := append(make([]schedulingv1alpha1.PairAction, 0, len(d.History)+1), d.History...)
+	history = append(history, *a.DeepCopy())
+	if n := len(history) - schedulingv1alpha1.HistoryLength; n > 0 {
+		history = history[n:]
+	}
+	d.History = history
+}

@@ -1,0 +1,87 @@
+package dr
+
+import (
+	"testing"
+	"time"
+
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+)
+
+// next is the observation after d, later by elapsed: the pair's status as d wrote it.
+func next(o Observation, d Decision, elapsed time.Duration) Observation {
+	o.Now = o.Now.Add(elapsed)
+	o.Active, o.Action, o.History = d.Active, d.Action, d.History
+	return o
+}
+
+func TestHistoryRecordsAFailoverWithWhatItCost(t *testing.T) {
+	// east was lost 2m ago, and its volume's replica was taken 3m ago.
+	o := with(replicating(pair(), 3*time.Minute), "east", lost(2*time.Minute))
+	d := Decide(o)
+	a := d.Action
+	expect(t, a.Trigger, schedulingv1alpha1.TriggerLocationLost)
+	expect(t, a.TriggerTime.Time, ago(2*time.Minute))
+	expect(t, steps(a), []string{schedulingv1alpha1.ProgressionFencing, schedulingv1alpha1.ProgressionRestoring})
+	expect(t, len(d.History), 0)
+
+	// 40s later the volume is restored and bound on dest, the volume at east set aside.
+	o = next(o, d, 40*time.Second)
+	restore := d.Restores["ns/c"]
+	o.Volumes[0].Owner, o.Volumes[0].Restore, o.Volumes[0].SetAsideAt = dest, &restore, o.Now.Add(-10*time.Second)
+	d = Decide(o)
+	a = d.Action
+	expect(t, a.Progression, schedulingv1alpha1.ProgressionCompleted)
+	expect(t, steps(a), []string{schedulingv1alpha1.ProgressionFencing, schedulingv1alpha1.ProgressionRestoring, schedulingv1alpha1.ProgressionCompleted})
+	expect(t, a.RecoveryTime.Duration, 2*time.Minute+40*time.Second)
+	expect(t, a.RecoveryPoint.Duration, time.Minute)
+	expect(t, [3]int32{a.Restored, a.SetAside, a.Waiting}, [3]int32{1, 1, 0})
+	expect(t, len(d.History), 1)
+	expect(t, d.History[0].RecoveryTime.Duration, a.RecoveryTime.Duration)
+
+	// Decided again, the switch is recorded once.
+	d = Decide(next(o, d, 10*time.Second))
+	expect(t, len(d.History), 1)
+}
+
+func TestHistoryRecordsADeclaredRelocateAsLosingNothing(t *testing.T) {
+	o := replicating(pair(), time.Minute)
+	o.Pair.Declared, o.Pair.Generation = "west", 2
+	d := Decide(o)
+	expect(t, d.Action.Trigger, schedulingv1alpha1.TriggerDeclared)
+	expect(t, d.Action.TriggerTime.Time, now)
+	expect(t, d.Action.Steps[0].Progression, schedulingv1alpha1.ProgressionQuiescing)
+
+	d.Action.Progression = schedulingv1alpha1.ProgressionRestoring
+	o = next(o, d, time.Minute)
+	d.Replicas = nil
+	restore := dest + "/" + o.Volumes[0].Replica.Snapshot
+	o.Volumes[0].Owner, o.Volumes[0].Restore = dest, &restore
+	d = Decide(o)
+	expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionCompleted)
+	expect(t, d.Action.RecoveryTime.Duration, time.Minute)
+	expect(t, d.Action.RecoveryPoint.Duration, time.Duration(0))
+	expect(t, len(d.History), 1)
+}
+
+func TestHistoryKeepsTheLastSwitches(t *testing.T) {
+	o := calledOff()
+	o.Action.Progression = schedulingv1alpha1.ProgressionFencing
+	o.Action.Automatic = true
+	for range schedulingv1alpha1.HistoryLength {
+		o.History = append(o.History, schedulingv1alpha1.PairAction{Mode: schedulingv1alpha1.Relocate})
+	}
+	d := Decide(o)
+	expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionCalledOff)
+	expect(t, len(d.History), schedulingv1alpha1.HistoryLength)
+	expect(t, d.History[len(d.History)-1].Progression, schedulingv1alpha1.ProgressionCalledOff)
+	expect(t, len(o.History), schedulingv1alpha1.HistoryLength)
+	expect(t, o.History[len(o.History)-1].Progression, "")
+}
+
+func steps(a *schedulingv1alpha1.PairAction) []string {
+	out := []string{}
+	for _, s := range a.Steps {
+		out = append(out, s.Progression)
+	}
+	return out
+}
