@@ -16,7 +16,8 @@ import (
 // switchCommand is failover or relocate: it declares the other Location of a pair active,
 // carried out in mode.
 func (o *options) switchCommand(mode schedulingv1alpha1.SwitchMode) *cobra.Command {
-	var yes bool
+	var yes, wait bool
+	var timeout time.Duration
 	verb, short, long := "relocate", "Move a LocationPair's workloads to its other Location, losing nothing",
 		`Declare the other Location of a LocationPair active, as a relocate: the pair's workloads stop
 at the active Location, a last sync of every volume runs, and once its snapshots are ready
@@ -36,39 +37,49 @@ other way. A relocate that waits for its Location to stop its workloads or sync 
 (the Location stopped answering) is turned into a failover to the same Location.`
 	}
 	cmd := &cobra.Command{
-		Use:   verb + " PAIR [--yes]",
+		Use:   verb + " PAIR [--yes] [--wait=false]",
 		Short: short,
 		Long: long + `
 
 The command sets the pair's spec.activeLocation and spec.switchMode, after asking for
-confirmation unless --yes is given; kubectl custody describe pair PAIR follows the switch.`,
-		Example: fmt.Sprintf("  kubectl custody %s shop\n  kubectl custody %s shop --yes", verb, verb),
+confirmation unless --yes is given, then follows the switch until it ends, as kubectl
+rollout status does: the step it is at and what it waits for (N volumes to be restored)
+whenever that changes, then what it cost (kubectl custody history PAIR keeps it).
+--wait=false returns once the switch is asked.`,
+		Example: fmt.Sprintf("  kubectl custody %s shop\n  kubectl custody %s shop --yes --wait=false", verb, verb),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.switchPair(cmd.Context(), args[0], mode, yes)
+			h, generation, err := o.switchPair(cmd.Context(), args[0], mode, yes)
+			if err != nil || !wait {
+				return err
+			}
+			return o.followSwitch(cmd.Context(), h, args[0], generation, timeout)
 		},
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "Do not ask for confirmation.")
+	cmd.Flags().BoolVar(&wait, "wait", true, "Follow the switch until it ends.")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "How long to follow the switch; 0 follows it until it ends.")
 	return cmd
 }
 
-// switchPair asks for the switch of the pair, after confirmation unless yes.
-func (o *options) switchPair(ctx context.Context, name string, mode schedulingv1alpha1.SwitchMode, yes bool) error {
+// switchPair asks for the switch of the pair, after confirmation unless yes, and returns the
+// hub and the spec generation that asks for it.
+func (o *options) switchPair(ctx context.Context, name string, mode schedulingv1alpha1.SwitchMode, yes bool) (*hub, int64, error) {
 	h, err := o.hub()
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	p := &schedulingv1alpha1.LocationPair{}
 	if err := h.Get(ctx, client.ObjectKey{Name: name}, p); err != nil {
-		return notFound(err, "locationpair", name)
+		return nil, 0, notFound(err, "locationpair", name)
 	}
 	to, question, err := switchPlan(p, mode, time.Now())
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	if !yes {
 		if err := o.confirm(question, "locationpair/"+name+" is unchanged"); err != nil {
-			return err
+			return nil, 0, err
 		}
 	}
 	// The question was asked of the pair as read: a pair that changed meanwhile (its status
@@ -94,10 +105,10 @@ func (o *options) switchPair(ctx context.Context, name string, mode schedulingv1
 		return h.Patch(ctx, p, patch)
 	})
 	if err != nil {
-		return fmt.Errorf("locationpair/%s: %s", name, o.explain(err))
+		return nil, 0, fmt.Errorf("locationpair/%s: %s", name, o.explain(err))
 	}
 	fmt.Fprintf(o.streams.Out, "locationpair/%s: %s to %s asked; kubectl custody describe pair %s follows it\n", name, strings.ToLower(string(mode)), to, name)
-	return nil
+	return h, p.Generation, nil
 }
 
 // switchPlan is the Location a switch of p makes active and the question that confirms it,

@@ -26,7 +26,7 @@ var _ = Describe("A declared failover", func() {
 		late := write(ctx, east, "m1", old, "after", 2)
 
 		By("declaring the failover with kubectl custody while both members of the primary answer")
-		Expect(custody(ctx, "failover", ns, "--yes")).To(ContainSubstring("locationpair/%s: failover to west asked", ns))
+		Expect(custody(ctx, "failover", ns, "--yes", "--wait=false")).To(ContainSubstring("locationpair/%s: failover to west asked", ns))
 		var refused error
 		steps := followRestarting(ctx, pair, func(step string) {
 			if step != schedulingv1alpha1.ProgressionRestoring {

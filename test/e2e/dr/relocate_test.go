@@ -72,7 +72,7 @@ var _ = Describe("A LocationPair's relocate", func() {
 		Expect(pair.Spec.ActiveLocation).To(BeEmpty())
 
 		By("relocating with kubectl custody, the controller restarted at each step")
-		Expect(custody(ctx, "relocate", ns, "--yes")).To(ContainSubstring("locationpair/%s: relocate to west asked", ns))
+		Expect(custody(ctx, "relocate", ns, "--yes", "--wait=false")).To(ContainSubstring("locationpair/%s: relocate to west asked", ns))
 		steps := followRestarting(ctx, pair, func(string) {})
 		Expect(steps).To(ContainElements(schedulingv1alpha1.ProgressionQuiescing, schedulingv1alpha1.ProgressionRestoring, schedulingv1alpha1.ProgressionCompleted))
 		a := pair.Status.LastAction
@@ -123,7 +123,13 @@ var _ = Describe("A LocationPair's relocate", func() {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vo)).To(Succeed())
 			g.Expect(pair.Status.Phase).To(Equal(schedulingv1alpha1.PairProtecting), "replica %+v; replication %+v, source %+v, destination %+v", vo.Status.Replica, vr.Spec, ptr.Deref(vr.Status.Source, storagev1alpha1.ReplicationSourceStatus{}), ptr.Deref(vr.Status.Destination, storagev1alpha1.ReplicationDestinationStatus{}))
 		}).WithContext(ctx).Should(Succeed())
-		Expect(custody(ctx, "relocate", ns, "--yes")).To(ContainSubstring("locationpair/%s: relocate to east asked", ns))
+		code, out, errOut = env.Custody(ctx, "relocate", ns, "--yes")
+		GinkgoWriter.Printf("$ kubectl custody relocate %s --yes\n%s%s", ns, out, errOut)
+		Expect(code).To(Equal(0))
+		Expect(out).To(ContainSubstring("locationpair/%s: relocate to east asked", ns))
+		Expect(out).To(MatchRegexp(`locationpair/%s: Relocate from west to east \(Declared\) completed in \S+, losing at most 0s of writes; volumes restored 1`, ns),
+			"the command follows the relocate until it completes")
+		Expect(errOut).To(MatchRegexp(`(?m)^\[\d+s\] (Quiescing|FinalSync|Restoring): `), "the command says the steps it sees")
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vo)).To(Succeed())
