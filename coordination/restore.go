@@ -50,8 +50,12 @@ func restore(o Observation, d *Decision) {
 	if r.Snapshot == "" || !known {
 		d.Phase, d.Reason = storagev1alpha1.Pending, storagev1alpha1.ReasonNoReplica
 		why := "the switch of Locations found no replica of the volume"
-		if r.Snapshot != "" {
+		switch {
+		case r.Snapshot != "":
 			why = fmt.Sprintf("replica %s of the volume is on %s, which is no longer a target", r.Snapshot, r.Target)
+		case o.Claim.Unprotected:
+			d.Reason = storagev1alpha1.ReasonNotProtected
+			why = "the switch of Locations left the claim, labelled " + storagev1alpha1.ProtectLabel + "=false: its pair does not replicate it"
 		}
 		d.Message = fmt.Sprintf("%s, and it is not restored empty: its data stays on %s, in storage domain %s; switch back once that is possible, or delete the claim to start empty",
 			why, o.Record.Owner, old)

@@ -119,6 +119,13 @@ func restoreCases() []decideCase {
 		{name: "restore: no replica, the claim waits and is not provisioned empty",
 			o:         restoreObs("", map[string]Presence{"a": departing, "c": placed}, map[string]Presence{"a": pvSync}, "h-old", bound),
 			wantPhase: storagev1alpha1.Pending, wantOwner: "a", wantReason: storagev1alpha1.ReasonNoReplica, wantActions: []Action{}},
+		{name: "restore: a claim not protected by its pair waits, and says so",
+			o: func() Observation {
+				o := restoreObs("", map[string]Presence{"a": departing, "c": placed}, map[string]Presence{"a": pvSync}, "h-old", bound)
+				o.Claim.Unprotected = true
+				return o
+			}(),
+			wantPhase: storagev1alpha1.Pending, wantOwner: "a", wantReason: storagev1alpha1.ReasonNotProtected, wantActions: []Action{}},
 		{name: "restore: a replica on a target that is gone is none",
 			o: func() Observation {
 				o := restoreObs("snap-1", map[string]Presence{"a": departing, "c": placed}, map[string]Presence{"a": pvSync}, "h-old", bound)

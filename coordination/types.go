@@ -40,6 +40,9 @@ type Claim struct {
 	// Restore is the replica a failover or relocate asks to restore the claim from; nil
 	// when none is asked for.
 	Restore *Restore
+	// Unprotected: the claim is labelled out of its pair's protection
+	// (storagev1alpha1.ProtectLabel); a switch of Locations leaves it where it is.
+	Unprotected bool
 }
 
 // Restore is a claim's restore-from annotation: the target whose member holds the replica,

@@ -188,6 +188,7 @@ func claimOf(claim *corev1.PersistentVolumeClaim) coordination.Claim {
 		StorageClassName: claim.Spec.StorageClassName,
 		On:               presences(claim),
 		Restore:          restoreOf(claim),
+		Unprotected:      storagev1alpha1.Unprotected(claim.Labels),
 	}
 }
 

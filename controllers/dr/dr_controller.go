@@ -13,7 +13,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
@@ -66,6 +68,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(r.holdersOf), builder.WithPredicates(leases.CleanReports())).
 		Watches(&storagev1alpha1.Fence{}, all).
 		Watches(&storagev1alpha1.VolumeOwnership{}, all).
+		Watches(&corev1.PersistentVolumeClaim{}, all, builder.WithPredicates(protectionChanged)).
 		Watches(&storagev1alpha1.VolumeReplication{}, handler.EnqueueRequestsFromMapFunc(pairOf)).
 		WithOptions(opts).
 		Complete(r)
@@ -169,4 +172,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		next = min(next, d.Recheck)
 	}
 	return ctrl.Result{RequeueAfter: next}, nil
+}
+
+// protectionChanged passes the updates of a claim that label it into or out of its pair's
+// protection (storagev1alpha1.ProtectLabel); a claim made or deleted changes its
+// VolumeOwnership too.
+var protectionChanged = predicate.Funcs{
+	CreateFunc: func(event.CreateEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return storagev1alpha1.Unprotected(e.ObjectOld.GetLabels()) != storagev1alpha1.Unprotected(e.ObjectNew.GetLabels())
+	},
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
 }

@@ -188,11 +188,16 @@ func (r *Reconciler) volumes(ctx context.Context, s *scope, o *dr.Observation) e
 		if vr := s.replications[k]; vr != nil {
 			v.Replication = replication(vr)
 		}
-		if c := s.claims[k]; c != nil {
+		c := s.claims[k]
+		if c != nil {
 			if a, ok := c.Annotations[storagev1alpha1.RestoreAnnotation]; ok {
 				v.Restore = &a
 			}
 			v.StorageClass = c.Spec.StorageClassName
+		}
+		if c != nil && storagev1alpha1.Unprotected(c.Labels) {
+			o.Unprotected = append(o.Unprotected, v)
+			continue
 		}
 		o.Volumes = append(o.Volumes, v)
 	}

@@ -64,6 +64,26 @@ func failoverCases() []decideCase {
 			expect(t, condition(d, schedulingv1alpha1.ConditionProgressing), "False/"+schedulingv1alpha1.ReasonWaitingForReplicas)
 			expect(t, message(d, schedulingv1alpha1.ConditionProgressing), "east is lost, but west has no replica of ns/c: a failover on its own starts no workload away from its data; declare one (kubectl custody failover) to go anyway")
 		}},
+		{"a lost active Location fails over on its own past a claim not protected, which it leaves waiting and never replicates", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
+			o.Unprotected = []Volume{{Namespace: "ns", Claim: "scratch", Owner: "e2", Bound: true}}
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
+			expect(t, d.Active, "west")
+			expect(t, d.Restores, map[string]string{"ns/c": dest + "/" + replica(dest, time.Minute).Snapshot, "ns/scratch": ""})
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest}})
+		}},
+		{"a claim not protected is not replicated, and says why", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Unprotected = []Volume{{Namespace: "ns", Claim: "scratch", Owner: "e2", Bound: true}}
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest}})
+			expect(t, d.Volumes, int32(1))
+			expect(t, volumeCondition(d, "ns/scratch"), "False/"+schedulingv1alpha1.ReasonNotProtected+": the claim is labelled storage.custody.dev/protect=false: the pair does not replicate it, and a switch of Locations leaves it Pending where it is")
+			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "True/"+schedulingv1alpha1.ReasonReplicated)
+		}},
 		{"a declared failover goes to a Location with no replica", func() Observation {
 			return declaredFailover(with(pair(), "east", lost(2*time.Minute)))
 		}, failedOverAsDeclared},

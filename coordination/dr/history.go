@@ -31,7 +31,7 @@ func (o Observation) startedBy(a *schedulingv1alpha1.PairAction) {
 
 // measure records what the action a, completed now, cost: its recovery time and point, and
 // the volumes it restored from the replicas taken, set aside, and left waiting for want of
-// a replica.
+// a replica or of protection.
 func (o Observation) measure(a *schedulingv1alpha1.PairAction, taken map[string]storagev1alpha1.Replica) {
 	from := a.StartTime.Time
 	if a.TriggerTime != nil {
@@ -52,6 +52,11 @@ func (o Observation) measure(a *schedulingv1alpha1.PairAction, taken map[string]
 		}
 		if !v.SetAsideAt.IsZero() && !v.SetAsideAt.Before(a.StartTime.Time) {
 			a.SetAside++
+		}
+	}
+	for _, v := range o.Unprotected {
+		if v.Restore != nil && *v.Restore == "" {
+			a.Waiting++
 		}
 	}
 }

@@ -88,6 +88,10 @@ func (d *Decision) protection(o Observation) (bool, string, string) {
 	for k, why := range d.Unmapped {
 		d.volumeCondition(k, false, schedulingv1alpha1.ReasonStorageClassUnmapped, "the volume cannot replicate: "+why)
 	}
+	for _, v := range o.Unprotected {
+		d.volumeCondition(v.Key(), false, schedulingv1alpha1.ReasonNotProtected,
+			"the claim is labelled "+storagev1alpha1.ProtectLabel+"=false: the pair does not replicate it, and a switch of Locations leaves it Pending where it is")
+	}
 	return d.protected(missing, lagging, failing)
 }
 

@@ -50,17 +50,17 @@ func (o Observation) awaitedRestores(a *schedulingv1alpha1.PairAction) string {
 
 // restores are the restore-from annotations a switch needs where the claims do not carry
 // them yet: a volume with a replica (the one just taken, for a relocate) is restored from it;
-// one that was in the Location the switch leaves and has none is told so, and waits rather
-// than start empty. A claim made since in the new Location needs none. They follow from
-// what is observed alone, so that a switch completed goes on asking for them (completed).
+// one that was in the Location the switch leaves and has none, or is not protected, is told
+// so, and waits rather than start empty. A claim made since in the new Location needs none.
+// They follow from what is observed alone, so that a switch completed goes on asking for them
+// (completed).
 func (o Observation) restores(a *schedulingv1alpha1.PairAction, taken map[string]storagev1alpha1.Replica) (map[string]string, []string) {
 	out := map[string]string{}
 	var drop []string
-	for _, v := range o.Volumes {
+	ask := func(v Volume, r *storagev1alpha1.Replica) {
 		if o.asked(v, a) {
-			continue // a restore asked of the Location switched to is not changed midway
+			return // a restore asked of the Location switched to is not changed midway
 		}
-		r := o.usable(v, a, taken)
 		var want string
 		switch {
 		case r != nil:
@@ -71,11 +71,17 @@ func (o Observation) restores(a *schedulingv1alpha1.PairAction, taken map[string
 			if v.Restore != nil {
 				drop = append(drop, v.Key())
 			}
-			continue
+			return
 		}
 		if v.Restore == nil || *v.Restore != want {
 			out[v.Key()] = want
 		}
+	}
+	for _, v := range o.Volumes {
+		ask(v, o.usable(v, a, taken))
+	}
+	for _, v := range o.Unprotected {
+		ask(v, nil)
 	}
 	if len(out) == 0 {
 		out = nil

@@ -114,8 +114,10 @@ type Observation struct {
 	// Quiesced: no workload of the pair's namespaces runs at Action.From any more: the source
 	// of every replication says so.
 	Quiesced bool
-	// Volumes are the claims of the namespaces the pair's Placements bind.
-	Volumes []Volume
+	// Volumes are the claims of the namespaces the pair's Placements bind, and Unprotected
+	// those of them labelled out of the pair's protection (storagev1alpha1.ProtectLabel),
+	// which a switch only tells that it left them.
+	Volumes, Unprotected []Volume
 	// Targets counts the hub's targets, Unreachable those that do not answer; with Brake,
 	// they hold back a failover the pair would start on its own.
 	Targets, Unreachable int

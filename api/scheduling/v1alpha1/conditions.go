@@ -113,6 +113,9 @@ const (
 	ReasonReplicated = "Replicated"
 	// ReasonNoReplica: a volume has no replica yet.
 	ReasonNoReplica = "NoReplica"
+	// ReasonNotProtected: the claim is labelled storage.custody.dev/protect=false: the pair
+	// does not replicate its volume.
+	ReasonNotProtected = "NotProtected"
 	// ReasonReplicationLagging: a volume's latest replica is older than two intervals.
 	ReasonReplicationLagging = "ReplicationLagging"
 	// ReasonSyncFailed: a volume's last sync failed; it is retried on the schedule.

@@ -213,7 +213,7 @@ type PairAction struct {
 	RecoveryPoint *metav1.Duration `json:"recoveryPoint,omitempty"`
 	// Restored counts the volumes restored at To from a replica, SetAside those whose
 	// volume at From was set aside for them (its storage kept), and Waiting those of From
-	// left Pending for want of a replica.
+	// left Pending for want of a replica, or of protection (storagev1alpha1.ProtectLabel).
 	// +optional
 	Restored int32 `json:"restored,omitempty"`
 	// +optional

@@ -35,6 +35,14 @@ const (
 	RestoreAnnotation = "storage.custody.dev/restore-from"
 )
 
+// ProtectLabel set to "false" on a hub claim leaves the claim out of the protection of the
+// LocationPair its namespace runs under: its volume does not replicate, never holds up an
+// automatic failover, and a switch leaves the claim Pending where it was (NotProtected).
+const ProtectLabel = "storage.custody.dev/protect"
+
+// Unprotected tells whether a claim's labels leave it out of its pair's protection.
+func Unprotected(labels map[string]string) bool { return labels[ProtectLabel] == "false" }
+
 // StatefulSetAnnotation on a hub claim names the StatefulSet of its namespace whose
 // volumeClaimTemplates it was made from (or, for a claim that existed first, whose pod of
 // that ordinal uses it): the claim is that set's, and follows its

@@ -90,6 +90,10 @@ const (
 	// ReasonNoReplica: a failover found no replica of the volume. The claim is not restored
 	// empty; it waits, and its data stays where it was.
 	ReasonNoReplica = "NoReplica"
+	// ReasonNotProtected: a switch of Locations left the claim, which its label
+	// storage.custody.dev/protect=false keeps out of its pair's protection: it waits, and its
+	// data stays where it was.
+	ReasonNotProtected = "NotProtected"
 	// ReasonReplicaMissing: the replica a claim is restored from is not in the member of its
 	// target (deleted there); the claim's copy is not made until it is, and is retried. An
 	// event on the claim.

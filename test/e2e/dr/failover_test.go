@@ -36,6 +36,9 @@ var _ = Describe("A LocationPair's failover", func() {
 		shared.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
 		svo, spv := bound(ctx, shared, "m1")
 		Expect(svo.Status.Class).To(Equal(storagev1alpha1.Shared))
+		scratch := claimOf(ns, "scratch", nil)
+		scratch.Labels = map[string]string{storagev1alpha1.ProtectLabel: "false"}
+		xvo, _ := bound(ctx, scratch, "m1")
 		old, sharedOld := pv.Spec.CSI.VolumeHandle, spv.Spec.CSI.VolumeHandle
 		east, west := env.Storage("east"), env.Storage("west")
 		replicated := write(ctx, east, "m1", old, "before", 3)
@@ -44,6 +47,12 @@ var _ = Describe("A LocationPair's failover", func() {
 		pair := protect(ctx, ns, schedulingv1alpha1.LocationPairSpec{ReplicationInterval: "1d",
 			FailoverThreshold: &metav1.Duration{Duration: 5 * time.Second}}, vo, svo)
 		replica, sharedReplica := *vo.Status.Replica, *svo.Status.Replica
+		By("leaving the claim labelled out of the pair's protection unreplicated, and saying so on its record")
+		Eventually(func(g Gomega) *metav1.Condition {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(xvo), xvo)).To(Succeed())
+			return meta.FindStatusCondition(xvo.Status.Conditions, storagev1alpha1.ConditionReplicated)
+		}).WithContext(ctx).Should(And(HaveField("Status", metav1.ConditionFalse), HaveField("Reason", schedulingv1alpha1.ReasonNotProtected)))
+		Expect(apierrors.IsNotFound(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: "scratch"}, &storagev1alpha1.VolumeReplication{}))).To(BeTrue())
 		oldest := replica.Time
 		if sharedReplica.Time.Before(&oldest) {
 			oldest = sharedReplica.Time
@@ -87,9 +96,12 @@ var _ = Describe("A LocationPair's failover", func() {
 		Expect(h.TriggerTime.Time).To(BeTemporally("<", h.StartTime.Time), "the failover starts a threshold after the loss")
 		Expect(h.RecoveryTime.Duration).To(Equal(h.CompletionTime.Sub(h.TriggerTime.Time)))
 		Expect(h.RecoveryPoint.Duration).To(Equal(h.TriggerTime.Sub(oldest.Time)))
-		Expect([]int32{h.Restored, h.SetAside, h.Waiting}).To(Equal([]int32{2, 2, 0}))
+		Expect([]int32{h.Restored, h.SetAside, h.Waiting}).To(Equal([]int32{2, 2, 1}), "scratch, not protected, waits")
 		Expect(h.Steps).To(HaveEach(HaveField("Time.Time", BeTemporally(">=", h.StartTime.Time))))
 		Expect(h.Steps[len(h.Steps)-1].Progression).To(Equal(schedulingv1alpha1.ProgressionCompleted))
+		Expect(hub.Get(ctx, client.ObjectKeyFromObject(xvo), xvo)).To(Succeed())
+		Expect([]string{string(xvo.Status.Phase), xvo.Status.Reason, xvo.Status.Owner}).To(Equal([]string{string(storagev1alpha1.Pending), storagev1alpha1.ReasonNotProtected, "m1"}),
+			"the claim not protected waits where its data is: %s", xvo.Status.Message)
 		Eventually(func(g Gomega) {
 			g.Expect(metrics(ctx, g)).To(ContainSubstring(`custody_pair_last_recovery_point_seconds{mode="Failover",pair="%s"} %s`, pair.Name,
 				strconv.FormatFloat(h.RecoveryPoint.Seconds(), 'g', -1, 64)))
