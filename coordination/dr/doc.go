@@ -40,6 +40,11 @@
 // before the claims, and the decisions after a switch completed write again what a restart
 // in between kept from being written.
 //
+// A claim labelled out of the pair's protection (storagev1alpha1.ProtectLabel) is observed
+// apart (Observation.Unprotected): it has no replication, counts in no condition but its own
+// Replicated (NotProtected), and a switch only tells it that it was left, as one with no
+// replica is.
+//
 // A declared switch is a spec whose generation is newer than the one the last action
 // answered, so that a failover the pair made on its own is not undone by an activeLocation
 // set before it. Replication runs the other way, to each target of the old Location as it is
