@@ -50,8 +50,8 @@
 // set before it. Replication runs the other way, to each target of the old Location as it is
 // back, clean and unfenced; PeerReady once none is fenced.
 //
-// Each action records what triggered it and when (the loss detected, from the last of the
-// Location's targets to stop answering, or the declaration), and each step it reached with
+// Each action records what triggered it and when (the loss, from the last of the Location's
+// targets to stop heartbeating, or the declaration), and each step it reached with
 // its time. The decision that ends it (Completed or CalledOff) adds it to the pair's history,
 // the last HistoryLength kept; one that completes measures it: the recovery time from its
 // trigger to every volume with a replica bound, the recovery point (for a failover, the

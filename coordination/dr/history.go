@@ -10,22 +10,22 @@ import (
 )
 
 // startedBy says what started the action a: a declared switch starts as it is asked for, a
-// failover the pair starts on its own once the loss of From was detected, when the last of
-// its targets stopped answering.
+// failover the pair starts on its own from the loss of From, when the last of its targets
+// stopped heartbeating.
 func (o Observation) startedBy(a *schedulingv1alpha1.PairAction) {
 	a.Trigger, a.TriggerTime = schedulingv1alpha1.TriggerDeclared, a.StartTime.DeepCopy()
 	if !a.Automatic {
 		return
 	}
 	a.Trigger = schedulingv1alpha1.TriggerLocationLost
-	var detected time.Time
+	var lost time.Time
 	for _, t := range o.Locations[a.From].Targets {
-		if t.UnreachableSince.After(detected) {
-			detected = t.UnreachableSince
+		if t.UnreachableSince.After(lost) {
+			lost = t.UnreachableSince
 		}
 	}
-	if !detected.IsZero() {
-		a.TriggerTime = &metav1.Time{Time: detected}
+	if !lost.IsZero() {
+		a.TriggerTime = &metav1.Time{Time: lost}
 	}
 }
 

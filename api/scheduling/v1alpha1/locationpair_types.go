@@ -160,9 +160,9 @@ type PairAction struct {
 	// Trigger is what started it: LocationLost or Declared.
 	// +optional
 	Trigger string `json:"trigger,omitempty"`
-	// TriggerTime is when the loss was detected (the last target of the Location left
-	// stopped answering), or when the switch was declared: the recovery time is counted
-	// from it.
+	// TriggerTime is when the loss began (the last target of the Location left stopped
+	// heartbeating: its Ready condition's transition to Unreachable), or when the switch was
+	// declared: the recovery time is counted from it.
 	// +optional
 	TriggerTime *metav1.Time `json:"triggerTime,omitempty"`
 	// Mode is Failover or Relocate.
