@@ -69,10 +69,14 @@ func (r *Reconciler) observe(ctx context.Context, ns *corev1.Namespace) (*scope,
 	s.lostIn = lostIn
 	s.loads = r.assumed.loads(namespaces.Items, ns.Name)
 	for _, c := range claims.Items {
-		if d := c.Annotations[storagev1alpha1.DomainAnnotation]; d != "" && !slices.Contains(s.volumeDomains, d) {
+		key, snapshot, asked := storagev1alpha1.RestoreFrom(c.Annotations)
+		// A claim that a switch of Locations left waiting, with no replica or no protection,
+		// keeps its data where it was: it does not hold its namespace there.
+		left := asked && snapshot == ""
+		if d := c.Annotations[storagev1alpha1.DomainAnnotation]; d != "" && !left && !slices.Contains(s.volumeDomains, d) {
 			s.volumeDomains = append(s.volumeDomains, d)
 		}
-		if key, snapshot, _ := storagev1alpha1.RestoreFrom(c.Annotations); snapshot != "" && !slices.Contains(s.replicas, key) {
+		if snapshot != "" && !slices.Contains(s.replicas, key) {
 			s.replicas = append(s.replicas, key)
 		}
 	}
