@@ -74,6 +74,7 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	opts.MaxConcurrentReconciles = Concurrency
 	r.metrics = newVolumeMetrics()
+	movingCollector.Register(mgr.GetCache())
 	r.written = versions.New()
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.PersistentVolume{}, claimRefIndex, func(o client.Object) []string {
 		if ref := o.(*corev1.PersistentVolume).Spec.ClaimRef; ref != nil {

@@ -1,15 +1,18 @@
 package coordination
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/controllers/internal/cachemetrics"
 )
 
 var (
@@ -43,8 +46,34 @@ var (
 		Name: "custody_volumes_waiting_for_fence",
 		Help: "Owned volumes whose lost owner must be fenced before they move, by reason.",
 	}, []string{"reason"})
-	registerOnce sync.Once
+	movingSince = prometheus.NewDesc("custody_volume_moving_since_timestamp_seconds",
+		"When the volume that has been Moving longest, of those leaving an owner (the owner label, a target key), began to move.", []string{"owner"}, nil)
+	movingCollector = cachemetrics.New("coordination", collectMoving, movingSince)
+	registerOnce    sync.Once
 )
+
+// collectMoving reports, per owner that volumes are leaving, since when the oldest of them is
+// Moving: one series per target, however many volumes move.
+func collectMoving(ctx context.Context, r client.Reader, ch chan<- prometheus.Metric) error {
+	list := &storagev1alpha1.VolumeOwnershipList{}
+	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		return err
+	}
+	oldest := map[string]time.Time{}
+	for i := range list.Items {
+		st := &list.Items[i].Status
+		if st.Phase != storagev1alpha1.Moving || st.PhaseSince == nil {
+			continue
+		}
+		if t, ok := oldest[st.Owner]; !ok || st.PhaseSince.Time.Before(t) {
+			oldest[st.Owner] = st.PhaseSince.Time
+		}
+	}
+	for owner, t := range oldest {
+		ch <- cachemetrics.Timestamp(movingSince, t, owner)
+	}
+	return nil
+}
 
 // waitingReasons are the reasons of a volume that waits for a Fence of its owner.
 var waitingReasons = []string{

@@ -2,15 +2,13 @@ package dr
 
 import (
 	"context"
-	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	"github.com/custody-dev/custody/controllers/internal/cachemetrics"
 	"github.com/custody-dev/custody/coordination/dr"
 )
 
@@ -28,38 +26,34 @@ var (
 		"The recovery time of a pair's last completed failover or relocate: from the loss detected, or the switch declared, to every volume with a replica bound again.", []string{"pair", "mode"}, nil)
 	recoveryPoint = prometheus.NewDesc("custody_pair_last_recovery_point_seconds",
 		"The recovery point of a pair's last completed failover or relocate: the longest stretch of writes a volume lost (zero for a relocate).", []string{"pair", "mode"}, nil)
+	pairInterval = prometheus.NewDesc("custody_pair_replication_interval_seconds",
+		"A pair's replication interval, its recovery point objective: a replica older than twice it is late.", []string{"pair"}, nil)
+	pairPhase = prometheus.NewDesc("custody_pair_phase",
+		"1 for the phase each pair is in, 0 for the others.", []string{"pair", "phase"}, nil)
+	pairCondition = prometheus.NewDesc("custody_pair_condition",
+		"1 for each condition of each pair, with its status and reason.", []string{"pair", "condition", "status", "reason"}, nil)
 	switches = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "custody_pair_switches_total",
 		Help: "Failovers and relocates started, by pair and mode, and whether the pair started it on its own.",
 	}, []string{"pair", "mode", "automatic"})
-	registerOnce sync.Once
+	collector = cachemetrics.New("dr", collect, replicaTime, syncDuration, syncFailed, switchDuration, recoveryTime, recoveryPoint,
+		pairInterval, pairPhase, pairCondition)
 )
 
-// drCollector reports the replication of every pair's volumes, and the pairs' last
-// switches, from the cache of the running controller at every scrape.
-type drCollector struct {
-	mu     sync.Mutex
-	reader client.Reader
+// pairPhases are the phases the phase gauge reports, also when no pair is in them.
+var pairPhases = []schedulingv1alpha1.LocationPairPhase{
+	schedulingv1alpha1.PairPending, schedulingv1alpha1.PairProtecting, schedulingv1alpha1.PairFailingOver,
+	schedulingv1alpha1.PairFailedOver, schedulingv1alpha1.PairRelocating, schedulingv1alpha1.PairRelocated,
 }
 
-var collector = &drCollector{}
-
-func (c *drCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{replicaTime, syncDuration, syncFailed, switchDuration, recoveryTime, recoveryPoint} {
-		ch <- d
-	}
-}
-
-func (c *drCollector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	reader := c.reader
-	c.mu.Unlock()
+// collect reports the replication of every pair's volumes, and each pair's interval, phase,
+// conditions and last switch.
+func collect(ctx context.Context, r client.Reader, ch chan<- prometheus.Metric) error {
 	replications := &storagev1alpha1.VolumeReplicationList{}
 	pairs := &schedulingv1alpha1.LocationPairList{}
 	for _, list := range []client.ObjectList{replications, pairs} {
-		if err := reader.List(context.Background(), list); err != nil {
-			ctrl.Log.WithName("dr").Error(err, "Listing for the metrics")
-			return
+		if err := r.List(ctx, list); err != nil {
+			return err
 		}
 	}
 	for _, vr := range replications.Items {
@@ -67,7 +61,7 @@ func (c *drCollector) Collect(ch chan<- prometheus.Metric) {
 		failed := 0.0
 		if src := vr.Status.Source; src != nil {
 			if src.LastSyncDuration != nil {
-				ch <- prometheus.MustNewConstMetric(syncDuration, prometheus.GaugeValue, src.LastSyncDuration.Seconds(), labels...)
+				ch <- cachemetrics.Gauge(syncDuration, src.LastSyncDuration.Seconds(), labels...)
 			}
 			if src.Result == "Failed" {
 				failed = 1
@@ -75,33 +69,36 @@ func (c *drCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		if dst := vr.Status.Destination; dst != nil {
 			if t := dr.ImageTime(&vr); dst.LatestImageReady && t != nil {
-				ch <- prometheus.MustNewConstMetric(replicaTime, prometheus.GaugeValue, float64(t.Unix()), labels...)
+				ch <- cachemetrics.Timestamp(replicaTime, t.Time, labels...)
 			}
 			if dst.Result == "Failed" {
 				failed = 1
 			}
 		}
-		ch <- prometheus.MustNewConstMetric(syncFailed, prometheus.GaugeValue, failed, labels...)
+		ch <- cachemetrics.Gauge(syncFailed, failed, labels...)
 	}
 	for _, p := range pairs.Items {
 		if a := p.Status.LastAction; a != nil && a.Duration != nil {
-			ch <- prometheus.MustNewConstMetric(switchDuration, prometheus.GaugeValue, a.Duration.Seconds(), p.Name, string(a.Mode))
+			ch <- cachemetrics.Gauge(switchDuration, a.Duration.Seconds(), p.Name, string(a.Mode))
 		}
 		if a := lastCompleted(p.Status.History); a != nil {
-			ch <- prometheus.MustNewConstMetric(recoveryTime, prometheus.GaugeValue, a.RecoveryTime.Seconds(), p.Name, string(a.Mode))
-			ch <- prometheus.MustNewConstMetric(recoveryPoint, prometheus.GaugeValue, a.RecoveryPoint.Seconds(), p.Name, string(a.Mode))
+			ch <- cachemetrics.Gauge(recoveryTime, a.RecoveryTime.Seconds(), p.Name, string(a.Mode))
+			ch <- cachemetrics.Gauge(recoveryPoint, a.RecoveryPoint.Seconds(), p.Name, string(a.Mode))
+		}
+		if interval, err := dr.Interval(p.Spec.ReplicationInterval); err == nil {
+			ch <- cachemetrics.Gauge(pairInterval, interval.Seconds(), p.Name)
+		}
+		cachemetrics.OneOf(ch, pairPhase, pairPhases, p.Status.Phase, p.Name)
+		for _, c := range p.Status.Conditions {
+			ch <- cachemetrics.Gauge(pairCondition, 1, p.Name, c.Type, string(c.Status), c.Reason)
 		}
 	}
+	return nil
 }
 
 // registerMetrics registers the metrics once, and reports the objects of reader, the cache
 // of the controller that starts now.
-func registerMetrics(reader client.Reader) {
-	registerOnce.Do(func() { metrics.Registry.MustRegister(collector, switches) })
-	collector.mu.Lock()
-	defer collector.mu.Unlock()
-	collector.reader = reader
-}
+func registerMetrics(reader client.Reader) { collector.Register(reader, switches) }
 
 // lastCompleted is the last switch of the history that completed with its costs measured;
 // nil when there is none.

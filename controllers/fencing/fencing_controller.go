@@ -204,18 +204,28 @@ func (r *Reconciler) observe(ctx context.Context, f *storagev1alpha1.Fence) (fen
 		switch {
 		case t.Name == f.Spec.TargetName:
 			target = t
-			lease, err := leases.Of(ctx, r.Client, t.Name)
+			view, err := targetView(ctx, r.Client, t, f.Spec.Domain)
 			if err != nil {
 				return o, nil, err
 			}
-			o.Target = fencing.TargetView{Found: true, Ready: t.IsReady(), Clean: t.IsClean(f.Spec.Domain), NetworkFencing: t.Spec.Fencing != nil,
-				Reported: t.CleanReportedAt(lease, f.Spec.Domain), ReadySince: t.ReadySince()}
+			o.Target = view
 		case t.IsReady() && slices.Contains(t.Spec.StorageDomains, f.Spec.Domain):
 			o.Executors = append(o.Executors, t.Name)
 		}
 	}
 	slices.Sort(o.Executors)
 	return o, target, nil
+}
+
+// targetView is what the fencing decision reads of the fenced target t in domain: its
+// health, and its clean report in the heartbeat Lease.
+func targetView(ctx context.Context, r client.Reader, t *workloadv1alpha1.SyncTarget, domain string) (fencing.TargetView, error) {
+	lease, err := leases.Of(ctx, r, t.Name)
+	if err != nil {
+		return fencing.TargetView{}, err
+	}
+	return fencing.TargetView{Found: true, Ready: t.IsReady(), Clean: t.IsClean(domain), NetworkFencing: t.Spec.Fencing != nil,
+		Reported: t.CleanReportedAt(lease, domain), ReadySince: t.ReadySince()}, nil
 }
 
 // label gives the Fence to the executor's syncer, and takes it from any other.

@@ -2,70 +2,82 @@ package fencing
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/internal/cachemetrics"
+	"github.com/custody-dev/custody/fencing"
 )
 
 var (
-	fencesDesc    = prometheus.NewDesc("custody_fences", "Fences by phase.", []string{"phase"}, nil)
+	fenceLabels = []string{"fence", "target", "domain"}
+	fencesDesc  = prometheus.NewDesc("custody_fences", "Fences by phase.", []string{"phase"}, nil)
+	fencePhase  = prometheus.NewDesc("custody_fence_phase", "1 for the phase each Fence is in, 0 for the others.", append(fenceLabels, "phase"), nil)
+	unconfirmed = prometheus.NewDesc("custody_fence_unconfirmed_since_timestamp_seconds",
+		"When a Fence that asks to cut its target off, and that the storage has not confirmed yet, was asked for; absent once it holds.", fenceLabels, nil)
+	waitingClean = prometheus.NewDesc("custody_fence_waiting_for_clean_since_timestamp_seconds",
+		"When a Fence that holds a target that answers again began to wait for the target's clean report, on which it is lifted; absent while the target is away or once it reported clean.", fenceLabels, nil)
 	fenceDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "custody_fence_duration_seconds",
 		Help:    "Time from a Fence being asked for to the storage confirming it.",
 		Buckets: prometheus.ExponentialBuckets(0.25, 2, 12),
 	})
-	registerOnce sync.Once
+	collector = cachemetrics.New("fencing", collect, fencesDesc, fencePhase, unconfirmed, waitingClean)
 )
 
-// phases are the phases the gauge reports, also when no Fence is in them.
+// phases are the phases the gauges report, also when no Fence is in them.
 var phases = []storagev1alpha1.FencePhase{
 	storagev1alpha1.FencePending, storagev1alpha1.FenceFencing, storagev1alpha1.FenceFenced,
 	storagev1alpha1.FenceUnfencing, storagev1alpha1.FenceUnfenced, storagev1alpha1.FenceFailed,
 }
 
-// fenceCollector counts the Fences by phase from the cache of the running controller at
-// every scrape.
-type fenceCollector struct {
-	mu     sync.Mutex
-	reader client.Reader
-}
-
-var collector = &fenceCollector{}
-
-func (c *fenceCollector) Describe(ch chan<- *prometheus.Desc) { ch <- fencesDesc }
-
-func (c *fenceCollector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	reader := c.reader
-	c.mu.Unlock()
+// collect reports the Fences of the cache: how many are in each phase, and, per Fence, its
+// phase and what it waits on.
+func collect(ctx context.Context, r client.Reader, ch chan<- prometheus.Metric) error {
 	list := &storagev1alpha1.FenceList{}
-	if err := reader.List(context.Background(), list); err != nil {
-		ctrl.Log.WithName("fencing").Error(err, "Listing Fences for the metrics")
-		return
+	targets := &workloadv1alpha1.SyncTargetList{}
+	for _, l := range []client.ObjectList{list, targets} {
+		if err := r.List(ctx, l); err != nil {
+			return err
+		}
+	}
+	byName := map[string]*workloadv1alpha1.SyncTarget{}
+	for i := range targets.Items {
+		byName[targets.Items[i].Name] = &targets.Items[i]
 	}
 	counts := map[storagev1alpha1.FencePhase]int{}
-	for _, f := range list.Items {
+	for i := range list.Items {
+		f := &list.Items[i]
 		counts[f.Status.Phase]++
+		labels := []string{f.Name, f.Spec.TargetName, f.Spec.Domain}
+		cachemetrics.OneOf(ch, fencePhase, phases, f.Status.Phase, labels...)
+		if since, ok := fencing.Unconfirmed(f); ok {
+			ch <- cachemetrics.Timestamp(unconfirmed, since, labels...)
+		}
+		var view fencing.TargetView
+		if t := byName[f.Spec.TargetName]; t != nil {
+			var err error
+			if view, err = targetView(ctx, r, t, f.Spec.Domain); err != nil {
+				return err
+			}
+		}
+		if since, ok := fencing.WaitingForClean(f, view); ok {
+			ch <- cachemetrics.Timestamp(waitingClean, since, labels...)
+		}
 	}
 	for _, p := range phases {
-		ch <- prometheus.MustNewConstMetric(fencesDesc, prometheus.GaugeValue, float64(counts[p]), string(p))
+		ch <- cachemetrics.Gauge(fencesDesc, float64(counts[p]), string(p))
 	}
+	return nil
 }
 
-// registerMetrics registers the Fence metrics once, and counts the Fences of reader, the
+// registerMetrics registers the Fence metrics once, and reports the Fences of reader, the
 // cache of the controller that starts now.
-func registerMetrics(reader client.Reader) {
-	registerOnce.Do(func() { metrics.Registry.MustRegister(collector, fenceDuration) })
-	collector.mu.Lock()
-	defer collector.mu.Unlock()
-	collector.reader = reader
-}
+func registerMetrics(reader client.Reader) { collector.Register(reader, fenceDuration) }
 
 // observeFenced records how long the Fence took to hold.
 func observeFenced(st *storagev1alpha1.FenceStatus) {

@@ -55,7 +55,7 @@ type Reconciler struct {
 
 // SetupWithManager registers the reconciler with the hub's manager.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
-	r.states, r.contact = newTargetStates(), &contact{}
+	r.states, r.contact = newTargetStates(mgr.GetCache()), &contact{}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("custody-health")
 	}

@@ -1,12 +1,16 @@
 package health
 
 import (
+	"context"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/internal/cachemetrics"
 )
 
 var (
@@ -14,7 +18,9 @@ var (
 		Name: "custody_targets",
 		Help: "SyncTargets by health: Ready, Unreachable or NeverSeen.",
 	}, []string{"state"})
-	registerOnce sync.Once
+	targetState = prometheus.NewDesc("custody_target_state_since_timestamp_seconds",
+		"When each SyncTarget entered its health (the state label: Ready, Unreachable or NeverSeen), from its Ready condition.", []string{"target", "state"}, nil)
+	collector = cachemetrics.New("health", collect, targetState)
 )
 
 // targetStates remembers each target's last verdict, so that the gauge counts each once.
@@ -23,8 +29,10 @@ type targetStates struct {
 	states map[string]string
 }
 
-func newTargetStates() *targetStates {
-	registerOnce.Do(func() { metrics.Registry.MustRegister(targetsGauge) })
+// newTargetStates registers the metrics once, and reports the targets of reader, the cache of
+// the controller that starts now.
+func newTargetStates(reader client.Reader) *targetStates {
+	collector.Register(reader, targetsGauge)
 	for _, s := range []string{readyState, workloadv1alpha1.ReasonUnreachable, workloadv1alpha1.ReasonNeverSeen} {
 		targetsGauge.WithLabelValues(s).Set(0)
 	}
@@ -46,4 +54,24 @@ func (t *targetStates) set(target, state string) {
 		t.states[target] = state
 		targetsGauge.WithLabelValues(state).Inc()
 	}
+}
+
+// collect reports, per target the health controller has judged, its state and since when.
+func collect(ctx context.Context, r client.Reader, ch chan<- prometheus.Metric) error {
+	targets := &workloadv1alpha1.SyncTargetList{}
+	if err := r.List(ctx, targets); err != nil {
+		return err
+	}
+	for _, t := range targets.Items {
+		c := meta.FindStatusCondition(t.Status.Conditions, workloadv1alpha1.ConditionReady)
+		if c == nil {
+			continue
+		}
+		state := c.Reason
+		if c.Status == metav1.ConditionTrue {
+			state = readyState
+		}
+		ch <- cachemetrics.Timestamp(targetState, c.LastTransitionTime.Time, t.Name, state)
+	}
+	return nil
 }

@@ -100,6 +100,14 @@ var _ = Describe("A LocationPair", func() {
 			g.Expect(body).To(ContainSubstring("custody_volume_last_sync_duration_seconds" + labels))
 			g.Expect(body).To(ContainSubstring("custody_volume_sync_failed%s 0", labels))
 		}).WithContext(ctx).Should(Succeed())
+		By("exposing the pair's interval, phase and conditions as metrics, for the alerts to compare the replica's age with")
+		Eventually(func(g Gomega) {
+			body := metrics(ctx, g)
+			g.Expect(body).To(ContainSubstring(`custody_pair_replication_interval_seconds{pair="%s"} 300`, ns))
+			g.Expect(body).To(ContainSubstring(`custody_pair_phase{pair="%s",phase="Protecting"} 1`, ns))
+			g.Expect(body).To(ContainSubstring(`custody_pair_phase{pair="%s",phase="FailedOver"} 0`, ns))
+			g.Expect(body).To(ContainSubstring(`custody_pair_condition{condition="DataProtected",pair="%s",reason="Replicated",status="True"} 1`, ns))
+		}).WithContext(ctx).Should(Succeed())
 
 		Eventually(func(g Gomega) string { return replicated(ctx, g, ns, "data") }).WithContext(ctx).Should(HavePrefix("True/Replicated: latest replica "))
 

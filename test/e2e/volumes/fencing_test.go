@@ -3,6 +3,7 @@ package volumes
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -45,7 +46,15 @@ var _ = Describe("A lost owner", func() {
 		Expect(metric("custody_fence_duration_seconds")).To(BeNumerically(">", fenceTimes), "no time to fence observed")
 		Expect(metric("custody_volume_failover_duration_seconds")).To(BeNumerically(">", failovers), "no failover observed")
 		Expect(metric("custody_fences")).To(BeNumerically(">", 0), "no Fence counted")
+		fence := map[string]string{"fence": storagev1alpha1.FenceName(lost, domain), "target": lost, "domain": domain}
+		Eventually(func() []float64 {
+			return series("custody_fence_phase", with(fence, "phase", string(storagev1alpha1.FenceFenced)))
+		}).WithContext(ctx).Should(Equal([]float64{1}), "the Fence's phase is not reported")
+		Expect(series("custody_fence_unconfirmed_since_timestamp_seconds", fence)).To(BeEmpty(), "a confirmed Fence reported as waiting for the storage")
+		Expect(series("custody_target_state_since_timestamp_seconds", map[string]string{"target": lost, "state": workloadv1alpha1.ReasonUnreachable})).
+			To(ConsistOf(BeNumerically("~", float64(start.Unix()), 60)), "the lost target is not reported Unreachable since it was lost")
 		comesBack(ctx, lost, ns)
+		Eventually(func() []float64 { return series("custody_fence_phase", fence) }).WithContext(ctx).Should(BeEmpty(), "a lifted Fence is still reported")
 	})
 
 	It("that answers again within its fence delay keeps its namespace and its volume", func(ctx SpecContext) {
@@ -498,6 +507,38 @@ func (w *writer) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return fmt.Sprintf("%d writes acknowledged, %d refused", w.acked, w.refused)
+}
+
+// series are the values of the controller's metric name whose labels include labels.
+func series(name string, labels map[string]string) []float64 {
+	GinkgoHelper()
+	families, err := metrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	var values []float64
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			matched := 0
+			for _, l := range m.GetLabel() {
+				if v, ok := labels[l.GetName()]; ok && v == l.GetValue() {
+					matched++
+				}
+			}
+			if matched == len(labels) {
+				values = append(values, m.GetGauge().GetValue())
+			}
+		}
+	}
+	return values
+}
+
+// with is labels and one more.
+func with(labels map[string]string, name, value string) map[string]string {
+	out := maps.Clone(labels)
+	out[name] = value
+	return out
 }
 
 // metric sums what the controller's metric name reports: a gauge's values, or a histogram's
