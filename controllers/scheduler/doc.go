@@ -18,4 +18,9 @@
 // workload; the namespace is chosen again when the delay runs out. A fenced target takes no
 // namespace until its Fence is lifted, Unfencing included: its member may still be cut off
 // the storage.
+//
+// Each choice counts the loads of its Locations' targets from the cache's index of the
+// namespaces by target: it reads the namespaces of the targets it chooses among, not every
+// namespace of the hub, so that placing n namespaces over a hub of many Locations does not
+// cost n² reads of the cache.
 package scheduler

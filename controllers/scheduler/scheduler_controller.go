@@ -4,10 +4,13 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -40,9 +43,18 @@ type Reconciler struct {
 	assumed assumedPlacements
 }
 
+// targetIndex indexes the namespaces by the keys of their active targets, which the loads
+// are counted from.
+const targetIndex = "scheduler.active-targets"
+
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	opts.MaxConcurrentReconciles = 4
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Namespace{}, targetIndex, func(o client.Object) []string {
+		return workloadv1alpha1.ActiveTargets(o)
+	}); err != nil {
+		return err
+	}
 	placed := handler.EnqueueRequestsFromMapFunc(r.placedNamespaces)
 	return ctrl.NewControllerManagedBy(mgr).Named("scheduler").
 		For(&corev1.Namespace{}, builder.WithPredicates(predicate.Or(
@@ -51,7 +63,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 			UpdateFunc: func(e event.UpdateEvent) bool { return placementChanged(e.ObjectOld, e.ObjectNew) },
 		})).
 		Watches(&schedulingv1alpha1.Location{}, placed).
-		Watches(&workloadv1alpha1.SyncTarget{}, placed, builder.WithPredicates(predicate.Funcs{
+		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(r.namespacesOfTarget), builder.WithPredicates(predicate.Funcs{
 			UpdateFunc: func(e event.UpdateEvent) bool { return targetChanged(e.ObjectOld, e.ObjectNew) },
 		})).
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(namespaceOf),
@@ -158,13 +170,52 @@ func (r *Reconciler) now() time.Time {
 // Placement.
 func (r *Reconciler) placedNamespaces(ctx context.Context, _ client.Object) []reconcile.Request {
 	list := &corev1.NamespaceList{}
-	if err := r.Client.List(ctx, list); err != nil {
+	// Read only: one change of a target maps to every namespace of the hub.
+	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing namespaces")
 		return nil
 	}
 	var out []reconcile.Request
-	for _, ns := range list.Items {
-		if ns.Annotations[schedulingv1alpha1.PlacementAnnotation] != "" || len(workloadv1alpha1.ActiveTargets(&ns)) > 0 {
+	for i := range list.Items {
+		if ns := &list.Items[i]; ns.Annotations[schedulingv1alpha1.PlacementAnnotation] != "" || len(workloadv1alpha1.ActiveTargets(ns)) > 0 {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: ns.Name}})
+		}
+	}
+	return out
+}
+
+// namespacesOfTarget maps a change of a target to the namespaces it can move: those on it,
+// and those bound to a Placement whose selected Location selects it (or has a selector that
+// does not parse). A choice reads only the targets of the namespace's Locations, so a hub of
+// many Locations does not queue every namespace behind each target that turns Ready or not.
+func (r *Reconciler) namespacesOfTarget(ctx context.Context, target client.Object) []reconcile.Request {
+	locations := &schedulingv1alpha1.LocationList{}
+	placements := &schedulingv1alpha1.PlacementList{}
+	namespaces := &corev1.NamespaceList{}
+	// Read only, as placedNamespaces.
+	for _, l := range []client.ObjectList{locations, placements, namespaces} {
+		if err := r.Client.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Listing what a target's change moves")
+			return nil
+		}
+	}
+	selecting := map[string]bool{}
+	for i := range locations.Items {
+		sel, err := metav1.LabelSelectorAsSelector(&locations.Items[i].Spec.InstanceSelector)
+		selecting[locations.Items[i].Name] = err != nil || sel.Matches(labels.Set(target.GetLabels()))
+	}
+	bound := map[string]bool{}
+	for i := range placements.Items {
+		if p := &placements.Items[i]; selecting[p.Status.SelectedLocation] {
+			bound[p.Name] = true
+		}
+	}
+	key := workloadv1alpha1.ToSyncTargetKey(target.GetName())
+	var out []reconcile.Request
+	for i := range namespaces.Items {
+		ns := &namespaces.Items[i]
+		placed := strings.Split(ns.Annotations[schedulingv1alpha1.PlacementAnnotation], ",")
+		if slices.Contains(workloadv1alpha1.Targets(ns), key) || slices.ContainsFunc(placed, func(p string) bool { return bound[p] }) {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: ns.Name}})
 		}
 	}

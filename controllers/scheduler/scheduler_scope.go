@@ -50,10 +50,9 @@ func (r *Reconciler) observe(ctx context.Context, ns *corev1.Namespace) (*scope,
 	}
 	locations := &schedulingv1alpha1.LocationList{}
 	targets := &workloadv1alpha1.SyncTargetList{}
-	namespaces := &corev1.NamespaceList{}
 	claims := &corev1.PersistentVolumeClaimList{}
-	// Read-only lists straight from the cache: this runs once per namespace over all of them.
-	for _, l := range []client.ObjectList{locations, targets, namespaces} {
+	// Read-only lists straight from the cache: this runs once per namespace.
+	for _, l := range []client.ObjectList{locations, targets} {
 		if err := r.Client.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, err
 		}
@@ -67,7 +66,9 @@ func (r *Reconciler) observe(ctx context.Context, ns *corev1.Namespace) (*scope,
 		return nil, err
 	}
 	s.lostIn = lostIn
-	s.loads = r.assumed.loads(namespaces.Items, ns.Name)
+	if s.loads, err = r.loads(ctx, s.candidateKeys(), ns.Name); err != nil {
+		return nil, err
+	}
 	for _, c := range claims.Items {
 		key, snapshot, asked := storagev1alpha1.RestoreFrom(c.Annotations)
 		// A claim that a switch of Locations left waiting, with no replica or no protection,
@@ -122,6 +123,21 @@ func (s *scope) desiredTargets() ([]string, []Result) {
 	return keys, results
 }
 
+// candidateKeys are the keys of the targets of the namespace's Locations, each once: the
+// loads a choice reads.
+func (s *scope) candidateKeys() []string {
+	var keys []string
+	for _, loc := range s.locationNames() {
+		targets, _ := schedulingv1alpha1.LocationTargets(loc, s.locations, s.targets)
+		for i := range targets {
+			if k := workloadv1alpha1.ToSyncTargetKey(targets[i].Name); !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
+}
+
 func (s *scope) locationNames() []string {
 	var out []string
 	for _, p := range s.placements {
@@ -153,6 +169,39 @@ func (s *scope) candidate(location string, t *workloadv1alpha1.SyncTarget) Candi
 		Leaving:       presence.Leaving,
 		Replicas:      slices.Contains(s.replicas, key),
 	}
+}
+
+// loads counts the namespaces on each of the target keys, exclude left out, with those the
+// scheduler placed that the cache does not show yet. It reads the namespaces of each key from
+// the cache's index (targetIndex), so that one choice reads the namespaces of the targets it
+// chooses among, not every namespace of the hub.
+func (r *Reconciler) loads(ctx context.Context, keys []string, exclude string) (map[string]int, error) {
+	loads := make(map[string]int, len(keys))
+	for _, k := range keys {
+		list := &corev1.NamespaceList{}
+		if err := r.Client.List(ctx, list, client.MatchingFields{targetIndex: k}, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			if list.Items[i].Name != exclude {
+				loads[k]++
+			}
+		}
+	}
+	var err error
+	r.assumed.count(loads, exclude, func(name string) ([]string, bool) {
+		ns := &corev1.Namespace{}
+		switch e := r.Client.Get(ctx, client.ObjectKey{Name: name}, ns); {
+		case apierrors.IsNotFound(e):
+			return nil, false
+		case e != nil:
+			// Kept, and counted: the choice fails on err anyway.
+			err = e
+			return nil, true
+		}
+		return workloadv1alpha1.ActiveTargets(ns), true
+	})
+	return loads, err
 }
 
 // lostIn tells, by name, how long until each Unreachable target is lost (fencing.LostIn,
@@ -204,30 +253,23 @@ func (a *assumedPlacements) forget(ns string) {
 	delete(a.m, ns)
 }
 
-// loads counts the namespaces on each target key, the excluded one left out, and forgets the
-// assumptions the cache now shows.
-func (a *assumedPlacements) loads(namespaces []corev1.Namespace, exclude string) map[string]int {
+// count adds to loads the targets assumed for namespaces other than exclude that the cache
+// does not show yet, and forgets the assumptions it shows, or whose namespace it no longer
+// has; shown reads a namespace's active targets from the cache.
+func (a *assumedPlacements) count(loads map[string]int, exclude string, shown func(ns string) (keys []string, found bool)) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	loads := map[string]int{}
-	for i := range namespaces {
-		ns := &namespaces[i]
-		if assumed, ok := a.m[ns.Name]; ok {
-			shown := workloadv1alpha1.ActiveTargets(ns)
-			missing := slices.DeleteFunc(slices.Clone(assumed), func(k string) bool { return slices.Contains(shown, k) })
-			if len(missing) == 0 {
-				delete(a.m, ns.Name)
-			} else if ns.Name != exclude {
-				for _, k := range missing {
-					loads[k]++
-				}
-			}
+	for name, assumed := range a.m {
+		on, found := shown(name)
+		missing := slices.DeleteFunc(slices.Clone(assumed), func(k string) bool { return slices.Contains(on, k) })
+		if !found || len(missing) == 0 {
+			delete(a.m, name)
+			continue
 		}
-		if ns.Name != exclude {
-			for _, k := range workloadv1alpha1.ActiveTargets(ns) {
+		if name != exclude {
+			for _, k := range missing {
 				loads[k]++
 			}
 		}
 	}
-	return loads
 }

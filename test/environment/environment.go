@@ -247,23 +247,33 @@ func (e *Environment) StopSyncer(name string) error {
 // WaitReady waits until the SyncTarget of every member of the environment is Ready; targets
 // of no member (a spec's stand-ins) do not count.
 func (e *Environment) WaitReady(ctx context.Context) error {
+	names := make([]string, 0, len(e.Members))
+	for _, m := range e.Members {
+		names = append(names, m.Name)
+	}
+	return targetsReady(ctx, e.Hub.Client, names, "targets")
+}
+
+// targetsReady waits until the hub c judges every named SyncTarget Ready; what names them in
+// the error.
+func targetsReady(ctx context.Context, c client.Client, names []string, what string) error {
 	for {
 		list := &workloadv1alpha1.SyncTargetList{}
-		if err := e.Hub.Client.List(ctx, list); err != nil {
+		if err := c.List(ctx, list); err != nil {
 			return err
 		}
 		ready := 0
 		for _, t := range list.Items {
-			if t.IsReady() && slices.ContainsFunc(e.Members, func(m *testbed.Cluster) bool { return m.Name == t.Name }) {
+			if t.IsReady() && slices.Contains(names, t.Name) {
 				ready++
 			}
 		}
-		if ready == len(e.Members) {
+		if ready == len(names) {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%d of %d targets Ready: %w", ready, len(e.Members), ctx.Err())
+			return fmt.Errorf("%d of %d %s Ready: %w", ready, len(names), what, ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

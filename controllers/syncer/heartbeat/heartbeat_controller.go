@@ -95,7 +95,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 		for _, c := range clean {
 			report.Clean[strings.TrimPrefix(c.Type, workloadv1alpha1.CleanCondition(""))] = c.Status
 		}
-		r.Reports.set(report)
+		r.Reports.Set(report)
 	}
 	return ctrl.Result{RequeueAfter: r.Period}, nil
 }

@@ -26,7 +26,8 @@ type Reports struct {
 	last *workloadv1alpha1.CleanReport
 }
 
-func (r *Reports) set(report workloadv1alpha1.CleanReport) {
+// Set hands the Renewer a clean report, whose conditions the SyncTarget's status holds.
+func (r *Reports) Set(report workloadv1alpha1.CleanReport) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.last = &report

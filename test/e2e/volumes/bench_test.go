@@ -203,8 +203,20 @@ func settle(ctx context.Context, b *testing.B, clusters []*testbed.Cluster) {
 // resource and response code, heartbeat Leases and events left out.
 type writeCounts map[string]int
 
-// writes reads the clusters' write counts from their API servers' metrics.
+// writes reads the clusters' write counts from their API servers' metrics, heartbeat Leases
+// and events left out.
 func writes(ctx context.Context, b *testing.B, clusters []*testbed.Cluster) writeCounts {
+	return countWrites(ctx, b, clusters, false)
+}
+
+// allWrites reads the clusters' write counts, heartbeat Leases and events counted.
+func allWrites(ctx context.Context, b *testing.B, clusters []*testbed.Cluster) writeCounts {
+	return countWrites(ctx, b, clusters, true)
+}
+
+// countWrites reads the clusters' write counts from their API servers' metrics, Leases and
+// events only when all.
+func countWrites(ctx context.Context, b *testing.B, clusters []*testbed.Cluster, all bool) writeCounts {
 	out := writeCounts{}
 	for _, cl := range clusters {
 		cs, err := kubernetes.NewForConfig(cl.Config)
@@ -215,15 +227,16 @@ func writes(ctx context.Context, b *testing.B, clusters []*testbed.Cluster) writ
 		if err != nil {
 			b.Fatal(err)
 		}
-		addWrites(out, cl.Name, string(raw))
+		addWrites(out, cl.Name, string(raw), all)
 	}
 	return out
 }
 
 var writeVerbs = []string{"POST", "PUT", "PATCH", "APPLY", "DELETE"}
 
-// addWrites adds the write counts of one cluster's metrics to out.
-func addWrites(out writeCounts, cluster, metrics string) {
+// addWrites adds the write counts of one cluster's metrics to out, those of Leases and
+// events only when all.
+func addWrites(out writeCounts, cluster, metrics string, all bool) {
 	sc := bufio.NewScanner(strings.NewReader(metrics))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -238,7 +251,7 @@ func addWrites(out writeCounts, cluster, metrics string) {
 				l[k] = strings.Trim(v, `"`)
 			}
 		}
-		if l["resource"] == "leases" || l["resource"] == "events" || !slices.Contains(writeVerbs, l["verb"]) {
+		if !all && (l["resource"] == "leases" || l["resource"] == "events") || !slices.Contains(writeVerbs, l["verb"]) {
 			continue
 		}
 		resource := l["resource"]

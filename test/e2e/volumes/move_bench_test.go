@@ -39,31 +39,9 @@ func BenchmarkMove1OwnedVolume(b *testing.B) {
 		}
 		var took []time.Duration
 		for range moves {
-			to := environment.Other(owner)
-			copyKey := client.ObjectKey{Namespace: transform.Target{Key: to, Hub: string(kubeSystem.UID)}.Namespace(ns), Name: "data-000"}
-			start := time.Now()
-			if err := environment.Cordon(ctx, c, owner, true); err != nil {
-				b.Fatal(err)
-			}
-			bound := poll(b, "the claim bound on "+to, time.Minute, 10*time.Millisecond, func() bool {
-				pvc := &corev1.PersistentVolumeClaim{}
-				return r.Member(to).Client.Get(ctx, copyKey, pvc) == nil && pvc.Status.Phase == corev1.ClaimBound
-			})
-			took = append(took, bound.Sub(start))
-			waitOwners(ctx, b, r.cache, ns, 1, to, inUse)
-			// The next move comes back here: this member takes work again, long before that
-			// move starts (a scheduler that saw both members cordoned would try again later,
-			// which is no part of a move), and that move starts once this member let go of
-			// everything, its namespace copy gone, which its namespace controller takes
-			// seconds to finish.
-			if err := environment.Cordon(ctx, c, owner, false); err != nil {
-				b.Fatal(err)
-			}
-			left := transform.Target{Key: owner, Hub: string(kubeSystem.UID)}.Namespace(ns)
-			poll(b, "the namespace copy gone from "+owner, time.Minute, 50*time.Millisecond, func() bool {
-				return apierrors.IsNotFound(r.Member(owner).Client.Get(ctx, client.ObjectKey{Name: left}, &corev1.Namespace{}))
-			})
-			owner = to
+			var d time.Duration
+			owner, d = moveOnce(ctx, b, r, ns, owner, string(kubeSystem.UID))
+			took = append(took, d)
 		}
 		r.stop(b)
 		slices.Sort(took)
@@ -71,4 +49,35 @@ func BenchmarkMove1OwnedVolume(b *testing.B) {
 		b.ReportMetric(took[len(took)-1].Seconds(), "cordon-to-bound-max-s")
 		b.Logf("cordon to Bound on the new owner: %v", took)
 	}
+}
+
+// moveOnce moves the one owned volume of the namespace ns off owner, a member of
+// OneLocation's Location, by cordoning owner, and returns the other member, where it moved,
+// and the time from the cordon to its claim's copy Bound there. It returns once the move is
+// over in both members, owner uncordoned; hub is the UID of the hub's kube-system.
+func moveOnce(ctx context.Context, b *testing.B, r *run, ns, owner, hub string) (string, time.Duration) {
+	c := r.Hub.Client
+	to := environment.Other(owner)
+	copyKey := client.ObjectKey{Namespace: transform.Target{Key: to, Hub: hub}.Namespace(ns), Name: "data-000"}
+	start := time.Now()
+	if err := environment.Cordon(ctx, c, owner, true); err != nil {
+		b.Fatal(err)
+	}
+	bound := poll(b, "the claim bound on "+to, time.Minute, 10*time.Millisecond, func() bool {
+		pvc := &corev1.PersistentVolumeClaim{}
+		return r.Member(to).Client.Get(ctx, copyKey, pvc) == nil && pvc.Status.Phase == corev1.ClaimBound
+	})
+	waitOwners(ctx, b, r.cache, ns, 1, to, inUse)
+	// The next move comes back here: this member takes work again, long before that move
+	// starts (a scheduler that saw both members cordoned would try again later, which is no
+	// part of a move), and that move starts once this member let go of everything, its
+	// namespace copy gone, which its namespace controller takes seconds to finish.
+	if err := environment.Cordon(ctx, c, owner, false); err != nil {
+		b.Fatal(err)
+	}
+	left := transform.Target{Key: owner, Hub: hub}.Namespace(ns)
+	poll(b, "the namespace copy gone from "+owner, time.Minute, 50*time.Millisecond, func() bool {
+		return apierrors.IsNotFound(r.Member(owner).Client.Get(ctx, client.ObjectKey{Name: left}, &corev1.Namespace{}))
+	})
+	return to, bound.Sub(start)
 }

@@ -118,11 +118,7 @@ func resync(ctx context.Context, b *testing.B, r *run, name string, stop, start 
 	clusters := r.clusters()
 	settle(ctx, b, clusters)
 	w := writes(ctx, b, clusters)
-	with := memory(b)
-	if err := stop(); err != nil {
-		b.Fatal(err)
-	}
-	part := with.less(memory(b))
+	part := heldBy(b, stop)
 	before := reconciled(b, name)
 	began := time.Now()
 	if err := start(); err != nil {
@@ -164,6 +160,16 @@ func gathered(b *testing.B, family, label, value string) float64 {
 		}
 	}
 	return sum
+}
+
+// heldBy stops a part and returns what the process held before the stop less what it holds
+// after it: what the part held.
+func heldBy(b *testing.B, stop func() error) held {
+	with := memory(b)
+	if err := stop(); err != nil {
+		b.Fatal(err)
+	}
+	return with.less(memory(b))
 }
 
 // memory is the process's resident set and Go heap in use, in MB, after a collection that
