@@ -17,6 +17,27 @@
 // member's PV into a hub PV, and package internal/syncio, the reads and writes around it that
 // more than one of them makes.
 //
+// # What the syncer caches
+//
+// A syncer runs next to every member's workloads, so it caches only what its decisions read:
+//
+//   - from the hub, the objects labelled Sync or Upsync for its target (and the VolumeReplications
+//     of every namespace, as a pair's destination holds replicas of namespaces not placed on
+//     it), plus its own SyncTarget; from the member, what it created, plus every PV, claim and
+//     StorageClass. Claims and PVs are the bulk: at ten thousand claims, four informers of ten
+//     thousand objects each (hub and member, claims and PVs).
+//   - each kind once, unstructured, as the controllers read it: a typed read of a cached kind
+//     would start a second informer of every object of it. A controller that wants a typed
+//     claim or PV converts the unstructured one (see downsync's memberPV).
+//   - whole objects, but for managed fields and kubectl's last applied configuration (trimCached):
+//     a copy carries a hub object's spec, labels and annotations, the status goes up, and the
+//     comparison with the copy (transform.UpToDate) reads them all, so no other field can go
+//     without a write at every resync. The strings of unstructured objects are shared among
+//     them (each decoded object would hold its own copy of every field name).
+//   - no copies of what it reads in a loop: the heartbeat's clean report goes over every cached
+//     claim and PV each period, reading their labels and annotations in place
+//     (transform.Label, transform.Annotation) from lists that are not deep-copied.
+//
 // The hub's identity (the UID of its kube-system namespace) goes into every downstream name
 // the syncer makes up, so that two hubs never collide in one member.
 package syncer

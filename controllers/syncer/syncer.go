@@ -116,9 +116,8 @@ func Run(ctx context.Context, o Options) error {
 
 // newHubCluster connects to the hub with a cache of only the objects labelled Sync or Upsync
 // for the target, and the target's own SyncTarget. Namespaced objects are read per placed
-// namespace (placedcache), where the hub grants the syncer's identity its reads. Neither
-// cache keeps managed fields, which the syncer never reads: its writes are applies, and
-// updates that leave the managed fields as the API server has them.
+// namespace (placedcache), where the hub grants the syncer's identity its reads. Both
+// caches keep objects as trimCached leaves them.
 func newHubCluster(o Options, target transform.Target, recovery *reconnect.Recovery) (cluster.Cluster, error) {
 	placed, err := labels.NewRequirement(target.StateLabel(), selection.In,
 		[]string{string(workloadv1alpha1.ResourceStateSync), string(workloadv1alpha1.ResourceStateUpsync)})
@@ -134,7 +133,7 @@ func newHubCluster(o Options, target transform.Target, recovery *reconnect.Recov
 		})
 		co.Cache = cache.Options{
 			NewInformer:          recovery.NewInformer,
-			DefaultTransform:     cache.TransformStripManagedFields(),
+			DefaultTransform:     trimCached,
 			DefaultLabelSelector: labels.NewSelector().Add(*placed),
 			ByObject: map[client.Object]cache.ByObject{
 				&workloadv1alpha1.SyncTarget{}: {
@@ -161,7 +160,7 @@ func newMemberManager(o Options, target transform.Target, recovery *reconnect.Re
 		Scheme: scheme,
 		Cache: cache.Options{
 			NewInformer:          recovery.NewInformer,
-			DefaultTransform:     cache.TransformStripManagedFields(),
+			DefaultTransform:     trimCached,
 			DefaultLabelSelector: target.Selector(),
 			ByObject: map[client.Object]cache.ByObject{
 				transform.Empty(transform.PVGVK):  {Label: labels.Everything()},

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -250,22 +251,33 @@ func (r *Reconciler) settleVolume(ctx context.Context, claim *unstructured.Unstr
 // when there is none.
 func (r *Reconciler) volumeOf(ctx context.Context, claim *unstructured.Unstructured) (*corev1.PersistentVolume, error) {
 	if name, _, _ := unstructured.NestedString(claim.Object, "spec", "volumeName"); name != "" {
-		pv := &corev1.PersistentVolume{}
-		if err := r.Member.Get(ctx, client.ObjectKey{Name: name}, pv); err != nil {
-			return nil, client.IgnoreNotFound(err)
-		}
-		return pv, nil
+		return r.memberPV(ctx, name)
 	}
-	pvs := &corev1.PersistentVolumeList{}
-	if err := r.Member.List(ctx, pvs); err != nil {
+	pvs := transform.EmptyList(transform.PVGVK)
+	if err := r.Member.List(ctx, pvs, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	for i := range pvs.Items {
-		if ref := pvs.Items[i].Spec.ClaimRef; ref != nil && ref.UID == claim.GetUID() {
-			return &pvs.Items[i], nil
+		if uid, _, _ := unstructured.NestedString(pvs.Items[i].Object, "spec", "claimRef", "uid"); uid != "" && uid == string(claim.GetUID()) {
+			return typedPV(pvs.Items[i].DeepCopy())
 		}
 	}
 	return nil, nil
+}
+
+// memberPV reads a member PV from the cache, nil when there is none. The cache holds PVs
+// unstructured only: reading them typed would cache every PV of the member a second time.
+func (r *Reconciler) memberPV(ctx context.Context, name string) (*corev1.PersistentVolume, error) {
+	obj, err := syncio.Read(ctx, r.Member, nil, transform.PVGVK, client.ObjectKey{Name: name})
+	if err != nil || obj == nil {
+		return nil, err
+	}
+	return typedPV(obj)
+}
+
+func typedPV(obj *unstructured.Unstructured) (*corev1.PersistentVolume, error) {
+	pv := &corev1.PersistentVolume{}
+	return pv, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, pv)
 }
 
 // retainOrigin gives a PV the member provisioned, whose volume the hub gave away, the policy
@@ -273,9 +285,9 @@ func (r *Reconciler) volumeOf(ctx context.Context, claim *unstructured.Unstructu
 // is Retain already. Its class's Delete would otherwise release the storage once its claim
 // goes, as when the member made the claim itself.
 func (r *Reconciler) retainOrigin(ctx context.Context, name string) (bool, error) {
-	pv := &corev1.PersistentVolume{}
-	if err := r.Member.Get(ctx, client.ObjectKey{Name: name}, pv); err != nil {
-		return false, client.IgnoreNotFound(err)
+	pv, err := r.memberPV(ctx, name)
+	if err != nil || pv == nil {
+		return false, err
 	}
 	switch {
 	case pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRetain:

@@ -258,12 +258,13 @@ var provisionerAnnotations = []string{
 // its volume (a PV's CSI driver, or the annotation the member's binder or provisioner wrote)
 // and the storage domain it names itself.
 func heldObject(name string, obj *unstructured.Unstructured) fencing.Held {
-	h := fencing.Held{Name: name, Domain: obj.GetAnnotations()[storagev1alpha1.DomainAnnotation]}
+	h := fencing.Held{Name: name}
+	h.Domain, _ = transform.Annotation(obj, storagev1alpha1.DomainAnnotation)
 	h.Class, _, _ = unstructured.NestedString(obj.Object, "spec", "storageClassName")
 	h.Provisioner, _, _ = unstructured.NestedString(obj.Object, "spec", "csi", "driver")
 	for _, a := range provisionerAnnotations {
 		if h.Provisioner == "" {
-			h.Provisioner = obj.GetAnnotations()[a]
+			h.Provisioner, _ = transform.Annotation(obj, a)
 		}
 	}
 	return h

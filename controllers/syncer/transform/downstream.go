@@ -40,8 +40,10 @@ var binderAnnotations = sets.New(
 )
 
 // clusterLabels are labels a cluster sets on its own objects from their names, so a copy
-// from another cluster would carry a wrong one.
-var clusterLabels = sets.New(corev1.LabelMetadataName)
+// from another cluster would carry a wrong one. kubectl's last applied configuration is the
+// user's object in the cluster they applied it to; in another it would mislead a kubectl
+// apply there, and the syncer's caches leave it out.
+var clusterLabels = sets.New(corev1.LabelMetadataName, corev1.LastAppliedConfigAnnotation)
 
 // syncerKeys are the syncer's own downstream labels and annotations. ReleasePolicyAnnotation
 // is among them: on a member PV it keeps the policy the syncer gave it there, which must

@@ -96,8 +96,9 @@ func (t Target) Selector() labels.Selector { return labels.SelectorFromSet(t.Mar
 
 // Owns tells whether this syncer created the downstream object.
 func (t Target) Owns(obj metav1.Object) bool {
-	l := obj.GetLabels()
-	return l[TargetLabel] == t.Key && l[HubLabel] == t.Hub
+	key, _ := Label(obj, TargetLabel)
+	hub, _ := Label(obj, HubLabel)
+	return key == t.Key && hub == t.Hub
 }
 
 // Upstream names the hub object a downstream object of this syncer stands for. For a
@@ -107,16 +108,18 @@ func (t Target) Upstream(obj metav1.Object, isNamespace bool) (key types.Namespa
 	if !t.Owns(obj) && !t.IsOrigin(obj) {
 		return key, false
 	}
-	a := obj.GetAnnotations()
+	namespace, _ := Annotation(obj, HubNamespaceAnnotation)
 	if isNamespace {
-		return types.NamespacedName{Name: a[HubNamespaceAnnotation]}, a[HubNamespaceAnnotation] != ""
+		return types.NamespacedName{Name: namespace}, namespace != ""
 	}
-	return types.NamespacedName{Namespace: a[HubNamespaceAnnotation], Name: a[HubNameAnnotation]}, a[HubNameAnnotation] != ""
+	name, _ := Annotation(obj, HubNameAnnotation)
+	return types.NamespacedName{Namespace: namespace, Name: name}, name != ""
 }
 
 // IsOrigin tells whether obj is a PV the member provisioned and this syncer upsynced.
 func (t Target) IsOrigin(obj metav1.Object) bool {
-	return obj.GetAnnotations()[OriginAnnotation] == t.origin()
+	origin, _ := Annotation(obj, OriginAnnotation)
+	return origin == t.origin()
 }
 
 // MarkOrigin marks pv, which the member provisioned for the hub claim, as upsynced as the
@@ -168,14 +171,13 @@ func (t Target) ReportsStatus(obj metav1.Object) bool {
 // RemovalRequested tells whether the hub asks for the object to leave this target: it is
 // being deleted, or its removal from the target was requested.
 func (t Target) RemovalRequested(obj metav1.Object) bool {
-	requested, _ := workloadv1alpha1.RemovalRequested(obj, t.Key)
-	return obj.GetDeletionTimestamp() != nil || requested
+	return obj.GetDeletionTimestamp() != nil || t.LeaveRequested(obj)
 }
 
 // LeaveRequested tells whether coordination asked for the object's removal from this
 // target; unlike RemovalRequested, an object being deleted is not asked to leave by that.
 func (t Target) LeaveRequested(obj metav1.Object) bool {
-	requested, _ := workloadv1alpha1.RemovalRequested(obj, t.Key)
+	_, requested := Annotation(obj, workloadv1alpha1.DeletionAnnotation(t.Key))
 	return requested
 }
 

@@ -40,7 +40,8 @@ func (t Target) Origin(pv metav1.Object) (hubPV, hubClaim types.NamespacedName, 
 	if !ok || !t.IsOrigin(pv) {
 		return hubPV, hubClaim, false
 	}
-	ns, name, _ := strings.Cut(pv.GetAnnotations()[HubClaimAnnotation], "/")
+	claim, _ := Annotation(pv, HubClaimAnnotation)
+	ns, name, _ := strings.Cut(claim, "/")
 	return hubPV, types.NamespacedName{Namespace: ns, Name: name}, true
 }
 

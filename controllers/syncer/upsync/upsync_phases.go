@@ -109,7 +109,9 @@ func (r *Reconciler) ensureHubPV(ctx context.Context, want *corev1.PersistentVol
 	next.Spec = want.Spec
 	next.Spec.ClaimRef, next.Spec.PersistentVolumeReclaimPolicy = cur.Spec.ClaimRef, cur.Spec.PersistentVolumeReclaimPolicy
 	if !equality.Semantic.DeepEqual(cur.ObjectMeta, next.ObjectMeta) || !equality.Semantic.DeepEqual(cur.Spec, next.Spec) {
-		if err := r.Hub.Update(ctx, next); err != nil {
+		// A patch of what changed: the cached PV lacks what the syncer's caches leave out,
+		// which an update would remove.
+		if err := r.Hub.Patch(ctx, next, client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{})); err != nil {
 			return err
 		}
 		log.Info("Updated upsynced volume")
