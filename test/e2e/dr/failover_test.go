@@ -104,12 +104,6 @@ var _ = Describe("A LocationPair's failover", func() {
 		Expect(hub.Get(ctx, client.ObjectKeyFromObject(xvo), xvo)).To(Succeed())
 		Expect([]string{string(xvo.Status.Phase), xvo.Status.Reason, xvo.Status.Owner}).To(Equal([]string{string(storagev1alpha1.Pending), storagev1alpha1.ReasonNotProtected, "m1"}),
 			"the claim not protected waits where its data is: %s", xvo.Status.Message)
-		// A claim left waiting keeps its copy on m1, which then reports clean, and is unfenced,
-		// only once the claim goes: the admin here starts it empty elsewhere.
-		Expect(hub.Delete(ctx, scratch)).To(Succeed())
-		Eventually(func() bool {
-			return apierrors.IsNotFound(hub.Get(ctx, client.ObjectKeyFromObject(scratch), &corev1.PersistentVolumeClaim{}))
-		}).WithContext(ctx).Should(BeTrue())
 		Eventually(func(g Gomega) {
 			g.Expect(metrics(ctx, g)).To(ContainSubstring(`custody_pair_last_recovery_point_seconds{mode="Failover",pair="%s"} %s`, pair.Name,
 				strconv.FormatFloat(h.RecoveryPoint.Seconds(), 'g', -1, 64)))
@@ -155,6 +149,13 @@ var _ = Describe("A LocationPair's failover", func() {
 		for _, m := range []string{"m1", "m3"} {
 			Expect(env.StartMember(ctx, m)).To(Succeed())
 		}
+		// The claim left waiting keeps its copy on m1, which reports clean, and is unfenced,
+		// only once the claim goes: the admin here lets it go, through m1, and starts it
+		// empty if need be.
+		Expect(hub.Delete(ctx, scratch)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(hub.Get(ctx, client.ObjectKeyFromObject(scratch), &corev1.PersistentVolumeClaim{}))
+		}).WithContext(ctx).Should(BeTrue())
 		m1 := env.Member("m1").Client
 		Eventually(func(g Gomega) {
 			for _, claim := range []string{"data", "shared"} {
