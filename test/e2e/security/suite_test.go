@@ -7,8 +7,11 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/simstorage"
@@ -40,6 +43,15 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	Expect(err).NotTo(HaveOccurred())
 	env = framework.Start(ctx, o)
 	hub, storage, hubID = env.Hub.Client, env.Storage(domain), framework.HubID(ctx, env.Hub.Client)
+	// The hub's API server takes up admission policies a moment after they are made: the
+	// specs start once a namespace user is refused a state label, as an admin who installed
+	// Custody would check.
+	ns, user := tenant(ctx, false)
+	Eventually(func() error {
+		probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "probe-",
+			Labels: map[string]string{workloadv1alpha1.StateLabel("m1"): string(workloadv1alpha1.ResourceStateSync)}}}
+		return user.Create(ctx, probe, client.DryRunAll)
+	}).WithContext(ctx).Should(MatchError(ContainSubstring(ruleKeys)))
 }, NodeTimeout(testbed.StartTimeout))
 
 // Every spec ends with the ledger's invariants.

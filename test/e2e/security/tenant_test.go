@@ -41,6 +41,15 @@ var _ = Describe("A namespace user", func() {
 		}).WithContext(ctx).ShouldNot(Succeed(), "only a Placement decides where objects run")
 	})
 
+	It("may leave its own claim out of its pair's protection, and set no other key of Custody's on it", func(ctx SpecContext) {
+		ns, user := tenant(ctx, false)
+		claim := environment.Claim(ns, "scratch", domain, corev1.ReadWriteOnce)
+		claim.Labels = map[string]string{storagev1alpha1.ProtectLabel: "false"}
+		Expect(user.Create(ctx, claim, client.DryRunAll)).To(Succeed())
+		claim.Annotations = map[string]string{storagev1alpha1.ReleasePolicyAnnotation: string(corev1.PersistentVolumeReclaimDelete)}
+		expectRefused(user.Create(ctx, claim, client.DryRunAll), ruleKeys)
+	})
+
 	It("does not decide whether storage is released: a claim deleted while its owner is cut off keeps the storage of a hub PV set to Retain", func(ctx SpecContext) {
 		ns, user := tenant(ctx, true)
 		claim := environment.Claim(ns, "data", domain, corev1.ReadWriteOnce)
