@@ -33,7 +33,7 @@ want of a replica. -o wide adds each step's time from the start.`, schedulingv1a
 			return o.list(cmd.Context(), out, func(ctx context.Context, h *hub) (listing, error) {
 				p := &schedulingv1alpha1.LocationPair{}
 				if err := h.Get(ctx, client.ObjectKey{Name: args[0]}, p); err != nil {
-					return listing{}, err
+					return listing{}, notFound(err, "locationpair", args[0])
 				}
 				return listing{list: &schedulingv1alpha1.LocationPairList{Items: []schedulingv1alpha1.LocationPair{*p}}, table: historyTable(p)}, nil
 			})
