@@ -144,8 +144,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, string(d.Action.Mode), "Switch", "%s from %s to %s (automatic: %t)",
 			d.Action.Mode, d.Action.From, d.Action.To, d.Action.Automatic)
 	}
-	if ended := len(d.History) > 0 && (len(o.History) == 0 || !o.History[len(o.History)-1].StartTime.Equal(&d.History[len(d.History)-1].StartTime)); ended {
-		a := &d.History[len(d.History)-1]
+	if d.Ended {
+		a := d.Action
 		reason := schedulingv1alpha1.ReasonSwitchCompleted
 		if a.Progression == schedulingv1alpha1.ProgressionCalledOff {
 			reason = schedulingv1alpha1.ReasonFailoverCalledOff

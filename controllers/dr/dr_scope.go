@@ -180,22 +180,8 @@ func (r *Reconciler) volumes(ctx context.Context, s *scope, o *dr.Observation) e
 		}
 		k := vo.Namespace + "/" + vo.Name
 		s.ownerships[k] = vo
-		v := dr.Volume{Namespace: vo.Namespace, Claim: vo.Name, Owner: vo.Status.Owner,
-			Bound: vo.Status.Phase == storagev1alpha1.Bound, Replica: vo.Status.Replica}
-		if a := vo.Status.SetAside; a != nil {
-			v.SetAsideAt = a.Time.Time
-		}
-		if vr := s.replications[k]; vr != nil {
-			v.Replication = replication(vr)
-		}
-		c := s.claims[k]
-		if c != nil {
-			if a, ok := c.Annotations[storagev1alpha1.RestoreAnnotation]; ok {
-				v.Restore = &a
-			}
-			v.StorageClass = c.Spec.StorageClassName
-		}
-		if c != nil && storagev1alpha1.Unprotected(c.Labels) {
+		v := volume(vo, s.replications[k], s.claims[k])
+		if c := s.claims[k]; c != nil && storagev1alpha1.Unprotected(c.Labels) {
 			o.Unprotected = append(o.Unprotected, v)
 			continue
 		}
@@ -203,6 +189,26 @@ func (r *Reconciler) volumes(ctx context.Context, s *scope, o *dr.Observation) e
 	}
 	o.Quiesced = !slices.ContainsFunc(o.Volumes, func(v dr.Volume) bool { return v.Replication != nil && !v.Replication.Quiesced })
 	return nil
+}
+
+// volume is what the decision reads of a claim's record, its VolumeReplication and the claim
+// itself (either nil when there is none).
+func volume(vo *storagev1alpha1.VolumeOwnership, vr *storagev1alpha1.VolumeReplication, c *corev1.PersistentVolumeClaim) dr.Volume {
+	v := dr.Volume{Namespace: vo.Namespace, Claim: vo.Name, Owner: vo.Status.Owner,
+		Bound: vo.Status.Phase == storagev1alpha1.Bound, Replica: vo.Status.Replica}
+	if a := vo.Status.SetAside; a != nil {
+		v.SetAsideAt = a.Time.Time
+	}
+	if vr != nil {
+		v.Replication = replication(vr)
+	}
+	if c != nil {
+		if a, ok := c.Annotations[storagev1alpha1.RestoreAnnotation]; ok {
+			v.Restore = &a
+		}
+		v.StorageClass = c.Spec.StorageClassName
+	}
+	return v
 }
 
 // replication is what the decision reads of a VolumeReplication's reports.

@@ -52,7 +52,7 @@ func collect(ctx context.Context, r client.Reader, ch chan<- prometheus.Metric) 
 	replications := &storagev1alpha1.VolumeReplicationList{}
 	pairs := &schedulingv1alpha1.LocationPairList{}
 	for _, list := range []client.ObjectList{replications, pairs} {
-		if err := r.List(ctx, list); err != nil {
+		if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 			return err
 		}
 	}

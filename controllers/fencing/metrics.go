@@ -41,7 +41,7 @@ func collect(ctx context.Context, r client.Reader, ch chan<- prometheus.Metric) 
 	list := &storagev1alpha1.FenceList{}
 	targets := &workloadv1alpha1.SyncTargetList{}
 	for _, l := range []client.ObjectList{list, targets} {
-		if err := r.List(ctx, l); err != nil {
+		if err := r.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
 			return err
 		}
 	}

@@ -59,7 +59,7 @@ func (t *targetStates) set(target, state string) {
 // collect reports, per target the health controller has judged, its state and since when.
 func collect(ctx context.Context, r client.Reader, ch chan<- prometheus.Metric) error {
 	targets := &workloadv1alpha1.SyncTargetList{}
-	if err := r.List(ctx, targets); err != nil {
+	if err := r.List(ctx, targets, client.UnsafeDisableDeepCopy); err != nil {
 		return err
 	}
 	for _, t := range targets.Items {

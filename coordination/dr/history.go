@@ -73,5 +73,5 @@ func (d *Decision) record(o Observation) {
 	if n := len(history) - schedulingv1alpha1.HistoryLength; n > 0 {
 		history = history[n:]
 	}
-	d.History = history
+	d.History, d.Ended = history, true
 }

@@ -36,11 +36,13 @@ func TestHistoryRecordsAFailoverWithWhatItCost(t *testing.T) {
 	expect(t, a.RecoveryPoint.Duration, time.Minute)
 	expect(t, [3]int32{a.Restored, a.SetAside, a.Waiting}, [3]int32{1, 1, 0})
 	expect(t, len(d.History), 1)
+	expect(t, d.Ended, true)
 	expect(t, d.History[0].RecoveryTime.Duration, a.RecoveryTime.Duration)
 
 	// Decided again, the switch is recorded once.
 	d = Decide(next(o, d, 10*time.Second))
 	expect(t, len(d.History), 1)
+	expect(t, d.Ended, false)
 }
 
 func TestHistoryRecordsADeclaredRelocateAsLosingNothing(t *testing.T) {
@@ -53,7 +55,6 @@ func TestHistoryRecordsADeclaredRelocateAsLosingNothing(t *testing.T) {
 
 	d.Action.Progression = schedulingv1alpha1.ProgressionRestoring
 	o = next(o, d, time.Minute)
-	d.Replicas = nil
 	restore := dest + "/" + o.Volumes[0].Replica.Snapshot
 	o.Volumes[0].Owner, o.Volumes[0].Restore = dest, &restore
 	d = Decide(o)

@@ -139,9 +139,11 @@ type Decision struct {
 	Active string
 	Phase  schedulingv1alpha1.LocationPairPhase
 	// Action is the latest failover or relocate, as it stands after this decision, and
-	// History the switches that ended, with Action if it ended in this decision.
+	// History the switches that ended, with Action if it ended in this decision; Ended says
+	// that it did.
 	Action  *schedulingv1alpha1.PairAction
 	History []schedulingv1alpha1.PairAction
+	Ended   bool
 	// Fence are the keys of the targets to fence (a Fence per domain each reaches).
 	Fence []string
 	// Quiesce: stop the workloads of the pair's namespaces at Action.From.

@@ -12,7 +12,7 @@ import (
 )
 
 // switchPoll is how often a followed switch is read.
-const switchPoll = time.Second
+var switchPoll = time.Second
 
 // followSwitch reads the pair called name until the switch that answers its spec generation
 // ended, or timeout passed (0: no limit), saying on the error stream the step it is at and

@@ -31,6 +31,9 @@ func (r *pairReads) Get(_ context.Context, key client.ObjectKey, obj client.Obje
 }
 
 func TestFollowSwitch(t *testing.T) {
+	poll := switchPoll
+	switchPoll = 10 * time.Millisecond
+	t.Cleanup(func() { switchPoll = poll })
 	progressing := func(msg string) []metav1.Condition {
 		return []metav1.Condition{{Type: schedulingv1alpha1.ConditionProgressing, Message: msg}}
 	}
@@ -67,8 +70,8 @@ func TestFollowSwitch(t *testing.T) {
 	}
 
 	errOut.Reset()
-	err := o.followSwitch(context.Background(), &pairReads{states: states[1:2]}, "shop", 2, 1500*time.Millisecond)
-	if err == nil || err.Error() != "locationpair/shop: still Fencing: fencing e1, e2 after 1.5s; kubectl custody history shop follows it" {
+	err := o.followSwitch(context.Background(), &pairReads{states: states[1:2]}, "shop", 2, 50*time.Millisecond)
+	if err == nil || err.Error() != "locationpair/shop: still Fencing: fencing e1, e2 after 50ms; kubectl custody history shop follows it" {
 		t.Errorf("timed out: %v", err)
 	}
 }

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -89,5 +88,5 @@ func steps(a *schedulingv1alpha1.PairAction) string {
 	for _, s := range a.Steps {
 		out = append(out, fmt.Sprintf("%s+%s", s.Progression, s.Time.Sub(a.StartTime.Time).Round(time.Second)))
 	}
-	return orNone(strings.Join(out, ","))
+	return joined(out)
 }

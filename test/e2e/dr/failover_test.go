@@ -18,6 +18,7 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
+	"github.com/custody-dev/custody/test/e2e/framework"
 )
 
 // downNamespace is the namespace a member holds the hub namespace ns in.
@@ -153,9 +154,7 @@ var _ = Describe("A LocationPair's failover", func() {
 		// only once the claim goes: the admin here lets it go, through m1, and starts it
 		// empty if need be.
 		Expect(hub.Delete(ctx, scratch)).To(Succeed())
-		Eventually(func() bool {
-			return apierrors.IsNotFound(hub.Get(ctx, client.ObjectKeyFromObject(scratch), &corev1.PersistentVolumeClaim{}))
-		}).WithContext(ctx).Should(BeTrue())
+		framework.Gone(ctx, hub, scratch)
 		m1 := env.Member("m1").Client
 		Eventually(func(g Gomega) {
 			for _, claim := range []string{"data", "shared"} {

@@ -48,6 +48,10 @@ var _ = Describe("A namespace user", func() {
 		Expect(user.Create(ctx, claim, client.DryRunAll)).To(Succeed())
 		claim.Annotations = map[string]string{storagev1alpha1.ReleasePolicyAnnotation: string(corev1.PersistentVolumeReclaimDelete)}
 		expectRefused(user.Create(ctx, claim, client.DryRunAll), ruleKeys)
+		claim.Annotations = map[string]string{storagev1alpha1.ProtectLabel: "false"}
+		expectRefused(user.Create(ctx, claim, client.DryRunAll), ruleKeys)
+		labelled := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other", Labels: map[string]string{storagev1alpha1.ProtectLabel: "false"}}}
+		expectRefused(user.Create(ctx, labelled, client.DryRunAll), ruleKeys)
 	})
 
 	It("does not decide whether storage is released: a claim deleted while its owner is cut off keeps the storage of a hub PV set to Retain", func(ctx SpecContext) {
