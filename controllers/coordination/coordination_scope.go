@@ -172,7 +172,7 @@ func (s *scope) observation(compatible coordination.CompatibleFunc, now time.Tim
 			FenceDelay:       fenceDelay(t, s.leases[t.Name]),
 			Fences:           s.fencesOf(t.Name),
 			Domains:          t.Spec.StorageDomains,
-			Class:            classFor(t, s.claim.Spec.StorageClassName),
+			Class:            classFor(t, s.claim, s.volume),
 		}
 	}
 	return o
@@ -185,7 +185,7 @@ func claimOf(claim *corev1.PersistentVolumeClaim) coordination.Claim {
 		VolumeName:       claim.Spec.VolumeName,
 		Deleting:         !claim.DeletionTimestamp.IsZero(),
 		ReleasePolicy:    corev1.PersistentVolumeReclaimPolicy(claim.Annotations[storagev1alpha1.ReleasePolicyAnnotation]),
-		StorageClassName: claim.Spec.StorageClassName,
+		StorageClassName: storagev1alpha1.ClaimClass(claim.Annotations, claim.Spec.StorageClassName),
 		On:               presences(claim),
 		Restore:          restoreOf(claim),
 		Unprotected:      storagev1alpha1.Unprotected(claim.Labels),
@@ -225,8 +225,18 @@ func presences(o client.Object) map[string]coordination.Presence {
 	return out
 }
 
-// classFor is the target's StorageClass of the claim: the named one, or its default.
-func classFor(t *workloadv1alpha1.SyncTarget, name *string) *workloadv1alpha1.StorageClassInfo {
+// classFor is the target's StorageClass of the claim's volume: the class the volume has where
+// the claim runs (a LocationPair may map the class the claim names to another there), or else
+// the class of its PV, on a target of the Location a switch takes the volume from.
+func classFor(t *workloadv1alpha1.SyncTarget, claim *corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume) *workloadv1alpha1.StorageClassInfo {
+	if c := findClass(t, storagev1alpha1.ClaimClass(claim.Annotations, claim.Spec.StorageClassName)); c != nil || pv == nil || pv.Spec.StorageClassName == "" {
+		return c
+	}
+	return findClass(t, &pv.Spec.StorageClassName)
+}
+
+// findClass is the target's StorageClass of that name, or its default class for nil.
+func findClass(t *workloadv1alpha1.SyncTarget, name *string) *workloadv1alpha1.StorageClassInfo {
 	for i := range t.Status.StorageClasses {
 		c := &t.Status.StorageClasses[i]
 		if (name != nil && c.Name == *name) || (name == nil && c.Default) {
@@ -263,7 +273,7 @@ func (s *scope) volumeName() string {
 }
 
 func (s *scope) storageClassName() string {
-	if n := s.claim.Spec.StorageClassName; n != nil {
+	if n := storagev1alpha1.ClaimClass(s.claim.Annotations, s.claim.Spec.StorageClassName); n != nil {
 		return *n
 	}
 	return ""

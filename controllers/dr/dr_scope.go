@@ -52,7 +52,7 @@ func (r *Reconciler) observe(ctx context.Context, p *schedulingv1alpha1.Location
 		Pair: dr.Pair{
 			Primary: p.Spec.Primary, Secondary: p.Spec.Secondary, Declared: p.Spec.ActiveLocation, Generation: p.Generation,
 			Mode: p.Spec.SwitchMode, Automatic: p.Spec.AutomaticFailover == nil || *p.Spec.AutomaticFailover,
-			Threshold: defaultThreshold, Interval: interval, Schedule: schedule,
+			Threshold: defaultThreshold, Interval: interval, Schedule: schedule, Classes: p.Spec.StorageClassMap,
 		},
 	}
 	if o.Pair.Mode == "" {
@@ -206,7 +206,7 @@ func volume(vo *storagev1alpha1.VolumeOwnership, vr *storagev1alpha1.VolumeRepli
 		if a, ok := c.Annotations[storagev1alpha1.RestoreAnnotation]; ok {
 			v.Restore = &a
 		}
-		v.StorageClass = c.Spec.StorageClassName
+		v.StorageClass, v.NamedClass = storagev1alpha1.ClaimClass(c.Annotations, c.Spec.StorageClassName), c.Spec.StorageClassName
 	}
 	return v
 }

@@ -73,7 +73,7 @@ func (r *Reconciler) replicate(ctx context.Context, s *scope, d dr.Decision, sch
 
 func (r *Reconciler) ensureReplication(ctx context.Context, p *schedulingv1alpha1.LocationPair, have *storagev1alpha1.VolumeReplication, w dr.Want, schedule string) error {
 	spec := storagev1alpha1.VolumeReplicationSpec{Pair: p.Name, Source: w.Source, Destination: w.Destination,
-		Schedule: schedule, KeySecret: keyName(p.Name), ManualTrigger: w.ManualTrigger, KeepImages: w.KeepImages}
+		Schedule: schedule, KeySecret: keyName(p.Name), ManualTrigger: w.ManualTrigger, KeepImages: w.KeepImages, StorageClassName: w.Class}
 	labels := map[string]string{schedulingv1alpha1.PairLabel: p.Name}
 	for _, key := range []string{w.Source, w.Destination} {
 		labels[workloadv1alpha1.StateLabel(key)] = string(workloadv1alpha1.ResourceStateSync)
@@ -163,12 +163,20 @@ func (r *Reconciler) askRestores(ctx context.Context, s *scope, d dr.Decision) e
 		return client.IgnoreNotFound(r.Client.Patch(ctx, c, patch))
 	}
 	for _, k := range slices.Sorted(maps.Keys(d.Restores)) {
+		// The class goes in the same write: the claim's copy is made in it from the replica.
+		class, mapped := d.Classes[k]
 		if err := set(k, func(c *corev1.PersistentVolumeClaim) {
 			metav1.SetMetaDataAnnotation(&c.ObjectMeta, storagev1alpha1.RestoreAnnotation, d.Restores[k])
+			switch {
+			case mapped && class != "":
+				metav1.SetMetaDataAnnotation(&c.ObjectMeta, storagev1alpha1.StorageClassAnnotation, class)
+			case mapped:
+				delete(c.Annotations, storagev1alpha1.StorageClassAnnotation)
+			}
 		}); err != nil {
 			return err
 		}
-		ctrl.LoggerFrom(ctx).Info("Asked to restore a claim", "claim", k, "from", d.Restores[k])
+		ctrl.LoggerFrom(ctx).Info("Asked to restore a claim", "claim", k, "from", d.Restores[k], "mappedClass", class)
 	}
 	for _, k := range d.Unrestores {
 		if err := set(k, func(c *corev1.PersistentVolumeClaim) { delete(c.Annotations, storagev1alpha1.RestoreAnnotation) }); err != nil {

@@ -45,6 +45,15 @@
 // Replicated (NotProtected), and a switch only tells it that it was left, as one with no
 // replica is.
 //
+// The pair's storage class map (Pair.Classes) names classes that are the same storage under
+// another name at the other Location. A volume's class is the one it has where it runs: the
+// claim's storage-class annotation, else the class it names. A volume replicates into the class
+// its own maps to at the destination's Location (Want.Class, unset where the name is the same),
+// and a switch restores it in that class, writing it as the claim's storage-class annotation
+// with the restore-from (Decision.Classes), or taking the annotation off where the class is the
+// one the claim names. The map is read from the class the volume has, so one that swaps two
+// names maps each way back.
+//
 // A declared switch is a spec whose generation is newer than the one the last action
 // answered, so that a failover the pair made on its own is not undone by an activeLocation
 // set before it. Replication runs the other way, to each target of the old Location as it is

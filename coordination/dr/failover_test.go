@@ -5,6 +5,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
@@ -190,6 +191,34 @@ func failoverCases() []decideCase {
 			expect(t, d.Active, "west")
 			expect(t, d.Phase, schedulingv1alpha1.PairFailingOver)
 			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-" + dest})
+		}},
+		{"a failover restores a volume whose class the pair maps in the class mapped, and one whose class it keeps as it is", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced))
+			o.Pair.Classes = []schedulingv1alpha1.StorageClassMapping{{Primary: "gold", Secondary: "slow"}}
+			o.Volumes[0].StorageClass, o.Volumes[0].NamedClass = ptr.To("gold"), ptr.To("gold")
+			o.Volumes = append(o.Volumes, o.Volumes[0])
+			o.Volumes[1].Claim, o.Volumes[1].StorageClass, o.Volumes[1].NamedClass = "d", ptr.To("fast"), ptr.To("fast")
+			o.Action = action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing, time.Second)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
+			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-" + dest, "ns/d": dest + "/snap-" + dest})
+			expect(t, d.Classes, map[string]string{"ns/c": "slow"})
+		}},
+		{"a switch back restores a volume of a mapped class in the class its claim names", func() Observation {
+			o := replicatingBack(schedulingv1alpha1.Failover, 10*time.Minute, 9*time.Minute, 11*time.Minute, time.Minute)
+			o.Pair.Classes = []schedulingv1alpha1.StorageClassMapping{{Primary: "fast", Secondary: "slow"}}
+			o.Volumes[0].StorageClass, o.Volumes[0].NamedClass = ptr.To("slow"), ptr.To("fast")
+			o.Volumes[0].Bound, o.Volumes[0].Replication.ImageKept = true, true
+			o.Pair.Declared, o.Pair.Mode, o.Pair.Generation = "east", schedulingv1alpha1.Failover, 2
+			o = with(o, "west", fenceState(fencing.Fenced))
+			o.Action = &schedulingv1alpha1.PairAction{Mode: schedulingv1alpha1.Failover, From: "west", To: "east", Generation: 2,
+				Progression: schedulingv1alpha1.ProgressionFencing, StartTime: metav1.NewTime(ago(time.Second))}
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
+			expect(t, len(d.Restores), 1)
+			expect(t, d.Classes, map[string]string{"ns/c": ""})
 		}},
 		{"a failover asks the destinations to keep their images, and restores once the latest is kept", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))

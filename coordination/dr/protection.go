@@ -40,12 +40,16 @@ func (d *Decision) protect(o Observation) {
 			continue
 		}
 		w := Want{Namespace: v.Namespace, Claim: v.Claim, Source: v.Owner, Destination: Destination(v.Namespace, keys)}
-		if class, ok := byKey[w.Destination].holds(v.StorageClass); !ok {
+		class := o.Pair.ClassAt(v.StorageClass, to.Name)
+		if name, ok := byKey[w.Destination].holds(class); !ok {
 			if d.Unmapped == nil {
 				d.Unmapped = map[string]string{}
 			}
-			d.Unmapped[v.Key()] = fmt.Sprintf("target %s has no storage class %s", w.Destination, class)
+			d.Unmapped[v.Key()] = fmt.Sprintf("target %s has no storage class %s; map it to a class of Location %s in the pair's spec.storageClassMap", w.Destination, name, to.Name)
 			continue
+		}
+		if !sameClass(class, v.StorageClass) {
+			w.Class = class
 		}
 		d.Replications = append(d.Replications, w)
 		if r := v.Replication; r != nil && r.Source == w.Source && r.Destination == w.Destination {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	"github.com/custody-dev/custody/fencing"
@@ -49,9 +51,31 @@ func protectionCases() []decideCase {
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest}})
 			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "False/StorageClassUnmapped")
-			expect(t, d.Unmapped, map[string]string{"ns/gold": "target " + dest + " has no storage class gold"})
-			expect(t, volumeCondition(d, "ns/gold"), "False/StorageClassUnmapped: the volume cannot replicate: target "+dest+" has no storage class gold")
+			why := "target " + dest + " has no storage class gold; map it to a class of Location west in the pair's spec.storageClassMap"
+			expect(t, d.Unmapped, map[string]string{"ns/gold": why})
+			expect(t, volumeCondition(d, "ns/gold"), "False/StorageClassUnmapped: the volume cannot replicate: "+why)
 			expect(t, volumeCondition(d, "ns/c"), "False/NoReplica: no replica on "+dest+" yet")
+		}},
+		{"a volume whose class the pair maps replicates into the class mapped at the destination", func() Observation {
+			o := pair()
+			o.Pair.Classes = []schedulingv1alpha1.StorageClassMapping{{Primary: "gold", Secondary: "slow"}}
+			gold := "gold"
+			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "gold", Owner: "e1", Bound: true, StorageClass: &gold, NamedClass: &gold})
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest},
+				{Namespace: "ns", Claim: "gold", Source: "e1", Destination: dest, Class: ptr.To("slow")}})
+			expect(t, d.Unmapped == nil, true)
+		}},
+		{"a volume restored into a mapped class replicates back into the class it names", func() Observation {
+			o := replicatingBack(schedulingv1alpha1.Failover, 10*time.Minute, 9*time.Minute, 11*time.Minute, time.Minute)
+			o.Pair.Classes = []schedulingv1alpha1.StorageClassMapping{{Primary: "fast", Secondary: "slow"}}
+			o.Volumes[0].StorageClass, o.Volumes[0].NamedClass = ptr.To("slow"), ptr.To("fast")
+			o.Volumes[0].Bound = true
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, len(d.Replications), 1)
+			expect(t, d.Replications[0].Class, ptr.To("fast"))
 		}},
 		{"Locations that share a target neither replicate nor switch", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", lost(10*time.Minute))

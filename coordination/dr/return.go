@@ -25,7 +25,8 @@ func (d *Decision) restore(o Observation) {
 		// lost, and a claim not yet asked to restore takes the newest.
 		d.Replicas = o.newReplicas(o.unasked(a), a.Mode == schedulingv1alpha1.Failover)
 	}
-	d.Restores, d.Unrestores = o.restores(a, d.Replicas)
+	asked := o.restores(a, d.Replicas)
+	d.Restores, d.Classes, d.Unrestores = asked.from, asked.classes, asked.over
 	if !o.restored(a, d.Replicas) {
 		return
 	}
@@ -48,15 +49,22 @@ func (o Observation) awaitedRestores(a *schedulingv1alpha1.PairAction) string {
 	return fmt.Sprintf("%d volumes to be restored and bound in %s, the first %s", len(waiting), a.To, first(waiting))
 }
 
+// asks are the annotations a switch writes on the claims, by namespace/claim: restore-from
+// (from), and storage-class where a restore maps the volume's class (classes); over are the
+// claims whose restore-from goes.
+type asks struct {
+	from, classes map[string]string
+	over          []string
+}
+
 // restores are the restore-from annotations a switch needs where the claims do not carry
-// them yet: a volume with a replica (the one just taken, for a relocate) is restored from it;
-// one that was in the Location the switch leaves and has none, or is not protected, is told
-// so, and waits rather than start empty. A claim made since in the new Location needs none.
-// They follow from what is observed alone, so that a switch completed goes on asking for them
-// (completed).
-func (o Observation) restores(a *schedulingv1alpha1.PairAction, taken map[string]storagev1alpha1.Replica) (map[string]string, []string) {
-	out := map[string]string{}
-	var drop []string
+// them yet: a volume with a replica (the one just taken, for a relocate) is restored from it,
+// in the class the pair maps its own to; one that was in the Location the switch leaves and
+// has none, or is not protected, is told so, and waits rather than start empty. A claim made
+// since in the new Location needs none. They follow from what is observed alone, so that a
+// switch completed goes on asking for them (completed).
+func (o Observation) restores(a *schedulingv1alpha1.PairAction, taken map[string]storagev1alpha1.Replica) asks {
+	out := asks{from: map[string]string{}, classes: map[string]string{}}
 	ask := func(v Volume, r *storagev1alpha1.Replica) {
 		if o.asked(v, a) {
 			return // a restore asked of the Location switched to is not changed midway
@@ -65,16 +73,19 @@ func (o Observation) restores(a *schedulingv1alpha1.PairAction, taken map[string
 		switch {
 		case r != nil:
 			want = r.Target + "/" + r.Snapshot
+			if c := o.classAnnotation(v, a.To); c != v.mapped() {
+				out.classes[v.Key()] = c
+			}
 		case !o.Locations[a.From].has(v.Owner):
 			// Already where the switch goes (a claim that waited with no replica, back with
 			// its data: see usable), or nowhere yet: any restore asked before is over.
 			if v.Restore != nil {
-				drop = append(drop, v.Key())
+				out.over = append(out.over, v.Key())
 			}
 			return
 		}
 		if v.Restore == nil || *v.Restore != want {
-			out[v.Key()] = want
+			out.from[v.Key()] = want
 		}
 	}
 	for _, v := range o.Volumes {
@@ -83,10 +94,13 @@ func (o Observation) restores(a *schedulingv1alpha1.PairAction, taken map[string
 	for _, v := range o.Unprotected {
 		ask(v, nil)
 	}
-	if len(out) == 0 {
-		out = nil
+	if len(out.from) == 0 {
+		out.from = nil
 	}
-	return out, drop
+	if len(out.classes) == 0 {
+		out.classes = nil
+	}
+	return out
 }
 
 // asked: the claim's restore annotation already names a replica in the Location the switch
@@ -136,9 +150,9 @@ func (d *Decision) completed(o Observation) {
 	if a == nil || a.Progression != schedulingv1alpha1.ProgressionCompleted {
 		return
 	}
-	restores, over := o.restores(a, nil)
-	d.Restores = restores
-	for _, k := range over {
+	asked := o.restores(a, nil)
+	d.Restores, d.Classes = asked.from, asked.classes
+	for _, k := range asked.over {
 		if !slices.Contains(d.Unrestores, k) {
 			d.Unrestores = append(d.Unrestores, k)
 		}

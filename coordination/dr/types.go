@@ -80,8 +80,10 @@ type Volume struct {
 	Replication *Replication
 	// Restore is the claim's restore-from annotation; nil while it has none.
 	Restore *string
-	// StorageClass is the class the claim names; nil asks for the default class.
-	StorageClass *string
+	// StorageClass is the class the volume has at the Location it runs in (the claim's
+	// storage-class annotation, else the class it names), and NamedClass the class the claim
+	// names; nil is the default class.
+	StorageClass, NamedClass *string
 	// SetAsideAt is when the volume the claim's last restore replaced was set aside; zero
 	// when none was.
 	SetAsideAt time.Time
@@ -99,6 +101,8 @@ type Pair struct {
 	Interval   time.Duration
 	// Schedule is the cron schedule of the interval.
 	Schedule string
+	// Classes is spec.storageClassMap.
+	Classes []schedulingv1alpha1.StorageClassMapping
 }
 
 // Observation is everything Decide reads about one pair.
@@ -128,6 +132,9 @@ type Observation struct {
 type Want struct {
 	Namespace, Claim    string
 	Source, Destination string
+	// Class is the class the destination keeps the replicas in, where the pair maps the
+	// volume's class to another at the destination's Location; nil: the volume's class.
+	Class *string
 	// ManualTrigger asks the source for one sync now; empty follows the schedule.
 	ManualTrigger string
 	// KeepImages asks the destination to keep its images from VolSync's rotation.
@@ -159,6 +166,10 @@ type Decision struct {
 	// being over.
 	Restores   map[string]string
 	Unrestores []string
+	// Classes are the storage-class annotations to write with Restores, by namespace/claim,
+	// where they differ from the claims' own: the class the pair maps the volume's to at the
+	// Location switched to, or empty where that is the class the claim names.
+	Classes map[string]string
 	// Recheck is when the pair must be looked at again, though nothing changes: the active
 	// Location's targets are all Unreachable, and it counts as lost once that much more time
 	// passed; or a protected volume's replica turns two intervals old. Zero when no such time

@@ -72,6 +72,30 @@ type LocationPairSpec struct {
 	// +kubebuilder:default=Relocate
 	// +optional
 	SwitchMode SwitchMode `json:"switchMode,omitempty"`
+
+	// StorageClassMap names the storage classes that are the same storage under another
+	// name at the other Location, as Ramen's peerClasses and Velero's change-storage-class
+	// do. A volume whose class at the Location it runs in is mapped is replicated into the
+	// mapped class, and restored in it by a switch; a class that is not mapped keeps its
+	// name on both sides. A claim that names no class gets each side's default class.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(m, self.exists_one(n, n.primary == m.primary))",message="a class of the primary is mapped once at most"
+	// +kubebuilder:validation:XValidation:rule="self.all(m, self.exists_one(n, n.secondary == m.secondary))",message="a class of the secondary is mapped once at most"
+	// +optional
+	StorageClassMap []StorageClassMapping `json:"storageClassMap,omitempty"`
+}
+
+// StorageClassMapping names one storage class at each Location of a pair.
+type StorageClassMapping struct {
+	// Primary is the class's name at the primary Location.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Primary string `json:"primary"`
+	// Secondary is the class's name at the secondary Location.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Secondary string `json:"secondary"`
 }
 
 // ConditionLocationsExclusive (LocationPair) is True while no other LocationPair has either

@@ -33,7 +33,23 @@ const (
 	// member (a replica): the copy's dataSourceRef names the snapshot, and the member's
 	// storage provisions the volume from it.
 	RestoreAnnotation = "storage.custody.dev/restore-from"
+	// StorageClassAnnotation on a hub claim is the storage class its volume has at the
+	// Location it runs in, where that is not the class the claim names: the dr controller
+	// writes it with the restore-from annotation when its LocationPair maps the claim's
+	// class to another at the Location switched to (spec.storageClassMap), and takes it off
+	// when a switch brings the claim back to its own class. Syncers make the claim's copies
+	// in that class, and coordination looks for it first on every target.
+	StorageClassAnnotation = "storage.custody.dev/storage-class"
 )
+
+// ClaimClass is the storage class a hub claim's volume has where it runs: its
+// storage-class annotation, else the class it names (nil: the default class).
+func ClaimClass(annotations map[string]string, named *string) *string {
+	if c, ok := annotations[StorageClassAnnotation]; ok && c != "" {
+		return &c
+	}
+	return named
+}
 
 // ProtectLabel set to "false" on a hub claim leaves the claim out of the protection of the
 // LocationPair its namespace runs under: its volume does not replicate, never holds up an

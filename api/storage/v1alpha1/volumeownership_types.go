@@ -100,7 +100,8 @@ type VolumeOwnershipStatus struct {
 	// Class is Shared, Owned or Internal.
 	// +optional
 	Class VolumeClass `json:"class,omitempty"`
-	// StorageClassName is the claim's StorageClass.
+	// StorageClassName is the StorageClass of the claim's volume where it runs: the one it
+	// names, or the one its LocationPair maps that to.
 	// +optional
 	StorageClassName string `json:"storageClassName,omitempty"`
 	// Domain is the storage domain the volume lives in; empty for an internal volume.

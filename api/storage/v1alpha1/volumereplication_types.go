@@ -38,6 +38,14 @@ type VolumeReplicationSpec struct {
 	// reports it in status.source.lastManualSync once that sync completed.
 	// +optional
 	ManualTrigger string `json:"manualTrigger,omitempty"`
+	// StorageClassName is the class the destination receives the volume into and keeps its
+	// replicas in, where the pair maps the volume's class to another at the destination's
+	// Location (the LocationPair's spec.storageClassMap); unset, the class the claim's volume
+	// has. The destination takes it when it starts receiving.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
 	// KeepImages asks the destination to keep each latest image from VolSync's rotation (the
 	// do-not-delete label), while a failover picks the images to restore from: a source that
 	// comes back could otherwise sync once more, and VolSync delete the image picked.

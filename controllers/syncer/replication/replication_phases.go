@@ -68,13 +68,17 @@ func (r *Reconciler) receive(ctx context.Context, vr *storagev1alpha1.VolumeRepl
 		if err := r.HubReader.Get(ctx, client.ObjectKeyFromObject(vr), claim); err != nil {
 			return ctrl.Result{}, r.reportError(ctx, vr, receives, fmt.Errorf("reading the claim: %w", err))
 		}
+		class := vr.Spec.StorageClassName
+		if class == nil {
+			class = storagev1alpha1.ClaimClass(claim.Annotations, claim.Spec.StorageClassName)
+		}
 		rd = &volsyncv1alpha1.ReplicationDestination{
 			ObjectMeta: r.meta(vr, ns, objectName(vr.Name)),
 			Spec: volsyncv1alpha1.ReplicationDestinationSpec{RsyncTLS: &volsyncv1alpha1.ReplicationDestinationRsyncTLSSpec{
 				ReplicationDestinationVolumeOptions: volsyncv1alpha1.ReplicationDestinationVolumeOptions{
 					CopyMethod:       volsyncv1alpha1.CopyMethodSnapshot,
 					Capacity:         ptr.To(claim.Spec.Resources.Requests[corev1.ResourceStorage]),
-					StorageClassName: claim.Spec.StorageClassName,
+					StorageClassName: class,
 					AccessModes:      claim.Spec.AccessModes,
 				},
 				KeySecret: ptr.To(keyName(vr.Name)),

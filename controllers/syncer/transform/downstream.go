@@ -148,6 +148,9 @@ func (t Target) Downstream(up *unstructured.Unstructured, in Inputs) (*unstructu
 		}
 	case PVCKind:
 		unstructured.RemoveNestedField(down.Object, "spec", "volumeName")
+		if err := copyClass(up, down, in.Current); err != nil {
+			return nil, err
+		}
 		if in.VolumeName != "" {
 			if err := unstructured.SetNestedField(down.Object, in.VolumeName, "spec", "volumeName"); err != nil {
 				return nil, err
@@ -214,6 +217,26 @@ func (t Target) restoreFrom(up, down *unstructured.Unstructured) error {
 		return err
 	}
 	return unstructured.SetNestedMap(down.Object, runtime.DeepCopyJSONValue(ref).(map[string]any), "spec", "dataSource")
+}
+
+// copyClass gives a claim's copy the class its volume has where the claim runs (a
+// LocationPair may map the class the claim names to another there): the hub claim's
+// storage-class annotation, if any. A copy that exists keeps the class it has, which cannot
+// change.
+func copyClass(up, down, current *unstructured.Unstructured) error {
+	if c := up.GetAnnotations()[storagev1alpha1.StorageClassAnnotation]; c != "" {
+		if err := unstructured.SetNestedField(down.Object, c, "spec", "storageClassName"); err != nil {
+			return err
+		}
+	}
+	want, set, _ := unstructured.NestedString(down.Object, "spec", "storageClassName")
+	if current == nil || !set {
+		return nil
+	}
+	if have, found, _ := unstructured.NestedString(current.Object, "spec", "storageClassName"); found && have != want {
+		return unstructured.SetNestedField(down.Object, have, "spec", "storageClassName")
+	}
+	return nil
 }
 
 // keepDataSource copies the data source fields of the claim copy current into down.

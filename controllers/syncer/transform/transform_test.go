@@ -454,6 +454,39 @@ func TestDownstreamPVCKeepsDataSource(t *testing.T) {
 	}
 }
 
+// A claim's copy is made in the class its volume has where it runs (the storage-class
+// annotation a LocationPair's class map writes), and a copy that exists keeps its class.
+func TestDownstreamPVCClass(t *testing.T) {
+	for _, tc := range []struct {
+		name, annotation, current string
+		want                      any
+	}{
+		{"the class the claim names", "", "", "east"},
+		{"the class mapped", "west", "", "west"},
+		{"an existing copy keeps its class", "west", "east", "east"},
+		{"a copy of the class mapped keeps it", "west", "west", "west"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "data"},
+				Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: ptr.To("east")}}
+			if tc.annotation != "" {
+				claim.Annotations = map[string]string{storagev1alpha1.StorageClassAnnotation: tc.annotation}
+			}
+			in := Inputs{}
+			if tc.current != "" {
+				in.Current = &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"storageClassName": tc.current}}}
+			}
+			down, err := target.Downstream(toUnstructured(t, claim, "v1", "PersistentVolumeClaim"), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _, _ := unstructured.NestedFieldNoCopy(down.Object, "spec", "storageClassName"); got != tc.want {
+				t.Errorf("storageClassName %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestDownstreamServiceDropsAllocations(t *testing.T) {
 	svc := func(clusterIP string) *corev1.Service {
 		return &corev1.Service{

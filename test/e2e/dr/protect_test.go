@@ -236,8 +236,9 @@ var _ = Describe("A LocationPair", func() {
 			c := meta.FindStatusCondition(pair.Status.Conditions, schedulingv1alpha1.ConditionDataProtected)
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Reason).To(Equal(schedulingv1alpha1.ReasonStorageClassUnmapped))
-			g.Expect(c.Message).To(Equal(fmt.Sprintf("1 volumes cannot replicate; the first, %s/pinned: target m2 has no storage class east", ns)))
-			g.Expect(replicated(ctx, g, ns, "pinned")).To(Equal("False/StorageClassUnmapped: the volume cannot replicate: target m2 has no storage class east"))
+			why := "target m2 has no storage class east; map it to a class of Location west in the pair's spec.storageClassMap"
+			g.Expect(c.Message).To(Equal(fmt.Sprintf("1 volumes cannot replicate; the first, %s/pinned: %s", ns, why)))
+			g.Expect(replicated(ctx, g, ns, "pinned")).To(Equal("False/StorageClassUnmapped: the volume cannot replicate: " + why))
 			g.Expect(replicated(ctx, g, ns, "data")).To(HavePrefix("True/Replicated: "), "the claim of the default class replicates")
 			g.Expect(pair.Status.Volumes).To(Equal(int32(1)))
 		}).WithContext(ctx).Should(Succeed())

@@ -28,6 +28,8 @@ const (
 	failoverMin    = "failoverThreshold must be at least 3s"
 	primaryTooLong = "spec.primary: Too long"
 	targetTooLong  = "spec.targetName: Too long"
+	primaryClass   = "a class of the primary is mapped once at most"
+	secondaryClass = "a class of the secondary is mapped once at most"
 )
 
 func target(name string, opts ...func(*workloadv1alpha1.SyncTargetSpec)) *workloadv1alpha1.SyncTarget {
@@ -58,6 +60,12 @@ func pair(name, primary string, threshold time.Duration) *schedulingv1alpha1.Loc
 		Primary: primary, Secondary: "west", FailoverThreshold: &metav1.Duration{Duration: threshold}}}
 }
 
+func classMap(name string, m ...schedulingv1alpha1.StorageClassMapping) *schedulingv1alpha1.LocationPair {
+	p := pair(name, "east", time.Minute)
+	p.Spec.StorageClassMap = m
+	return p
+}
+
 func fence(target string) *storagev1alpha1.Fence {
 	return &storagev1alpha1.Fence{ObjectMeta: metav1.ObjectMeta{Name: storagev1alpha1.FenceName(target, "shared")},
 		Spec: storagev1alpha1.FenceSpec{TargetName: target, Domain: "shared", Mode: storagev1alpha1.Manual}}
@@ -86,6 +94,10 @@ var _ = Describe("Custody's CRDs", func() {
 		Entry("a failover threshold under the shortest grace", pair("short-threshold", "east", 2999*time.Millisecond), failoverMin),
 		Entry("a pair's Location longer than a Location name", pair("long-primary", strings.Repeat("l", 64), time.Minute), primaryTooLong),
 		Entry("a Fence of a target name longer than a target key", fence(strings.Repeat("m", 57)), targetTooLong),
+		Entry("a class of the primary mapped twice", classMap("twice-primary", schedulingv1alpha1.StorageClassMapping{Primary: "a", Secondary: "b"},
+			schedulingv1alpha1.StorageClassMapping{Primary: "a", Secondary: "c"}), primaryClass),
+		Entry("a class of the secondary mapped twice", classMap("twice-secondary", schedulingv1alpha1.StorageClassMapping{Primary: "a", Secondary: "c"},
+			schedulingv1alpha1.StorageClassMapping{Primary: "b", Secondary: "c"}), secondaryClass),
 	)
 
 	DescribeTable("accept what is within the bounds",
@@ -99,5 +111,7 @@ var _ = Describe("Custody's CRDs", func() {
 		Entry("a Location named as long as a label value", location(strings.Repeat("l", 63))),
 		Entry("a LocationPair named as long as a label value, with the shortest failover threshold", pair(strings.Repeat("p", 63), "east", 3*time.Second)),
 		Entry("a Fence of a target named as long as a target key", fence(strings.Repeat("m", 56))),
+		Entry("a class map that swaps two names", classMap("swapped", schedulingv1alpha1.StorageClassMapping{Primary: "a", Secondary: "b"},
+			schedulingv1alpha1.StorageClassMapping{Primary: "b", Secondary: "a"})),
 	)
 })
