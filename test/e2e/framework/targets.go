@@ -2,9 +2,13 @@ package framework
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
@@ -38,4 +42,21 @@ func Member(bed *testbed.Bed, name string) *testbed.Cluster {
 	m := bed.Member(name)
 	Expect(m).NotTo(BeNil(), "no member %s", name)
 	return m
+}
+
+// StandIns makes n stand-in targets of no Location, which renew their Leases every heartbeat
+// period until the spec ends, and waits until they are Ready: they are all the hub sees of a
+// member, and make up the count of a hub's targets.
+func StandIns(ctx context.Context, hub client.Client, n int, period time.Duration) *environment.StandIns {
+	GinkgoHelper()
+	suffix := rand.String(5)
+	targets := make([]*workloadv1alpha1.SyncTarget, 0, n)
+	for i := range n {
+		targets = append(targets, &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("stand-in-%s-%d", suffix, i)}})
+	}
+	ins, err := environment.StartStandIns(ctx, hub, targets, environment.StandInReport{}, period)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx context.Context) { Expect(ins.Delete(ctx)).To(Succeed()) })
+	Expect(ins.WaitReady(ctx)).To(Succeed())
+	return ins
 }

@@ -1,21 +1,17 @@
 package volumes
 
 import (
-	"context"
 	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
-	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/coordination"
-	"github.com/custody-dev/custody/test/environment"
+	"github.com/custody-dev/custody/test/e2e/framework"
 )
 
 // The brake on mass failure: when more than 55% of at least 10 targets are lost at once
@@ -25,7 +21,7 @@ import (
 var _ = Describe("A lost owner among most of the hub's targets lost at once", func() {
 	It("is not fenced while they are lost, and is fenced and its volume moved once they are back", func(ctx SpecContext) {
 		ns, lost, h := ownedVolume(ctx)
-		ins := standIns(ctx, 8)
+		ins := framework.StandIns(ctx, hub, 8, env.HeartbeatPeriod())
 		silenced := ins.Names[:6]
 
 		By("losing the owner and six stand-ins: 7 of 11 targets")
@@ -51,19 +47,3 @@ var _ = Describe("A lost owner among most of the hub's targets lost at once", fu
 		comesBack(ctx, lost, ns)
 	})
 })
-
-// standIns makes n stand-in targets of no Location, which renew their Leases every heartbeat
-// period until the spec ends, and waits until they are Ready.
-func standIns(ctx context.Context, n int) *environment.StandIns {
-	GinkgoHelper()
-	suffix := rand.String(5)
-	targets := make([]*workloadv1alpha1.SyncTarget, 0, n)
-	for i := range n {
-		targets = append(targets, &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("stand-in-%s-%d", suffix, i)}})
-	}
-	ins, err := environment.StartStandIns(ctx, hub, targets, environment.StandInReport{}, env.HeartbeatPeriod())
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func(ctx context.Context) { Expect(ins.Delete(ctx)).To(Succeed()) })
-	Expect(ins.WaitReady(ctx)).To(Succeed())
-	return ins
-}
