@@ -2,6 +2,7 @@ package replication
 
 import (
 	"context"
+	"time"
 
 	volsyncv1alpha1 "github.com/backube/volsync/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -42,8 +44,33 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&volsyncv1alpha1.ReplicationSource{}), handler.EnqueueRequestsFromMapFunc(syncio.Requests(r.Target, false)))).
 		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&volsyncv1alpha1.ReplicationDestination{}), handler.EnqueueRequestsFromMapFunc(syncio.Requests(r.Target, false)))).
 		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&corev1.Secret{}), handler.EnqueueRequestsFromMapFunc(r.keyRequests))).
+		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(transform.Empty(transform.NamespaceGVK)),
+			handler.EnqueueRequestsFromMapFunc(downstreamOf(inNamespace)), deleted)).
 		WatchesRawSource(syncio.AtStart()).
 		Complete(r)
+}
+
+// deleted passes deletions only.
+var deleted = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	UpdateFunc:  func(event.UpdateEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// downstreamOf maps a downstream namespace of the member, once gone, to the VolumeReplications
+// of its hub namespace: one that found it terminating (the target cleaned up after a switch
+// took its namespaces away, and a replication back to it came) makes it again at once rather
+// than after its retries' back-off.
+func downstreamOf(inHubNamespace handler.MapFunc) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []ctrl.Request {
+		hub := obj.GetAnnotations()[transform.HubNamespaceAnnotation]
+		if hub == "" {
+			return nil
+		}
+		stub := transform.Empty(transform.NamespaceGVK)
+		stub.SetName(hub)
+		return inHubNamespace(ctx, stub)
+	}
 }
 
 // keyRequests maps a copy of the pair's key that the syncer made to its VolumeReplication. A
@@ -58,6 +85,14 @@ func (r *Reconciler) keyRequests(ctx context.Context, obj client.Object) []ctrl.
 	}
 	return reqs
 }
+
+// keyGrantWait is how long after a VolumeReplication came a refused read of its pair's key
+// is taken for the grant still on its way, looked at again every keyGrantRecheck; later, it
+// is an error, reported and retried with back-off.
+const (
+	keyGrantWait    = 30 * time.Second
+	keyGrantRecheck = 500 * time.Millisecond
+)
 
 // role is what the target does for a VolumeReplication.
 type role int
@@ -107,6 +142,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if err := r.ensureKey(ctx, vr, ns); err != nil {
+		if apierrors.IsForbidden(err) && time.Since(vr.CreationTimestamp.Time) < keyGrantWait {
+			// The hub grants a replication's targets its pair's key once the replication
+			// exists: moments after it came.
+			ctrl.LoggerFrom(ctx).V(1).Info("Waiting for the grant of the pair's key", "error", err.Error())
+			return ctrl.Result{RequeueAfter: keyGrantRecheck}, nil
+		}
 		return ctrl.Result{}, r.reportError(ctx, vr, role, err)
 	}
 	if err := r.retire(ctx, role, ns, vr.Name); err != nil {

@@ -2,6 +2,8 @@ package dr
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -147,9 +149,12 @@ var _ = Describe("A LocationPair's failover", func() {
 		Expect(meta.IsStatusConditionTrue(pair.Status.Conditions, schedulingv1alpha1.ConditionPeerReady)).To(BeFalse())
 
 		By("bringing the old primary back: it removes its copies, keeps the set-aside storage, and is unfenced; the pair then protects from the secondary")
+		back := time.Now()
 		for _, m := range []string{"m1", "m3"} {
 			Expect(env.StartMember(ctx, m)).To(Succeed())
 		}
+		started := time.Since(back)
+		var lifted time.Duration
 		// The claim left waiting keeps its copy on m1, which reports clean, and is unfenced,
 		// only once the claim goes: the admin here lets it go, through m1, and starts it
 		// empty if need be.
@@ -157,6 +162,9 @@ var _ = Describe("A LocationPair's failover", func() {
 		framework.Gone(ctx, hub, scratch)
 		m1 := env.Member("m1").Client
 		Eventually(func(g Gomega) {
+			if lifted == 0 && !fenced(ctx, "m1", "m3") {
+				lifted = time.Since(back)
+			}
 			for _, claim := range []string{"data", "shared"} {
 				err := m1.Get(ctx, client.ObjectKey{Namespace: downNamespace(ctx, "m1", ns), Name: claim}, &corev1.PersistentVolumeClaim{})
 				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "m1 keeps its copy of claim %s: %v", claim, err)
@@ -170,7 +178,9 @@ var _ = Describe("A LocationPair's failover", func() {
 				g.Expect(vr.Spec.Source).To(Equal("m2"))
 				g.Expect(vr.Spec.Destination).To(BeElementOf("m1", "m3"))
 			}
-		}).WithContext(ctx).Should(Succeed())
+		}).WithContext(ctx).WithPolling(100 * time.Millisecond).Should(Succeed())
+		AddReportEntry("the old primary's return", ReportEntryVisibilityAlways, fmt.Sprintf("both members started in %s; their Fences lifted %s after, the pair Protecting again %s after",
+			started.Round(100*time.Millisecond), lifted.Round(100*time.Millisecond), time.Since(back).Round(100*time.Millisecond)))
 		for h, records := range map[string][]string{old: append(replicated, late...), sharedOld: append(sharedReplicated, sharedLate...)} {
 			v, ok := east.Volume(h)
 			Expect(ok).To(BeTrue())
@@ -193,6 +203,14 @@ func noFencesOf(ctx context.Context, targets ...string) {
 	for _, f := range fences.Items {
 		Expect(targets).NotTo(ContainElement(f.Spec.TargetName), "Fence %s is left", f.Name)
 	}
+}
+
+// fenced tells whether a Fence of any of the targets is left.
+func fenced(ctx context.Context, targets ...string) bool {
+	GinkgoHelper()
+	fences := &storagev1alpha1.FenceList{}
+	Expect(hub.List(ctx, fences)).To(Succeed())
+	return slices.ContainsFunc(fences.Items, func(f storagev1alpha1.Fence) bool { return slices.Contains(targets, f.Spec.TargetName) })
 }
 
 // targetConditions are the conditions of the SyncTargets, by name.
