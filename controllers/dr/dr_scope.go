@@ -6,8 +6,10 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
@@ -30,8 +32,10 @@ type scope struct {
 	claims       map[string]*corev1.PersistentVolumeClaim      // by namespace/name
 	// namespaces are the namespaces the pair's Placements bind.
 	namespaces []*corev1.Namespace
-	targets    []workloadv1alpha1.SyncTarget
-	fences     []storagev1alpha1.Fence
+	// workloads are their Deployments and StatefulSets, by dr.Workload.Key.
+	workloads map[string]client.Object
+	targets   []workloadv1alpha1.SyncTarget
+	fences    []storagev1alpha1.Fence
 }
 
 // observe reads the pair's Locations, their targets and Fences, and the volumes of the
@@ -91,7 +95,48 @@ func (r *Reconciler) observe(ctx context.Context, p *schedulingv1alpha1.Location
 	if err := r.volumes(ctx, s, &o); err != nil {
 		return nil, o, err
 	}
+	if err := r.workloads(ctx, s, &o); err != nil {
+		return nil, o, err
+	}
 	return s, o, nil
+}
+
+// workloads reads the Deployments and StatefulSets of the pair's namespaces.
+func (r *Reconciler) workloads(ctx context.Context, s *scope, o *dr.Observation) error {
+	s.workloads = map[string]client.Object{}
+	add := func(kind string, obj client.Object, replicas *int32, ready int32) {
+		w := dr.Workload{Namespace: obj.GetNamespace(), Kind: kind, Name: obj.GetName(), Replicas: ptr.Deref(replicas, 1), Ready: ready, Reported: statusWritten(obj)}
+		o.Workloads = append(o.Workloads, w)
+		s.workloads[w.Key()] = obj
+	}
+	for _, ns := range s.namespaces {
+		deployments, sets := &appsv1.DeploymentList{}, &appsv1.StatefulSetList{}
+		for _, list := range []client.ObjectList{deployments, sets} {
+			if err := r.Client.List(ctx, list, client.InNamespace(ns.Name)); err != nil {
+				return err
+			}
+		}
+		for i := range deployments.Items {
+			d := &deployments.Items[i]
+			add("Deployment", d, d.Spec.Replicas, d.Status.ReadyReplicas)
+		}
+		for i := range sets.Items {
+			set := &sets.Items[i]
+			add("StatefulSet", set, set.Spec.Replicas, set.Status.ReadyReplicas)
+		}
+	}
+	return nil
+}
+
+// statusWritten is when the object's status was last written, as its managed fields tell.
+func statusWritten(obj client.Object) time.Time {
+	var t time.Time
+	for _, f := range obj.GetManagedFields() {
+		if f.Subresource == "status" && f.Time != nil && f.Time.After(t) {
+			t = f.Time.Time
+		}
+	}
+	return t
 }
 
 // target is what the decision reads of one SyncTarget, and of its heartbeat Lease (nil: none).

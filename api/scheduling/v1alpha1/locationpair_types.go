@@ -134,9 +134,9 @@ const (
 )
 
 // Progressions of a PairAction: the steps of a failover or a relocate, and how it ended. A
-// failover goes from Fencing to Restoring and Completed, or is CalledOff while it fences; a
-// relocate goes from Quiescing to FinalSync, Restoring and Completed, unless it becomes a
-// failover on the way. They double as the reasons of the Progressing condition.
+// failover goes from Fencing to Restoring, Starting and Completed, or is CalledOff while it
+// fences; a relocate goes from Quiescing to FinalSync, Restoring, Starting and Completed,
+// unless it becomes a failover on the way. They double as the reasons of the Progressing condition.
 const (
 	// ProgressionFencing: a failover waits until every target of the Location it leaves that
 	// still answers is fenced off the storage.
@@ -150,8 +150,13 @@ const (
 	// ProgressionRestoring: the other Location is active; its targets restore the claims from
 	// their replicas.
 	ProgressionRestoring = "Restoring"
+	// ProgressionStarting: every claim that had a replica is bound at the new active
+	// Location, where the workloads of the pair's namespaces start; a relocate's are let go
+	// of. The switch waits until every Deployment and StatefulSet there reports its replicas
+	// ready, as Ramen's WaitForReadiness does.
+	ProgressionStarting = "Starting"
 	// ProgressionCompleted: every claim that had a replica is bound at the new active
-	// Location.
+	// Location, and every workload of the pair's namespaces is ready there.
 	ProgressionCompleted = "Completed"
 	// ProgressionCalledOff: an automatic failover found the Location it leaves answering
 	// again before that was fenced; nothing was restored, and that Location stays active.
@@ -211,7 +216,7 @@ type PairAction struct {
 	ProgressionTime *metav1.Time `json:"progressionTime,omitempty"`
 	// StartTime is when the action started.
 	StartTime metav1.Time `json:"startTime"`
-	// CompletionTime is when every volume was bound at To again.
+	// CompletionTime is when every volume was bound at To again and every workload ready.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 	// Duration is CompletionTime - StartTime.
