@@ -340,13 +340,21 @@ func (r *Reconciler) markTarget(ctx context.Context, t *workloadv1alpha1.SyncTar
 	return nil
 }
 
+// storageFenced tells whether the executor's last report says the storage fenced the target,
+// also after the Fence was lifted: the target is then cut off until the unfence is confirmed.
+func storageFenced(f *storagev1alpha1.Fence) bool {
+	nf := f.Status.NetworkFence
+	return nf != nil && nf.ReportedBy == f.Status.Executor &&
+		fencing.StorageFenced(fencing.Executed{By: nf.ReportedBy, FenceState: nf.FenceState, Result: nf.Result, Message: nf.Message})
+}
+
 // fencedCondition is the Fenced condition of the target, given every Fence.
 func fencedCondition(target string, fences []storagev1alpha1.Fence) metav1.Condition {
 	var holding, failed []string
 	for _, f := range fences {
 		switch {
 		case f.Spec.TargetName != target:
-		case f.Holds():
+		case f.Holds() || storageFenced(&f):
 			holding = append(holding, f.Spec.Domain)
 		case f.Status.Phase == storagev1alpha1.FenceFailed:
 			failed = append(failed, f.Name+": "+f.Status.Message)
