@@ -5,6 +5,10 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
 
 // A NetworkFence cuts off the node CIDRs of a target's spec.fencing, and nothing else: what
@@ -14,23 +18,6 @@ import (
 // the two, as Ramen's DRCluster does (InvalidCIDRsDetected, UndetectedCIDRsFound): a node CIDR
 // that matches no client fences nothing the storage knows of, and a client that no node CIDR
 // covers keeps writing through a Fence that says it holds.
-
-// Reasons of the target's FencingVerified condition.
-const (
-	// ReasonNodeCIDRsMatchClients: every node CIDR matches a client the storage reports of the
-	// member, and every such client lies within the node CIDRs.
-	ReasonNodeCIDRsMatchClients = "NodeCIDRsMatchClients"
-	// ReasonUncoveredClients: a client the storage reports of the member has addresses outside
-	// every node CIDR: a Fence would leave it reaching the storage.
-	ReasonUncoveredClients = "UncoveredClients"
-	// ReasonUnmatchedNodeCIDRs: a node CIDR matches no client the storage reports of the
-	// member: it is mistyped, or names nodes the storage does not see.
-	ReasonUnmatchedNodeCIDRs = "UnmatchedNodeCIDRs"
-	// ReasonFenceClientsUnreported: the member's storage reports no clients (no CSIAddonsNode
-	// of the class, or a driver without GET_CLIENTS_TO_FENCE): nothing to verify against, and
-	// nothing waits on it.
-	ReasonFenceClientsUnreported = "FenceClientsUnreported"
-)
 
 // FenceClient is one client the storage reports of a member: its id and its addresses.
 type FenceClient struct {
@@ -62,11 +49,11 @@ func (v Verification) Verified() bool { return len(v.Unmatched) == 0 && len(v.Un
 func (v Verification) Reason() string {
 	switch {
 	case len(v.Uncovered) > 0:
-		return ReasonUncoveredClients
+		return workloadv1alpha1.ReasonUncoveredClients
 	case len(v.Unmatched) > 0:
-		return ReasonUnmatchedNodeCIDRs
+		return workloadv1alpha1.ReasonUnmatchedNodeCIDRs
 	}
-	return ReasonNodeCIDRsMatchClients
+	return workloadv1alpha1.ReasonNodeCIDRsMatchClients
 }
 
 // String says what is wrong, naming every CIDR and client; "" when nothing is.
@@ -164,4 +151,50 @@ func halves(p netip.Prefix) (netip.Prefix, netip.Prefix) {
 	b[i] |= 0x80 >> (p.Bits() % 8)
 	hiAddr, _ := netip.AddrFromSlice(b)
 	return lo, netip.PrefixFrom(hiAddr, bits)
+}
+
+// Verify checks the target's node CIDRs against the clients its syncer last reported of the
+// member's storage; reported is false when the target has no spec.fencing or the storage
+// reports no clients for its NetworkFenceClass, and then nothing can be told.
+func Verify(t *workloadv1alpha1.SyncTarget) (v Verification, reported bool) {
+	f, report := t.Spec.Fencing, t.Status.FenceClients
+	if f == nil || report == nil || report.NetworkFenceClassName != f.NetworkFenceClassName {
+		return Verification{}, false
+	}
+	clients := make([]FenceClient, 0, len(report.Clients))
+	for _, c := range report.Clients {
+		clients = append(clients, FenceClient{ID: c.ID, CIDRs: c.CIDRs})
+	}
+	return VerifyNodeCIDRs(f.NodeCIDRs, clients), true
+}
+
+// Unverified is why automatic fencing of the target waits: the message of a failed
+// verification, "" when the node CIDRs match the clients or nothing was reported.
+func Unverified(t *workloadv1alpha1.SyncTarget) string {
+	if v, ok := Verify(t); ok && !v.Verified() {
+		return v.String()
+	}
+	return ""
+}
+
+// VerifiedCondition is the target's FencingVerified condition; only a target with
+// spec.fencing has one.
+func VerifiedCondition(t *workloadv1alpha1.SyncTarget) (metav1.Condition, bool) {
+	if t.Spec.Fencing == nil {
+		return metav1.Condition{}, false
+	}
+	c := metav1.Condition{Type: workloadv1alpha1.ConditionFencingVerified, ObservedGeneration: t.Generation}
+	v, reported := Verify(t)
+	switch {
+	case !reported:
+		c.Status, c.Reason = metav1.ConditionUnknown, workloadv1alpha1.ReasonFenceClientsUnreported
+		c.Message = "the member's storage reports no clients for NetworkFenceClass " + t.Spec.Fencing.NetworkFenceClassName + " to check the node CIDRs against"
+	case v.Verified():
+		c.Status, c.Reason = metav1.ConditionTrue, v.Reason()
+		c.Message = "every node CIDR matches a client the member's storage reports, and covers it"
+	default:
+		c.Status, c.Reason = metav1.ConditionFalse, v.Reason()
+		c.Message = v.String() + "; automatic failover of the target's volumes waits until spec.fencing is corrected or the member is fenced by hand (kubectl custody fence " + t.Name + " --powered-off)"
+	}
+	return c, true
 }
