@@ -356,36 +356,44 @@ func watchFence(target string) *fenceWatch {
 func (w *fenceWatch) run(ctx context.Context) {
 	defer close(w.done)
 	for {
-		var said []string
-		f := &storagev1alpha1.Fence{}
-		if err := hub.Get(ctx, client.ObjectKey{Name: storagev1alpha1.FenceName(w.target, domain)}, f); err == nil && f.Status.Phase == storagev1alpha1.FenceFenced {
-			said = append(said, "the Fence's phase")
-		}
-		t := &workloadv1alpha1.SyncTarget{}
-		if err := hub.Get(ctx, client.ObjectKey{Name: w.target}, t); err == nil && meta.IsStatusConditionTrue(t.Status.Conditions, workloadv1alpha1.ConditionFenced) {
-			said = append(said, "the target's Fenced condition")
-		}
-		fenced, now := storage.Fenced(w.target), time.Now()
-		w.mu.Lock()
-		if len(said) > 0 && w.shownFenced.IsZero() {
-			w.shownFenced = now
-		}
-		switch {
-		case fenced && w.storageFenced.IsZero():
-			w.storageFenced = now
-		case !fenced && !w.storageFenced.IsZero() && w.storageUnfenced.IsZero():
-			w.storageUnfenced = now
-		}
-		if len(said) > 0 && !fenced && w.storageFenced.IsZero() {
-			w.early = append(w.early, fmt.Sprintf("%s: %v", now.Format(time.StampMilli), said))
-		}
-		w.mu.Unlock()
 		select {
 		case <-ctx.Done():
+			// One last look, so that what the spec waited for before it stopped the watch
+			// is seen.
+			w.poll(context.Background())
 			return
 		case <-time.After(100 * time.Millisecond):
 		}
+		w.poll(ctx)
 	}
+}
+
+// poll looks once at the Fence, the target's Fenced condition and the storage.
+func (w *fenceWatch) poll(ctx context.Context) {
+	var said []string
+	f := &storagev1alpha1.Fence{}
+	if err := hub.Get(ctx, client.ObjectKey{Name: storagev1alpha1.FenceName(w.target, domain)}, f); err == nil && f.Status.Phase == storagev1alpha1.FenceFenced {
+		said = append(said, "the Fence's phase")
+	}
+	t := &workloadv1alpha1.SyncTarget{}
+	if err := hub.Get(ctx, client.ObjectKey{Name: w.target}, t); err == nil && meta.IsStatusConditionTrue(t.Status.Conditions, workloadv1alpha1.ConditionFenced) {
+		said = append(said, "the target's Fenced condition")
+	}
+	fenced, now := storage.Fenced(w.target), time.Now()
+	w.mu.Lock()
+	if len(said) > 0 && w.shownFenced.IsZero() {
+		w.shownFenced = now
+	}
+	switch {
+	case fenced && w.storageFenced.IsZero():
+		w.storageFenced = now
+	case !fenced && !w.storageFenced.IsZero() && w.storageUnfenced.IsZero():
+		w.storageUnfenced = now
+	}
+	if len(said) > 0 && !fenced && w.storageFenced.IsZero() {
+		w.early = append(w.early, fmt.Sprintf("%s: %v", now.Format(time.StampMilli), said))
+	}
+	w.mu.Unlock()
 }
 
 func (w *fenceWatch) stop() {
@@ -406,6 +414,9 @@ func (w *fenceWatch) String() string {
 	lead := "never shown Fenced"
 	if !w.shownFenced.IsZero() {
 		lead = fmt.Sprintf("shown Fenced %s before the storage fenced", w.storageFenced.Sub(w.shownFenced).Round(100*time.Millisecond))
+		if !w.storageFenced.IsZero() && !w.shownFenced.Before(w.storageFenced) {
+			lead = fmt.Sprintf("shown Fenced %s after the storage fenced", w.shownFenced.Sub(w.storageFenced).Round(100*time.Millisecond))
+		}
 		if w.storageFenced.IsZero() {
 			lead = "shown Fenced, and the storage never fenced"
 		}
