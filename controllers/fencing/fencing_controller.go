@@ -39,14 +39,11 @@ type Reconciler struct {
 
 // SetupWithManager watches Fences, the SyncTargets that fence or execute them, and the clean
 // reports of the fenced targets' heartbeat Leases; beside
-// it run the checks of the targets' node CIDRs: against each other's, and against the
+// it runs the check of the targets' node CIDRs: against each other's, and against the
 // clients their storage reports.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	registerMetrics(mgr.GetCache())
 	if err := (&nodeCIDRs{client: r.Client, recorder: r.Recorder}).setup(mgr, opts); err != nil {
-		return err
-	}
-	if err := (&verified{client: r.Client, recorder: r.Recorder}).setup(mgr, opts); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("fencing").

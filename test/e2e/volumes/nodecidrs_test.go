@@ -93,13 +93,7 @@ var _ = Describe("Node CIDRs checked against the clients the storage reports", f
 // reason, and returns its message.
 func fencingVerified(ctx context.Context, target string, status metav1.ConditionStatus, reason string) string {
 	GinkgoHelper()
-	var c metav1.Condition
-	Eventually(func(g Gomega) {
-		c = targetCondition(ctx, g, target, workloadv1alpha1.ConditionFencingVerified)
-		g.Expect(c.Status).To(Equal(status), c.Message)
-		g.Expect(c.Reason).To(Equal(reason))
-	}).WithContext(ctx).Should(Succeed())
-	return c.Message
+	return conditionIs(ctx, target, workloadv1alpha1.ConditionFencingVerified, status, reason)
 }
 
 // eventReasons are the reasons of the hub's events about the named object.
@@ -119,9 +113,16 @@ func eventReasons(ctx context.Context, g Gomega, regarding string) []string {
 // reason, and returns its message.
 func exclusiveCIDRs(ctx context.Context, target string, status metav1.ConditionStatus, reason string) string {
 	GinkgoHelper()
+	return conditionIs(ctx, target, workloadv1alpha1.ConditionNodeCIDRsExclusive, status, reason)
+}
+
+// conditionIs waits until the target's condition of the kind has the status and reason, and
+// returns its message.
+func conditionIs(ctx context.Context, target, kind string, status metav1.ConditionStatus, reason string) string {
+	GinkgoHelper()
 	var c metav1.Condition
 	Eventually(func(g Gomega) {
-		c = targetCondition(ctx, g, target, workloadv1alpha1.ConditionNodeCIDRsExclusive)
+		c = targetCondition(ctx, g, target, kind)
 		g.Expect(c.Status).To(Equal(status), c.Message)
 		g.Expect(c.Reason).To(Equal(reason))
 	}).WithContext(ctx).Should(Succeed())
