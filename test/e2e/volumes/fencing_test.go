@@ -211,6 +211,40 @@ var _ = Describe("A lost owner", func() {
 		Expect(w.storageUnfenced.After(w.storageFenced)).To(BeTrue(), "the late fence was not undone")
 	})
 
+	It("whose Fence an admin lifts mid-fence shows Unfencing, waits for the storage's answer, and unfences what it fenced late", func(ctx SpecContext) {
+		ns, lost, _ := ownedVolume(ctx)
+		slowFencing(10 * time.Second)
+		loseMember(ctx, lost, false)
+		f := waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
+			g.Expect(f.Status.Phase).To(Equal(storagev1alpha1.FenceFencing))
+			g.Expect(f.Status.Executor).NotTo(BeEmpty())
+		})
+		Eventually(func() error {
+			return framework.Member(env.Bed, f.Status.Executor).Client.Get(ctx, client.ObjectKey{Name: "custody-" + f.Name}, &csiaddonsv1alpha1.NetworkFence{})
+		}).WithContext(ctx).Should(Succeed())
+		w := watchFence(lost)
+		Expect(hub.Delete(ctx, f)).To(Succeed())
+		waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
+			g.Expect(f.DeletionTimestamp).NotTo(BeNil())
+			g.Expect(f.Status.Phase).To(Equal(storagev1alpha1.FenceUnfencing))
+			g.Expect(f.Status.Reason).To(Equal(fencing.ReasonWaitingForFenceAnswer))
+		})
+		Expect(storage.Fenced(lost)).To(BeFalse(), "the storage fenced before the lift was shown waiting for it")
+		By("the storage answers the fence late: the target is Fenced while it is, and unfenced after")
+		waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
+			g.Expect(f.Status.Reason).To(Equal(fencing.ReasonUnfencingLateFence))
+			g.Expect(f.Status.FencedTime).To(BeNil())
+			g.Expect(storage.Fenced(lost)).To(BeTrue())
+			g.Expect(targetCondition(ctx, g, lost, workloadv1alpha1.ConditionFenced).Status).To(Equal(metav1.ConditionTrue))
+		})
+		By("the target still lost: a new Fence, and the volume moves on it")
+		failedOver(ctx, ns, lost)
+		comesBack(ctx, lost, ns)
+		w.stop()
+		AddReportEntry("lifted mid-fence", ReportEntryVisibilityAlways, w.String())
+		Expect(w.ahead()).To(BeEmpty(), "the Fence or the target's Fenced condition ran ahead of the storage")
+	})
+
 	It("whose fence fails keeps its volume until the retried fence succeeds", func(ctx SpecContext) {
 		ns, lost, _ := ownedVolume(ctx)
 		const failure = "the storage array refused the fence"
