@@ -162,9 +162,14 @@ func (r *Reconciler) fenceClients(ctx context.Context, spec *workloadv1alpha1.Fe
 		return nil, nil
 	}
 	nodes := &csiaddonsv1alpha1.CSIAddonsNodeList{}
-	if err := r.MemberReader.List(ctx, nodes); meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+	switch err := r.MemberReader.List(ctx, nodes); {
+	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
 		return nil, nil
-	} else if err != nil {
+	case apierrors.IsForbidden(err):
+		// A member role from before the report: the rest of the report must not wait on it.
+		ctrl.LoggerFrom(ctx).V(1).Info("Not reporting the storage's fence clients: the syncer may not list CSIAddonsNodes in its member")
+		return nil, nil
+	case err != nil:
 		return nil, fmt.Errorf("reading the member's CSIAddonsNodes: %w", err)
 	}
 	byID := map[string][]string{}
