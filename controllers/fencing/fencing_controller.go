@@ -260,11 +260,15 @@ func (r *Reconciler) writeStatus(ctx context.Context, f *storagev1alpha1.Fence, 
 	st := f.Status.DeepCopy()
 	now := metav1.NewTime(time.Now())
 	st.Executor, st.Reason, st.Message = d.Executor, d.Reason, d.Message
-	if st.Phase != d.Phase {
+	switch {
+	case st.Phase != d.Phase:
 		r.Recorder.Eventf(f, target, eventType(d.Phase), d.Reason, "Fence", "%s: %s", d.Phase, d.Message)
 		if d.Phase == storagev1alpha1.FenceFenced {
 			observeFenced(st)
 		}
+	case d.Reason == fencing.ReasonUnfencingLateFence && f.Status.Reason != d.Reason:
+		// Still Unfencing, but the storage cut the target off after the lift: told apart.
+		r.Recorder.Eventf(f, target, corev1.EventTypeWarning, d.Reason, "Fence", "%s: %s", d.Phase, d.Message)
 	}
 	st.Phase = d.Phase
 	stamp := func(t **metav1.Time, when bool) {
