@@ -183,17 +183,7 @@ var _ = Describe("A lost owner", func() {
 	})
 
 	It("back while slow storage still fences it shows the lift's own phase, and Fenced only once the storage fenced it", func(ctx SpecContext) {
-		ns, lost, _ := ownedVolume(ctx)
-		slowFencing(fenceAnswerDelay)
-		loseMember(ctx, lost, false)
-		f := waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
-			g.Expect(f.Status.Phase).To(Equal(storagev1alpha1.FenceFencing))
-			g.Expect(f.Status.Executor).NotTo(BeEmpty())
-		})
-		Eventually(func() error {
-			return framework.Member(env.Bed, f.Status.Executor).Client.Get(ctx, client.ObjectKey{Name: "custody-" + f.Name}, &csiaddonsv1alpha1.NetworkFence{})
-		}).WithContext(ctx).Should(Succeed())
-		w := watchFence(lost)
+		ns, lost, _, w := midFence(ctx, fenceAnswerDelay)
 		By("bringing the member back mid-fence")
 		Expect(env.StartMember(ctx, lost)).To(Succeed())
 		lifted := waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
@@ -204,25 +194,13 @@ var _ = Describe("A lost owner", func() {
 		Expect(storage.Fenced(lost)).To(BeFalse(), "the storage fenced before the lift was shown waiting for it")
 		Expect(lifted.Status.FencedTime).To(BeNil())
 		comesBack(ctx, lost, ns)
-		w.stop()
-		AddReportEntry("Fence shown Fenced before the storage fenced", ReportEntryVisibilityAlways, w.String())
-		Expect(w.ahead()).To(BeEmpty(), "the Fence or the target's Fenced condition ran ahead of the storage")
+		w.neverAhead()
 		Expect(w.storageFenced.IsZero()).To(BeFalse(), "the storage never answered the fence asked before the lift")
 		Expect(w.storageUnfenced.After(w.storageFenced)).To(BeTrue(), "the late fence was not undone")
 	})
 
 	It("whose Fence an admin lifts mid-fence shows Unfencing, waits for the storage's answer, and unfences what it fenced late", func(ctx SpecContext) {
-		ns, lost, _ := ownedVolume(ctx)
-		slowFencing(10 * time.Second)
-		loseMember(ctx, lost, false)
-		f := waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
-			g.Expect(f.Status.Phase).To(Equal(storagev1alpha1.FenceFencing))
-			g.Expect(f.Status.Executor).NotTo(BeEmpty())
-		})
-		Eventually(func() error {
-			return framework.Member(env.Bed, f.Status.Executor).Client.Get(ctx, client.ObjectKey{Name: "custody-" + f.Name}, &csiaddonsv1alpha1.NetworkFence{})
-		}).WithContext(ctx).Should(Succeed())
-		w := watchFence(lost)
+		ns, lost, f, w := midFence(ctx, 10*time.Second)
 		Expect(hub.Delete(ctx, f)).To(Succeed())
 		waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
 			g.Expect(f.DeletionTimestamp).NotTo(BeNil())
@@ -240,9 +218,7 @@ var _ = Describe("A lost owner", func() {
 		By("the target still lost: a new Fence, and the volume moves on it")
 		failedOver(ctx, ns, lost)
 		comesBack(ctx, lost, ns)
-		w.stop()
-		AddReportEntry("lifted mid-fence", ReportEntryVisibilityAlways, w.String())
-		Expect(w.ahead()).To(BeEmpty(), "the Fence or the target's Fenced condition ran ahead of the storage")
+		w.neverAhead()
 	})
 
 	It("whose fence fails keeps its volume until the retried fence succeeds", func(ctx SpecContext) {
@@ -363,6 +339,24 @@ var _ = Describe("A lost owner", func() {
 // spec of a member back mid-fence: the delay the issue measured the Fence running ahead with.
 const fenceAnswerDelay = 30 * time.Second
 
+// midFence loses the owner of a new owned volume while the storage takes d to answer each
+// fencing operation, and returns, once the executor's NetworkFence exists and the storage has
+// not answered it, the namespace, the lost owner, its Fence and a watch of it.
+func midFence(ctx context.Context, d time.Duration) (string, string, *storagev1alpha1.Fence, *fenceWatch) {
+	GinkgoHelper()
+	ns, lost, _ := ownedVolume(ctx)
+	slowFencing(d)
+	loseMember(ctx, lost, false)
+	f := waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
+		g.Expect(f.Status.Phase).To(Equal(storagev1alpha1.FenceFencing))
+		g.Expect(f.Status.Executor).NotTo(BeEmpty())
+	})
+	Eventually(func() error {
+		return framework.Member(env.Bed, f.Status.Executor).Client.Get(ctx, client.ObjectKey{Name: "custody-" + f.Name}, &csiaddonsv1alpha1.NetworkFence{})
+	}).WithContext(ctx).Should(Succeed())
+	return ns, lost, f, watchFence(lost)
+}
+
 // fenceWatch polls, every 100 ms, the Fence of a target, the target's Fenced condition and
 // the storage, and records every moment the hub said Fenced while the storage had not fenced.
 type fenceWatch struct {
@@ -433,6 +427,15 @@ func (w *fenceWatch) poll(ctx context.Context) {
 func (w *fenceWatch) stop() {
 	w.cancel()
 	<-w.done
+}
+
+// neverAhead stops the watch, reports what it saw, and fails if the hub said Fenced before
+// the storage fenced.
+func (w *fenceWatch) neverAhead() {
+	GinkgoHelper()
+	w.stop()
+	AddReportEntry("Fence shown Fenced against the storage", ReportEntryVisibilityAlways, w.String())
+	Expect(w.ahead()).To(BeEmpty(), "the Fence or the target's Fenced condition ran ahead of the storage")
 }
 
 // ahead are the moments the hub said Fenced before the storage fenced.
