@@ -245,7 +245,9 @@ const kcmStartup = 10 * time.Second
 // certificates, so that every client made before the stop works again. After an outage
 // longer than kcmRenewDeadline the controller manager starts afresh too, as in a production
 // control plane, where it would have lost its lease and been restarted; and so does one that
-// was still starting when the API server stopped.
+// was still starting when the API server stopped. A member's kube-scheduler, which would have
+// lost its lease too, and kwok start afresh with it: after a long outage their watches would
+// otherwise come back only after client-go's backoff, up to 30 s after the API server.
 func (c *Cluster) StartAPIServer(ctx context.Context) error {
 	if err := c.env.ControlPlane.APIServer.Start(); err != nil {
 		return err
@@ -258,7 +260,14 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 		return nil
 	}
 	c.stopControllerManager()
-	return c.startControllerManager()
+	if err := c.startControllerManager(); err != nil {
+		return err
+	}
+	if c.nodes == nil {
+		return nil
+	}
+	c.nodes.stop()
+	return c.nodes.start(c)
 }
 
 // unknownPath is a path no API server serves: it answers 404 once it installed all its paths,
