@@ -1,5 +1,6 @@
 # Custody's build. Every version the build needs is pinned in hack/tools/go.mod (the control
-# plane and code generator), hack/tools/prometheus/go.mod (promtool) and go.mod (the libraries).
+# plane and code generator), hack/tools/prometheus/go.mod (promtool), hack/tools/kwok/go.mod
+# (kwok, which plays the test bed's nodes) and go.mod (the libraries).
 
 SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
@@ -19,7 +20,7 @@ all: build
 ##@ Tools
 
 .PHONY: tools
-tools: ## Build the pinned control plane, controller-gen and promtool into bin/ (cached by pin).
+tools: ## Build the pinned control plane, controller-gen, promtool and kwok into bin/ (cached by pin).
 	hack/tools.sh
 
 ##@ Generation

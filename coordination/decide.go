@@ -325,6 +325,12 @@ func ownerLost(o Observation, d *Decision, h string, t Target) {
 				h, t.UnreachableSince.UTC().Format(time.RFC3339), t.Name)
 			return
 		}
+		if t.FencingUnverified != "" {
+			d.Reason = storagev1alpha1.ReasonFencingUnverified
+			d.Message = fmt.Sprintf("%s has been unreachable since %s, and its node CIDRs do not match the clients its storage reports: %s; no Fence is asked for until spec.fencing is corrected, or kubectl custody fence %s --powered-off fences it by hand",
+				h, t.UnreachableSince.UTC().Format(time.RFC3339), t.FencingUnverified, t.Name)
+			return
+		}
 		if lost, engaged := massFailure(o); engaged {
 			d.Reason = storagev1alpha1.ReasonMassFailure
 			d.Message = fmt.Sprintf("%s has been unreachable since %s, as are %d of the hub's %d targets at once, more than the brake allows: no Fence is asked for, as a split of the hub's network looks the same; kubectl custody fence %s --powered-off fences it by hand",

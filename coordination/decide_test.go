@@ -86,6 +86,13 @@ func decideCases() []decideCase {
 		o.Targets[k] = t
 		return o
 	}
+	// unverified says that a's node CIDRs do not match its storage's clients.
+	unverified := func(o Observation) Observation {
+		t := o.Targets["a"]
+		t.FencingUnverified = "the storage reports clients of the member that no node CIDR covers: 10.0.9.1/32 (client a)"
+		o.Targets["a"] = t
+		return o
+	}
 	// massLost makes the hub ten targets, of which lost in all are lost (a among them), under
 	// the default brake.
 	massLost := func(o Observation, lost int) Observation {
@@ -209,6 +216,13 @@ func decideCases() []decideCase {
 				o.Targets["a"] = t
 				return o
 			}(), wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonOwnerLostNoFencing, wantActions: []Action{}},
+		{name: "Moving: a lost owner whose node CIDRs do not match its storage's clients gets no Fence, and waits",
+			o:         unverified(lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Unfenced)),
+			wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonFencingUnverified, wantActions: []Action{}},
+		{name: "Moving → Bound: a lost owner whose node CIDRs are unverified moves on a Fence an admin made",
+			o:         unverified(lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Fenced)),
+			wantPhase: storagev1alpha1.Bound, wantOwner: "b", wantReason: storagev1alpha1.ReasonMoved,
+			wantActions: []Action{act(ReleaseFenced, "a"), act(SyncVolume, "b"), act(Hold, "b"), act(SyncClaim, "b")}},
 		{name: "Moving: a Fence being lifted moves nothing and asks for no other",
 			o:         lost(obs(rwo, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}, "b": placed}, map[string]Presence{"a": {State: sync, Leaving: true, Downstream: true}}, Record{Owner: "a", Phase: storagev1alpha1.Moving}), "a", fencing.Unfencing),
 			wantPhase: storagev1alpha1.Moving, wantOwner: "a", wantReason: storagev1alpha1.ReasonWaitingForFence, wantActions: []Action{}},

@@ -81,6 +81,11 @@ type Target struct {
 	UnreachableSince time.Time
 	// CanFence: the target says how a NetworkFence cuts it off its storage.
 	CanFence bool
+	// FencingUnverified says why a NetworkFence of the target's node CIDRs could miss a client
+	// its storage reports of it, or fence addresses the storage does not know
+	// (fencing.Unverified); "" when they match, or nothing was reported. No Fence is asked
+	// for such a target on coordination's own.
+	FencingUnverified string
 	// FenceDelay is how long the target must be Unreachable before it is lost and its owned
 	// volumes wait for a Fence of it.
 	FenceDelay time.Duration

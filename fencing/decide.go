@@ -20,6 +20,13 @@ const (
 	ReasonFenced             = "Fenced"
 	ReasonWaitingForClean    = "WaitingForClean"
 	ReasonUnfenced           = "Unfenced"
+	// ReasonWaitingForFenceAnswer: the Fence was lifted while the storage still executed the
+	// fence. A storage operation under way cannot be called back, so the unfence is asked
+	// once the storage answered the fence; until then the Fence is Unfencing, never Fenced.
+	ReasonWaitingForFenceAnswer = "WaitingForFenceAnswer"
+	// ReasonUnfencingLateFence: the storage fenced the target after the Fence was lifted;
+	// the executor unfences it.
+	ReasonUnfencingLateFence = "UnfencingLateFence"
 )
 
 // TargetView is what the fencing decision reads of the fenced target.
@@ -55,7 +62,9 @@ type FenceObservation struct {
 	Spec     storagev1alpha1.FenceSpec
 	Deleting bool
 	// Phase, Executor, Executed and WasFenced are the Fence's status so far; WasFenced is
-	// true once the storage confirmed the fence and until it confirmed the unfence.
+	// true once the storage confirmed the fence while the Fence still asked for it, and until
+	// it confirmed the unfence. A fence the storage confirms only after the lift was asked
+	// never held for coordination, which reads a lifted Fence as holding nothing.
 	Phase     storagev1alpha1.FencePhase
 	Executor  string
 	Executed  Executed
@@ -164,6 +173,14 @@ func network(o FenceObservation, want storagev1alpha1.FenceState, d FenceDecisio
 	case x.FenceState == want && x.Result == string(csiaddonsv1alpha1.FencingOperationResultFailed):
 		d.Phase, d.Reason = storagev1alpha1.FenceFailed, ReasonNetworkFenceFailed
 		d.Message = fmt.Sprintf("the NetworkFence in %s failed: %s", d.Executor, x.Message)
+	case want == storagev1alpha1.Unfenced && x.FenceState == storagev1alpha1.Fenced && x.Result == "":
+		// Lifted mid-fence: the executor asks for the unfence once the storage answered.
+		d.Phase, d.Reason = storagev1alpha1.FenceUnfencing, ReasonWaitingForFenceAnswer
+		d.Message = fmt.Sprintf("the Fence was lifted while the storage still executes the fence of %s asked by the NetworkFence in %s; "+
+			"an operation under way cannot be called back, so the unfence is asked once the storage answers", o.Spec.TargetName, d.Executor)
+	case want == storagev1alpha1.Unfenced && !o.WasFenced && StorageFenced(x):
+		d.Phase, d.Reason = storagev1alpha1.FenceUnfencing, ReasonUnfencingLateFence
+		d.Message = fmt.Sprintf("the storage fenced %s off %s after the Fence was lifted; the NetworkFence in %s unfences it", o.Spec.TargetName, o.Spec.Domain, d.Executor)
 	default:
 		d.Phase, d.Reason = storagev1alpha1.FenceFencing, ReasonExecuting
 		if want == storagev1alpha1.Unfenced {
@@ -172,6 +189,14 @@ func network(o FenceObservation, want storagev1alpha1.FenceState, d FenceDecisio
 		d.Message = fmt.Sprintf("%s executes a NetworkFence (%s) for %s", d.Executor, want, o.Spec.TargetName)
 	}
 	return d
+}
+
+// StorageFenced tells whether the executor's last report is the storage's confirmation of a
+// fence: the target is cut off, whatever the Fence asks for now, until the storage confirms
+// the unfence.
+func StorageFenced(x Executed) bool {
+	return x.By != "" && x.Result == string(csiaddonsv1alpha1.FencingOperationResultSucceeded) &&
+		x.Message == csiaddonsv1alpha1.FenceOperationSuccessfulMessage
 }
 
 // successMessage is what csi-addons reports when the operation for state succeeded.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 )
@@ -135,6 +136,77 @@ func TestFenceDecide(t *testing.T) {
 		if d.Phase != tt.want || d.Executor != tt.executor || d.Unfence != tt.unfence || d.Done != tt.done {
 			t.Errorf("%s: got phase %s executor %q unfence %v done %v (%s: %s); want %s %q %v %v",
 				tt.name, d.Phase, d.Executor, d.Unfence, d.Done, d.Reason, d.Message, tt.want, tt.executor, tt.unfence, tt.done)
+		}
+	}
+}
+
+// TestLiftMidFence replays, step by step as the fencing controller takes them, a target that
+// is back and clean while the storage still executes its fence: the Fence must never show
+// Fenced before the storage answered, and never hold (for coordination or the target's
+// Fenced condition) a fence the storage confirmed only after the lift.
+func TestLiftMidFence(t *testing.T) {
+	const ok = string(csiaddonsv1alpha1.FencingOperationResultSucceeded)
+	returned := time.Unix(1000, 0)
+	back := TargetView{Found: true, NetworkFencing: true, Ready: true, Clean: true, ReadySince: returned, Reported: returned.Add(time.Second)}
+	f := &storagev1alpha1.Fence{Spec: storagev1alpha1.FenceSpec{TargetName: "a", Domain: "d", State: storagev1alpha1.Fenced, Mode: storagev1alpha1.Network},
+		Status: storagev1alpha1.FenceStatus{Phase: storagev1alpha1.FenceFencing, Executor: "b"}}
+	// step decides as the controller does and applies the decision to f.
+	step := func(x Executed) FenceDecision {
+		t.Helper()
+		o := FenceObservation{Spec: f.Spec, Phase: f.Status.Phase, Executor: f.Status.Executor, WasFenced: f.Holds(),
+			Executed: x, Target: back, Executors: []string{"b"}}
+		if f.Status.UnfenceRequestedTime != nil {
+			o.UnfenceAsked = f.Status.UnfenceRequestedTime.Time
+		}
+		d := FenceDecide(o)
+		if d.Unfence {
+			f.Spec.State = storagev1alpha1.Unfenced
+			return d
+		}
+		f.Status.Phase, f.Status.Executor, f.Status.Reason = d.Phase, d.Executor, d.Reason
+		now := metav1.NewTime(returned.Add(2 * time.Second))
+		if f.Status.UnfenceRequestedTime == nil && f.Spec.State == storagev1alpha1.Unfenced {
+			f.Status.UnfenceRequestedTime = &now
+		}
+		if f.Status.FencedTime == nil && d.Phase == storagev1alpha1.FenceFenced {
+			f.Status.FencedTime = &now
+		}
+		return d
+	}
+	for i, s := range []struct {
+		// x is what the executor reports at the step.
+		x      Executed
+		phase  storagev1alpha1.FencePhase
+		reason string
+		done   bool
+	}{
+		// The storage has not answered: the NetworkFence is still Fenced, no result.
+		{x: Executed{By: "b", FenceState: storagev1alpha1.Fenced}, reason: "", phase: ""}, // the lift is written first
+		{x: Executed{By: "b", FenceState: storagev1alpha1.Fenced}, phase: storagev1alpha1.FenceUnfencing, reason: ReasonWaitingForFenceAnswer},
+		{x: Executed{By: "b", FenceState: storagev1alpha1.Fenced}, phase: storagev1alpha1.FenceUnfencing, reason: ReasonWaitingForFenceAnswer},
+		// The storage fenced, late; the executor then asks for the unfence.
+		{x: Executed{By: "b", FenceState: storagev1alpha1.Fenced, Result: ok, Message: csiaddonsv1alpha1.FenceOperationSuccessfulMessage},
+			phase: storagev1alpha1.FenceUnfencing, reason: ReasonUnfencingLateFence},
+		{x: Executed{By: "b", FenceState: storagev1alpha1.Unfenced, Result: ok, Message: csiaddonsv1alpha1.FenceOperationSuccessfulMessage},
+			phase: storagev1alpha1.FenceUnfencing, reason: ReasonUnfencingLateFence},
+		{x: Executed{By: "b", FenceState: storagev1alpha1.Unfenced, Result: ok, Message: csiaddonsv1alpha1.UnFenceOperationSuccessfulMessage},
+			phase: storagev1alpha1.FenceUnfenced, reason: ReasonUnfenced, done: true},
+	} {
+		d := step(s.x)
+		if i == 0 {
+			if !d.Unfence {
+				t.Fatalf("step 0: the target back and clean mid-fence is not unfenced: %+v", d)
+			}
+			continue
+		}
+		if d.Phase != s.phase || d.Reason != s.reason || d.Done != s.done {
+			t.Errorf("step %d: got %s/%s done %v (%s); want %s/%s done %v", i, d.Phase, d.Reason, d.Done, d.Message, s.phase, s.reason, s.done)
+		}
+		if f.Holds() || f.Status.FencedTime != nil {
+			t.Errorf("step %d: the lifted Fence holds (phase %s, fencedTime %v) on a fence the storage confirmed only after the lift", i, f.Status.Phase, f.Status.FencedTime)
+		}
+		if Of(f).Holds() {
+			t.Errorf("step %d: coordination reads the lifted Fence as holding", i)
 		}
 	}
 }

@@ -19,5 +19,8 @@
 // A Fence is lifted once the fenced member reports each of its domains clean; Unclean decides
 // which domains an object the member still holds counts against, conservatively: one it cannot
 // place in a domain counts against every domain it could be in. Overlaps finds targets of a
-// domain whose node CIDRs overlap, so that a NetworkFence of one would cut off the other.
+// domain whose node CIDRs overlap, so that a NetworkFence of one would cut off the other;
+// VerifyNodeCIDRs compares a target's node CIDRs with the clients the storage reports of its
+// member (csi-addons' GetFenceClients), so that a Fence that would miss a client, or fence
+// CIDRs the storage does not know, is told before it is needed.
 package fencing

@@ -161,13 +161,15 @@ Try:
   kubectl get synctargets,locations
   PATH=$PWD/bin:$PATH kubectl custody targets
   PATH=$PWD/bin:$PATH kubectl custody volumes -A
+  kubectl --kubeconfig %[7]s get nodes,pods -A   # a member's nodes and what runs on them
   %[1]s status%[2]s
   %[1]s stop %[3]s%[2]s     # lose a member (--partition: only its syncer)
   %[1]s start %[3]s%[2]s    # and bring it back
 %[6]s
 Logs go to %[4]s. State is kept in %[5]s for the next start (--wipe starts
 afresh). Ctrl-C stops everything.
-`, rel(os.Args[0]), dirFlag, env.Members[0].Name, rel(filepath.Join(dir, "custody.log")), rel(dir), scrapeHint(env))
+`, rel(os.Args[0]), dirFlag, env.Members[0].Name, rel(filepath.Join(dir, "custody.log")), rel(dir), scrapeHint(env),
+		rel(env.Members[0].Kubeconfig))
 }
 
 // scrapeHint says how to read the controller's metrics as the environment's metrics reader,

@@ -162,7 +162,8 @@ func (r *Reconciler) claimsOn(ctx context.Context, target string) []reconcile.Re
 func targetChanged(e event.UpdateEvent) bool {
 	o, n := e.ObjectOld.(*workloadv1alpha1.SyncTarget), e.ObjectNew.(*workloadv1alpha1.SyncTarget)
 	return o.Generation != n.Generation || o.IsReady() != n.IsReady() ||
-		!equality.Semantic.DeepEqual(o.Status.StorageClasses, n.Status.StorageClasses)
+		!equality.Semantic.DeepEqual(o.Status.StorageClasses, n.Status.StorageClasses) ||
+		!equality.Semantic.DeepEqual(o.Status.FenceClients, n.Status.FenceClients)
 }
 
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;update;patch

@@ -169,10 +169,12 @@ func (s *scope) observation(compatible coordination.CompatibleFunc, now time.Tim
 			Ready:            t.IsReady(),
 			UnreachableSince: t.UnreachableSince(),
 			CanFence:         t.Spec.Fencing != nil,
-			FenceDelay:       fenceDelay(t, s.leases[t.Name]),
-			Fences:           s.fencesOf(t.Name),
-			Domains:          t.Spec.StorageDomains,
-			Class:            classFor(t, s.claim, s.volume),
+			// Checked again here, from the target as it is, before a Fence is asked.
+			FencingUnverified: fencing.Unverified(t),
+			FenceDelay:        fenceDelay(t, s.leases[t.Name]),
+			Fences:            s.fencesOf(t.Name),
+			Domains:           t.Spec.StorageDomains,
+			Class:             classFor(t, s.claim, s.volume),
 		}
 	}
 	return o

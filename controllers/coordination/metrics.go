@@ -77,7 +77,7 @@ func collectMoving(ctx context.Context, r client.Reader, ch chan<- prometheus.Me
 
 // waitingReasons are the reasons of a volume that waits for a Fence of its owner.
 var waitingReasons = []string{
-	storagev1alpha1.ReasonWaitingForFence, storagev1alpha1.ReasonFenceFailed, storagev1alpha1.ReasonOwnerLostNoFencing,
+	storagev1alpha1.ReasonWaitingForFence, storagev1alpha1.ReasonFenceFailed, storagev1alpha1.ReasonOwnerLostNoFencing, storagev1alpha1.ReasonFencingUnverified,
 }
 
 // failedReasons are the reasons that stop a move.

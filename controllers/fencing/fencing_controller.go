@@ -39,7 +39,8 @@ type Reconciler struct {
 
 // SetupWithManager watches Fences, the SyncTargets that fence or execute them, and the clean
 // reports of the fenced targets' heartbeat Leases; beside
-// it runs the check of the targets' node CIDRs.
+// it runs the check of the targets' node CIDRs: against each other's, and against the
+// clients their storage reports.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	registerMetrics(mgr.GetCache())
 	if err := (&nodeCIDRs{client: r.Client, recorder: r.Recorder}).setup(mgr, opts); err != nil {
@@ -259,11 +260,15 @@ func (r *Reconciler) writeStatus(ctx context.Context, f *storagev1alpha1.Fence, 
 	st := f.Status.DeepCopy()
 	now := metav1.NewTime(time.Now())
 	st.Executor, st.Reason, st.Message = d.Executor, d.Reason, d.Message
-	if st.Phase != d.Phase {
+	switch {
+	case st.Phase != d.Phase:
 		r.Recorder.Eventf(f, target, eventType(d.Phase), d.Reason, "Fence", "%s: %s", d.Phase, d.Message)
 		if d.Phase == storagev1alpha1.FenceFenced {
 			observeFenced(st)
 		}
+	case d.Reason == fencing.ReasonUnfencingLateFence && f.Status.Reason != d.Reason:
+		// Still Unfencing, but the storage cut the target off after the lift: told apart.
+		r.Recorder.Eventf(f, target, corev1.EventTypeWarning, d.Reason, "Fence", "%s: %s", d.Phase, d.Message)
 	}
 	st.Phase = d.Phase
 	stamp := func(t **metav1.Time, when bool) {
@@ -340,13 +345,21 @@ func (r *Reconciler) markTarget(ctx context.Context, t *workloadv1alpha1.SyncTar
 	return nil
 }
 
+// storageFenced tells whether the executor's last report says the storage fenced the target,
+// also after the Fence was lifted: the target is then cut off until the unfence is confirmed.
+func storageFenced(f *storagev1alpha1.Fence) bool {
+	nf := f.Status.NetworkFence
+	return nf != nil && nf.ReportedBy == f.Status.Executor &&
+		fencing.StorageFenced(fencing.Executed{By: nf.ReportedBy, FenceState: nf.FenceState, Result: nf.Result, Message: nf.Message})
+}
+
 // fencedCondition is the Fenced condition of the target, given every Fence.
 func fencedCondition(target string, fences []storagev1alpha1.Fence) metav1.Condition {
 	var holding, failed []string
 	for _, f := range fences {
 		switch {
 		case f.Spec.TargetName != target:
-		case f.Holds():
+		case f.Holds() || storageFenced(&f):
 			holding = append(holding, f.Spec.Domain)
 		case f.Status.Phase == storagev1alpha1.FenceFailed:
 			failed = append(failed, f.Name+": "+f.Status.Message)

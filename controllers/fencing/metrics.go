@@ -21,12 +21,15 @@ var (
 		"When a Fence that asks to cut its target off, and that the storage has not confirmed yet, was asked for; absent once it holds.", fenceLabels, nil)
 	waitingClean = prometheus.NewDesc("custody_fence_waiting_for_clean_since_timestamp_seconds",
 		"When a Fence that holds a target that answers again began to wait for the target's clean report, on which it is lifted; absent while the target is away or once it reported clean.", fenceLabels, nil)
+	unverified = prometheus.NewDesc("custody_target_fencing_unverified",
+		"1 for a fencing target whose node CIDRs do not match the clients its storage reports (its FencingVerified condition is False), with the reason; absent otherwise.",
+		[]string{"target", "reason"}, nil)
 	fenceDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "custody_fence_duration_seconds",
 		Help:    "Time from a Fence being asked for to the storage confirming it.",
 		Buckets: prometheus.ExponentialBuckets(0.25, 2, 12),
 	})
-	collector = cachemetrics.New("fencing", collect, fencesDesc, fencePhase, unconfirmed, waitingClean)
+	collector = cachemetrics.New("fencing", collect, fencesDesc, fencePhase, unconfirmed, waitingClean, unverified)
 )
 
 // phases are the phases the gauges report, also when no Fence is in them.
@@ -36,7 +39,8 @@ var phases = []storagev1alpha1.FencePhase{
 }
 
 // collect reports the Fences of the cache: how many are in each phase, and, per Fence, its
-// phase and what it waits on.
+// phase and what it waits on; and the targets whose node CIDRs do not match their storage's
+// clients.
 func collect(ctx context.Context, r client.Reader, ch chan<- prometheus.Metric) error {
 	list := &storagev1alpha1.FenceList{}
 	targets := &workloadv1alpha1.SyncTargetList{}
@@ -47,7 +51,11 @@ func collect(ctx context.Context, r client.Reader, ch chan<- prometheus.Metric) 
 	}
 	byName := map[string]*workloadv1alpha1.SyncTarget{}
 	for i := range targets.Items {
-		byName[targets.Items[i].Name] = &targets.Items[i]
+		t := &targets.Items[i]
+		byName[t.Name] = t
+		if v, ok := fencing.Verify(t); ok && !v.Verified() {
+			ch <- cachemetrics.Gauge(unverified, 1, t.Name, v.Reason())
+		}
 	}
 	counts := map[storagev1alpha1.FencePhase]int{}
 	for i := range list.Items {

@@ -136,7 +136,11 @@ func ineligible(c Candidate, domains []string) string {
 		return "evicting or deleted"
 	case !c.Ready:
 		return "not Ready"
-	case c.Unschedulable:
+	case c.Unschedulable && !c.Replicas:
+		// A cordoned target that holds the replicas a claim is restored from still takes the
+		// namespace: a LocationPair takes replicas on a cordoned target only when every
+		// target of the Location that can take them is cordoned, and a switch restores a
+		// volume where its replica is.
 		return "cordoned"
 	case c.Fenced:
 		return "fenced off storage until its Fence is lifted"

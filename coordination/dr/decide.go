@@ -88,6 +88,7 @@ func (d *Decision) phase(o Observation) {
 		d.Phase = schedulingv1alpha1.PairRelocating
 	case o.protectedFrom(d.Active, d.Replicas):
 		d.Phase = schedulingv1alpha1.PairProtecting
+		d.protectedAgain(o)
 	case a.Mode == schedulingv1alpha1.Failover:
 		d.Phase = schedulingv1alpha1.PairFailedOver
 	default:

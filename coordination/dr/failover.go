@@ -31,6 +31,11 @@ func (d *Decision) switchAsked(o Observation) bool {
 			d.Active, o.Unreachable, o.Targets), schedulingv1alpha1.ReasonMassFailure
 		return false
 	}
+	if k, why := o.unverified(d.Active); !declared && k != "" {
+		d.Waiting, d.WaitingReason = fmt.Sprintf("%s is lost, but the fencing of its target %s is not verified (%s): the pair does not fail over by itself, as a Fence might not cut it off; correct the target's spec.fencing, fence it by hand, or declare a failover (kubectl custody failover) to go anyway",
+			d.Active, k, why), schedulingv1alpha1.ReasonFencingUnverified
+		return false
+	}
 	if v := o.unprotected(d.Active, nil); !declared && v != "" {
 		// A failover restores each volume from its replica in the other Location; with none
 		// there, the workloads would move to where their data is not. An admin who accepts
@@ -185,4 +190,15 @@ func (l Location) answersSince() (since time.Time, answers bool) {
 		}
 	}
 	return since, answers
+}
+
+// unverified is the first target of the Location, not fenced yet, whose fencing is not
+// verified, and why; empty when there is none.
+func (o Observation) unverified(loc string) (string, string) {
+	for _, t := range o.Locations[loc].Targets {
+		if t.Unverified != "" && t.Fence != fencing.Fenced {
+			return t.Key, t.Unverified
+		}
+	}
+	return "", ""
 }

@@ -192,6 +192,29 @@ func failoverCases() []decideCase {
 			expect(t, d.Phase, schedulingv1alpha1.PairFailingOver)
 			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-" + dest})
 		}},
+		{"a lost Location with a target whose fencing is not verified does not fail over by itself, and says which", func() Observation {
+			return with(with(replicating(pair(), time.Minute), "east", lost(2*time.Minute)), "east", func(t *Target) {
+				t.Unverified = "node CIDR 10.9.0.0/24 matches no client of domain east"
+			}, "e2")
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action == nil, true)
+			expect(t, condition(d, schedulingv1alpha1.ConditionProgressing), "False/"+schedulingv1alpha1.ReasonFencingUnverified)
+			expect(t, message(d, schedulingv1alpha1.ConditionProgressing), "east is lost, but the fencing of its target e2 is not verified (node CIDR 10.9.0.0/24 matches no client of domain east): the pair does not fail over by itself, as a Fence might not cut it off; correct the target's spec.fencing, fence it by hand, or declare a failover (kubectl custody failover) to go anyway")
+		}},
+		{"a target whose fencing is not verified but that is fenced by hand does not hold the failover up", func() Observation {
+			o := with(with(replicating(pair(), time.Minute), "east", lost(2*time.Minute)), "east", func(t *Target) {
+				t.Unverified = "node CIDR 10.9.0.0/24 matches no client of domain east"
+			}, "e2")
+			return with(o, "east", fenceState(fencing.Fenced), "e2")
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
+			expect(t, d.Active, "west")
+		}},
+		{"a declared failover goes ahead past a target whose fencing is not verified", func() Observation {
+			return declaredFailover(with(with(replicating(pair(), time.Minute), "east", lost(2*time.Minute)), "east", func(t *Target) {
+				t.Unverified = "node CIDR 10.9.0.0/24 matches no client of domain east"
+			}, "e2"))
+		}, failedOverAsDeclared},
 		{"a failover restores a volume whose class the pair maps in the class mapped, and one whose class it keeps as it is", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced))
 			o.Pair.Classes = []schedulingv1alpha1.StorageClassMapping{{Primary: "gold", Secondary: "slow"}}

@@ -1,6 +1,7 @@
 package dr
 
 import (
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,4 +75,20 @@ func (d *Decision) record(o Observation) {
 		history = history[n:]
 	}
 	d.History, d.Ended = history, true
+}
+
+// protectedAgain records on the completed switch, and on its history entry, how long after it
+// completed the pair protected again, the first time it does.
+func (d *Decision) protectedAgain(o Observation) {
+	a := d.Action
+	if a.Progression != schedulingv1alpha1.ProgressionCompleted || a.CompletionTime == nil || a.ProtectedAgain != nil {
+		return
+	}
+	a.ProtectedAgain = &metav1.Duration{Duration: o.Now.Sub(a.CompletionTime.Time)}
+	d.History = slices.Clone(d.History)
+	for i := range d.History {
+		if h := &d.History[i]; h.StartTime.Equal(&a.StartTime) {
+			h.ProtectedAgain = a.ProtectedAgain
+		}
+	}
 }

@@ -95,3 +95,18 @@ func steps(a *schedulingv1alpha1.PairAction) []string {
 	}
 	return out
 }
+
+func TestHistoryRecordsWhenThePairProtectedAgain(t *testing.T) {
+	// A failover completed 5m ago; the volume's first replica back at east is a minute old.
+	o := replicatingBack(schedulingv1alpha1.Failover, 10*time.Minute, 5*time.Minute, 6*time.Minute, time.Minute)
+	o.History = []schedulingv1alpha1.PairAction{*o.Action.DeepCopy()}
+	d := Decide(o)
+	expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
+	expect(t, d.Action.ProtectedAgain.Duration, 5*time.Minute)
+	expect(t, d.History[0].ProtectedAgain.Duration, 5*time.Minute)
+	expect(t, o.History[0].ProtectedAgain == nil, true)
+
+	// Decided again later, it keeps the first time.
+	d = Decide(next(o, d, time.Minute))
+	expect(t, d.Action.ProtectedAgain.Duration, 5*time.Minute)
+}

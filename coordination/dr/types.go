@@ -35,6 +35,9 @@ type Target struct {
 	// Cordoned: the target takes no namespace it does not hold, so a switch could not
 	// restore a volume there.
 	Cordoned bool
+	// Unverified says why a Fence of the target might not cut it off: its node CIDRs do not
+	// match the clients its storage reports; empty when they do, or cannot be told.
+	Unverified string
 }
 
 // Location is one Location of the pair, with its targets.

@@ -1,5 +1,6 @@
 // Package environment runs Custody end to end in one process: a test bed (a hub and member
-// clusters on real control planes, with simulated storage), the SyncTargets and Locations
+// clusters on real control planes, with simulated storage, and nodes in each member on which
+// what Custody places there runs; see package testbed), the SyncTargets and Locations
 // that describe it, the hub controllers and one syncer per member. The end-to-end suites and
 // the local environment (cmd/custody-dev, `make run`) start it the same way.
 //

@@ -42,6 +42,10 @@ type Options struct {
 	MetricsAddr string
 	// VolSync plays VolSync and a snapshotter in every member (testbed.Options.VolSync).
 	VolSync bool
+	// NoNodes leaves the members without nodes, so that their pods stay Pending
+	// (testbed.Options.NoNodes). By default each member has testbed.DefaultNodes nodes, on
+	// which its workloads run and become Ready.
+	NoNodes bool
 }
 
 // LocationOptions describe one Location.
@@ -103,7 +107,7 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 	if o.HeartbeatPeriod == 0 {
 		o.HeartbeatPeriod = time.Second
 	}
-	bedOpts := testbed.Options{Dir: o.Dir, VolSync: o.VolSync}
+	bedOpts := testbed.Options{Dir: o.Dir, VolSync: o.VolSync, NoNodes: o.NoNodes}
 	for _, l := range o.Locations {
 		for _, m := range l.Members {
 			bedOpts.Members = append(bedOpts.Members, testbed.MemberOptions{Name: m, Domains: []string{l.Domain}})

@@ -60,9 +60,9 @@ type Bed struct {
 }
 
 // StartBed starts a hub and the members of the Locations in dir, with VolSync played in
-// each, the controller, the syncers and an observer of every version of the volumes, and
-// waits until every target is Ready.
-func StartBed(ctx context.Context, dir string) (_ *Bed, err error) {
+// each, and nodes unless not nodes, the controller, the syncers and an observer of every
+// version of the volumes, and waits until every target is Ready.
+func StartBed(ctx context.Context, dir string, nodes bool) (_ *Bed, err error) {
 	env, err := environment.Start(ctx, environment.Options{
 		Dir: dir,
 		Locations: []environment.LocationOptions{
@@ -72,6 +72,7 @@ func StartBed(ctx context.Context, dir string) (_ *Bed, err error) {
 		},
 		HeartbeatPeriod: heartbeatPeriod,
 		VolSync:         true,
+		NoNodes:         !nodes,
 	})
 	if err != nil {
 		return nil, err
@@ -133,6 +134,15 @@ func (b *Bed) Drained(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// PeakMemory is the sum of the peak resident memory of the bed's processes, in bytes.
+func (b *Bed) PeakMemory() uint64 {
+	var sum uint64
+	for _, p := range b.env.Processes() {
+		sum += p.PeakRSS
+	}
+	return sum
 }
 
 // Leftovers lists the bed's processes still running; after Stop there must be none.

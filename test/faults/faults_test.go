@@ -29,6 +29,7 @@ var (
 	steps     = flag.Bool("steps", false, "print every schedule's steps, not only a failing one's")
 	keep      = flag.Bool("keep", false, "keep the logs even when every schedule passed")
 	atOnce    = flag.Int("at-once", 8, "how many schedules run at once")
+	noNodes   = flag.Bool("no-nodes", false, "start the members without nodes, so that their pods stay Pending (testbed.Options.NoNodes)")
 )
 
 // pairAllowance is how much sooner than the others pair schedules stop starting: about the
@@ -68,12 +69,14 @@ func TestFaults(t *testing.T) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true), zap.Level(zapcore.InfoLevel)))
 
 	ctx, cancel := context.WithTimeout(context.Background(), testbed.StartTimeout)
-	bed, err := StartBed(ctx, filepath.Join(dir, "bed"))
+	bedStart := time.Now()
+	bed, err := StartBed(ctx, filepath.Join(dir, "bed"), !*noNodes)
 	cancel()
 	if err != nil {
 		t.Fatalf("starting the bed: %v", err)
 	}
 	start := time.Now()
+	fmt.Printf("the bed started in %s\n", start.Sub(bedStart).Round(100*time.Millisecond))
 	var (
 		mu        sync.Mutex
 		converged []time.Duration
@@ -149,14 +152,15 @@ func TestFaults(t *testing.T) {
 		t.Errorf("liveness: %v", err)
 	}
 	took := time.Since(start)
+	peak := bed.PeakMemory()
 	if err := bed.Stop(); err != nil {
 		t.Errorf("stopping the bed: %v", err)
 	}
 	if left := bed.Leftovers(); len(left) > 0 {
 		t.Errorf("processes left behind: %v", left)
 	}
-	fmt.Printf("%d schedules in %s (%.1f per minute), %d failed; time to settle after the last heal: %s\n",
-		ran, took.Round(time.Second), float64(ran)/took.Minutes(), failed, distribution(converged))
+	fmt.Printf("%d schedules in %s (%.1f per minute), %d failed; time to settle after the last heal: %s; the bed's processes at their peak: %d MiB\n",
+		ran, took.Round(time.Second), float64(ran)/took.Minutes(), failed, distribution(converged), peak>>20)
 	if t.Failed() || *keep {
 		fmt.Printf("logs: %s\n", dir)
 	} else {

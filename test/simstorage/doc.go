@@ -13,7 +13,10 @@
 // It also plays csi-addons: each member gets a NetworkFenceClass named after the domain, and
 // the driver executes the member's NetworkFences of that class on the storage, reporting
 // status.result and status.message as the csi-addons controller does; deleting one does not
-// unfence. A member is fenced while one of its node CIDRs lies within a fenced CIDR. A fenced
+// unfence. It answers GetFenceClients as csi-addons shows the answer: a CSIAddonsNode of the
+// driver in each member, whose status.networkFenceClientStatus gives, for the domain's
+// class, the member's node CIDRs as its clients, or what a test set (ReportFenceClients). A
+// member is fenced while one of its node CIDRs lies within a fenced CIDR. A fenced
 // member cannot attach, its writes are refused, and its attachments no longer keep an owned
 // volume from another member; unfencing it while it still has such a volume attached beside
 // another member is a violation. Tests may make fencing and volume operations (provisioning,

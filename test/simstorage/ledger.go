@@ -346,6 +346,17 @@ func (l *ledger) unfencedLocked(member string) {
 }
 
 // fenced tells whether member is fenced.
+// nodeCIDRs are member's node CIDRs, as it joined.
+func (l *ledger) nodeCIDRs(member string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]string, 0, len(l.nodes[member]))
+	for _, p := range l.nodes[member] {
+		out = append(out, p.String())
+	}
+	return out
+}
+
 func (l *ledger) fenced(member string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -40,11 +40,15 @@ type Storage struct {
 
 	mu      sync.Mutex
 	readers map[string]client.Reader // each attached member's API server, uncached
+	writers map[string]client.Client // each attached member's API server
+	// clients are the addresses GetFenceClients reports of a member, where a test set them
+	// apart from its node CIDRs (ReportFenceClients).
+	clients map[string][]string
 }
 
 // New returns the storage domain called name, with nothing attached yet.
 func New(name string) *Storage {
-	return &Storage{name: name, ledger: newLedger(), readers: map[string]client.Reader{}}
+	return &Storage{name: name, ledger: newLedger(), readers: map[string]client.Reader{}, writers: map[string]client.Client{}, clients: map[string][]string{}}
 }
 
 // Name is the storage domain's name, also the name of the StorageClass it installs.
@@ -60,7 +64,9 @@ func (s *Storage) attacherFinalizer() string { return "external-attacher/" + s.P
 // Attach makes the member, whose nodes have the addresses nodeCIDRs, reach the domain: it
 // installs a StorageClass named after the domain (reclaimPolicy Delete, Immediate binding,
 // annotated with its storage domain) and a NetworkFenceClass of the same name, and runs the
-// domain's driver against the member until ctx ends. It returns once the driver watches the
+// domain's driver against the member until ctx ends. As the csi-addons sidecar and
+// controller would, it registers a CSIAddonsNode that reports, for that class, the member's
+// node CIDRs as its clients (ReportFenceClients). It returns once the driver watches the
 // member.
 func (s *Storage) Attach(ctx context.Context, member string, cfg *rest.Config, nodeCIDRs []string) error {
 	if err := s.ledger.join(member, nodeCIDRs); err != nil {
@@ -96,8 +102,11 @@ func (s *Storage) Attach(ctx context.Context, member string, cfg *rest.Config, n
 		}
 	}
 	s.mu.Lock()
-	s.readers[member] = mgr.GetAPIReader()
+	s.readers[member], s.writers[member] = mgr.GetAPIReader(), mgr.GetClient()
 	s.mu.Unlock()
+	if err := s.reportFenceClients(ctx, member); err != nil {
+		return fmt.Errorf("reporting the fence clients of %s: %w", member, err)
+	}
 	d := &driver{storage: s, member: member, client: mgr.GetClient(), reader: mgr.GetAPIReader()}
 	if err := d.setup(mgr, controller.Options{NewQueue: recovery.NewQueue}); err != nil {
 		return err

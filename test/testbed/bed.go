@@ -45,6 +45,14 @@ type Options struct {
 	// VolSync plays VolSync's movers and a CSI snapshotter in every member (package
 	// simstorage), for LocationPairs to replicate through.
 	VolSync bool
+	// Nodes is how many nodes each member has; zero means DefaultNodes. kwok plays them and
+	// their kubelets, and a kube-scheduler binds pods to them, so that a member's pods run and
+	// its Deployments and StatefulSets become Ready, as in a cluster.
+	Nodes int
+	// NoNodes leaves the members without nodes, kube-scheduler and kwok: their pods are made
+	// but stay Pending, and a claim is never in use by a pod. For a test that must not pay for
+	// them, or that needs pods never to run.
+	NoNodes bool
 }
 
 // MemberOptions describe one member cluster.
@@ -123,10 +131,14 @@ func Start(ctx context.Context, opts Options) (_ *Bed, err error) {
 	// Start the control planes side by side: most of their start-up is waiting.
 	b.Members = make([]*Cluster, len(opts.Members))
 	g := new(errgroup.Group)
+	nodeCount := opts.Nodes
+	if opts.NoNodes {
+		nodeCount = 0
+	}
 	start := func(slot **Cluster, name string, role Role, crds []string, kcmFlags ...string) {
 		g.Go(func() error {
 			c, err := startCluster(name, role, filepath.Join(b.Dir, "clusters", name), binDir,
-				filepath.Join(b.Dir, name+".kubeconfig"), crds, opts.Scheme, kcmFlags)
+				filepath.Join(b.Dir, name+".kubeconfig"), crds, opts.Scheme, kcmFlags, nodeCount)
 			*slot = c
 			return err
 		})
@@ -147,6 +159,9 @@ func Start(ctx context.Context, opts Options) (_ *Bed, err error) {
 	b.cancel = cancel
 	for i, m := range opts.Members {
 		b.Members[i].NodeCIDRs = []string{nodeCIDR(i)}
+		if err := b.Members[i].createNodes(ctx); err != nil {
+			return b, fmt.Errorf("registering the nodes of %s: %w", m.Name, err)
+		}
 		for _, domain := range m.Domains {
 			if b.storage[domain] == nil {
 				b.storage[domain] = simstorage.New(domain)
@@ -202,6 +217,9 @@ func withDefaults(opts Options, root string) Options {
 	}
 	if opts.MemberCRDs == nil {
 		opts.MemberCRDs = []string{filepath.Join(root, "hack", "crds")}
+	}
+	if opts.Nodes == 0 {
+		opts.Nodes = DefaultNodes
 	}
 	return opts
 }

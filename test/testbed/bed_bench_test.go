@@ -15,17 +15,31 @@ import (
 )
 
 // BenchmarkHubAndTwoMembers starts a hub and two members, provisions claims in a member,
-// and reports the start time and the peak memory of the bed's processes.
+// and reports the start time and the peak memory of the bed's processes: with the members'
+// nodes (the default) and without them (Options.NoNodes), so that the figures show what the
+// nodes cost. With nodes, it also reports how long after the start every node was Ready and
+// free of taints, which is when a member's pods can be scheduled.
 func BenchmarkHubAndTwoMembers(b *testing.B) {
+	b.Run("nodes", func(b *testing.B) { benchmarkHubAndTwoMembers(b, TwoMembers()) })
+	noNodes := TwoMembers()
+	noNodes.NoNodes = true
+	b.Run("no-nodes", func(b *testing.B) { benchmarkHubAndTwoMembers(b, noNodes) })
+}
+
+func benchmarkHubAndTwoMembers(b *testing.B, opts Options) {
 	const claims = 50
 	ctx := context.Background()
 	for b.Loop() {
 		start := time.Now()
-		bed, err := Start(ctx, TwoMembers())
+		bed, err := Start(ctx, opts)
 		if err != nil {
 			b.Fatal(err)
 		}
 		started := time.Since(start)
+		var schedulable time.Duration
+		if !opts.NoNodes {
+			schedulable = waitSchedulable(ctx, b, bed) + started
+		}
 		m1 := bed.Member("m1")
 		if err := m1.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}); err != nil {
 			b.Fatal(err)
@@ -46,6 +60,7 @@ func BenchmarkHubAndTwoMembers(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportMetric(started.Seconds(), "start-s")
+		b.ReportMetric(schedulable.Seconds(), "nodes-ready-s")
 		b.ReportMetric(bound.Seconds(), "bind50-s")
 		b.ReportMetric(float64(peak)/(1<<20), "control-plane-peak-MiB")
 		b.ReportMetric(float64(self.PeakRSS)/(1<<20), "test-process-peak-MiB")
@@ -87,4 +102,37 @@ func waitBound(ctx context.Context, b *testing.B, c client.Client, n int) time.D
 	}
 	b.Fatalf("%d claims not bound within 5 minutes", n)
 	return 0
+}
+
+// waitSchedulable waits until every node of every member is Ready and has no taint, and
+// returns how long it took.
+func waitSchedulable(ctx context.Context, b *testing.B, bed *Bed) time.Duration {
+	start := time.Now()
+	for _, m := range bed.Members {
+		for time.Since(start) < time.Minute {
+			list := &corev1.NodeList{}
+			if err := m.Client.List(ctx, list); err != nil {
+				b.Fatal(err)
+			}
+			if len(list.Items) == m.Nodes() && allSchedulable(list.Items) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	if d := time.Since(start); d < time.Minute {
+		return d
+	}
+	b.Fatal("nodes not Ready and untainted within a minute")
+	return 0
+}
+
+// allSchedulable tells whether every node is Ready and untainted.
+func allSchedulable(nodes []corev1.Node) bool {
+	for _, n := range nodes {
+		if len(n.Spec.Taints) > 0 || !NodeReady(&n) {
+			return false
+		}
+	}
+	return true
 }

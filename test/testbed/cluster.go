@@ -10,10 +10,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,7 +30,8 @@ const (
 	// RoleHub is the hub: only the namespace, garbage-collector and service account token
 	// controllers.
 	RoleHub Role = "hub"
-	// RoleMember is a member cluster: the PV binder, protection and workload controllers too.
+	// RoleMember is a member cluster: the PV binder, protection and workload controllers too,
+	// and, unless Options.NoNodes, nodes with a scheduler.
 	RoleMember Role = "member"
 )
 
@@ -53,7 +53,8 @@ const (
 	stopTimeout         = time.Minute
 )
 
-// Cluster is one control plane of the bed: etcd, kube-apiserver and kube-controller-manager.
+// Cluster is one control plane of the bed: etcd, kube-apiserver and kube-controller-manager,
+// and, in a member with nodes, kube-scheduler and kwok.
 type Cluster struct {
 	// Name is the cluster's name in the bed, also the name of its kubeconfig file.
 	Name string
@@ -77,17 +78,20 @@ type Cluster struct {
 	down       bool      // the API server is stopped
 	env        *envtest.Environment
 	log        *os.File
-	kcm        *exec.Cmd
-	kcmFlags   []string // beyond the bed's own
-	kcmDone    chan struct{}
+	kcm        *daemon
+	kcmFlags   []string  // beyond the bed's own
 	kcmStarted time.Time // when the controller manager last started
+	// nodes are a member's kube-scheduler and kwok, which plays its nodes and their kubelets;
+	// nil when it has none.
+	nodes *nodes
 	// kcmStarting: the API server stopped while the controller manager was still starting.
 	kcmStarting bool
 }
 
 // startCluster starts a control plane whose state lives in dir, installs the CRDs found in
-// crdDirs and writes the admin kubeconfig to kubeconfigPath.
-func startCluster(name string, role Role, dir, binDir, kubeconfigPath string, crdDirs []string, scheme *runtime.Scheme, kcmFlags []string) (_ *Cluster, err error) {
+// crdDirs and writes the admin kubeconfig to kubeconfigPath. A member with nodes > 0 also
+// runs kube-scheduler and kwok to play that many nodes (createNodes registers them).
+func startCluster(name string, role Role, dir, binDir, kubeconfigPath string, crdDirs []string, scheme *runtime.Scheme, kcmFlags []string, nodeCount int) (_ *Cluster, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -96,6 +100,9 @@ func startCluster(name string, role Role, dir, binDir, kubeconfigPath string, cr
 		return nil, err
 	}
 	c := &Cluster{Name: name, Role: role, Kubeconfig: kubeconfigPath, dir: dir, binDir: binDir, log: log, kcmFlags: kcmFlags}
+	if role == RoleMember && nodeCount > 0 {
+		c.nodes = &nodes{count: nodeCount}
+	}
 	defer func() {
 		if err != nil {
 			err = errors.Join(fmt.Errorf("starting %s (logs in %s): %w", name, log.Name(), err), c.stop())
@@ -143,7 +150,13 @@ func startCluster(name string, role Role, dir, binDir, kubeconfigPath string, cr
 	if c.Client, err = client.New(admin, client.Options{Scheme: scheme}); err != nil {
 		return c, err
 	}
-	return c, c.startControllerManager()
+	if err := c.startControllerManager(); err != nil {
+		return c, err
+	}
+	if c.nodes != nil {
+		return c, c.nodes.start(c)
+	}
+	return c, nil
 }
 
 // signingKey returns the file of the key that signs the service account tokens of the
@@ -185,9 +198,13 @@ func (c *Cluster) startControllerManager() error {
 	if _, err := c.writeKubeconfig("system:kube-controller-manager", kubeconfig); err != nil {
 		return err
 	}
-	c.kcm = exec.Command(filepath.Join(c.binDir, "kube-controller-manager"), append([]string{
+	names := controllers[c.Role]
+	if c.nodes != nil {
+		names = append(slices.Clone(names), nodeControllers...)
+	}
+	kcm, err := startDaemon(c.log, filepath.Join(c.binDir, "kube-controller-manager"), append([]string{
 		"--kubeconfig=" + kubeconfig,
-		"--controllers=" + strings.Join(controllers[c.Role], ","),
+		"--controllers=" + strings.Join(names, ","),
 		"--cluster-name=" + c.Name,
 		"--leader-elect=false",
 		"--secure-port=0",
@@ -196,15 +213,10 @@ func (c *Cluster) startControllerManager() error {
 		// the member's binder; large clusters raise it too.
 		"--kube-api-qps=500", "--kube-api-burst=1000",
 	}, c.kcmFlags...)...)
-	c.kcm.Stdout, c.kcm.Stderr = c.log, c.log
-	if err := c.kcm.Start(); err != nil {
+	if err != nil {
 		return fmt.Errorf("starting kube-controller-manager: %w", err)
 	}
-	c.kcmDone, c.kcmStarted = make(chan struct{}), time.Now()
-	go func() {
-		_ = c.kcm.Wait()
-		close(c.kcmDone)
-	}()
+	c.kcm, c.kcmStarted = kcm, time.Now()
 	return nil
 }
 
@@ -233,7 +245,9 @@ const kcmStartup = 10 * time.Second
 // certificates, so that every client made before the stop works again. After an outage
 // longer than kcmRenewDeadline the controller manager starts afresh too, as in a production
 // control plane, where it would have lost its lease and been restarted; and so does one that
-// was still starting when the API server stopped.
+// was still starting when the API server stopped. A member's kube-scheduler, which would have
+// lost its lease too, and kwok start afresh with it: after a long outage their watches would
+// otherwise come back only after client-go's backoff, up to 30 s after the API server.
 func (c *Cluster) StartAPIServer(ctx context.Context) error {
 	if err := c.env.ControlPlane.APIServer.Start(); err != nil {
 		return err
@@ -246,7 +260,14 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 		return nil
 	}
 	c.stopControllerManager()
-	return c.startControllerManager()
+	if err := c.startControllerManager(); err != nil {
+		return err
+	}
+	if c.nodes == nil {
+		return nil
+	}
+	c.nodes.stop()
+	return c.nodes.start(c)
 }
 
 // unknownPath is a path no API server serves: it answers 404 once it installed all its paths,
@@ -278,22 +299,12 @@ func waitReady(ctx context.Context, cfg *rest.Config) error {
 }
 
 // stopControllerManager stops the controller manager and waits until it exited.
-func (c *Cluster) stopControllerManager() {
-	if c.kcm == nil || c.kcm.Process == nil {
-		return
-	}
-	_ = c.kcm.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.kcmDone:
-	case <-time.After(stopTimeout):
-		_ = c.kcm.Process.Kill()
-		<-c.kcmDone
-	}
-}
+func (c *Cluster) stopControllerManager() { c.kcm.stop() }
 
-// stop stops the controller manager, then the control plane.
+// stop stops the nodes and the controller manager, then the control plane.
 func (c *Cluster) stop() error {
 	var errs []error
+	c.nodes.stop()
 	c.stopControllerManager()
 	if c.env != nil {
 		errs = append(errs, c.env.Stop())

@@ -13,8 +13,20 @@
 // Each member has node CIDRs of its own (Cluster.NodeCIDRs), stable for a bed, which its
 // storage domains know, so that a NetworkFence can name them to fence it.
 //
+// Each member also has a few nodes (Options.Nodes, DefaultNodes unless set), the way
+// Kubernetes' own scale tests give a real control plane nodes: kwok (sigs.k8s.io/kwok) plays
+// them and their kubelets, with the stages kwokctl gives it by default, and a kube-scheduler
+// binds pods to them. So a pod in a member is scheduled, runs and becomes Ready, a Deployment
+// or StatefulSet reports its ready replicas, a pod holds its claims through the member's PVC
+// protection until it is gone, and a claim whose class waits for its first consumer is
+// provisioned once a pod of it is scheduled. The nodes register with an address in the
+// member's node CIDRs and no taint, so that any pod fits; the member's controller manager adds
+// the node lifecycle controller, which takes off the not-ready taint a new node gets. A test
+// that must do without them sets Options.NoNodes: the member's pods then stay Pending.
+//
 // The binaries come from bin/, built by hack/tools.sh from the versions pinned in
-// hack/tools/go.mod; the bed builds them when they are missing. A reaper process kills every
+// hack/tools/go.mod (kwok's in hack/tools/kwok/go.mod); the bed builds them when they are
+// missing. A reaper process kills every
 // process of a bed and removes its directory if the test process dies without stopping it.
 //
 // The bed is used by the multi-cluster test suites and by the local environment (`make run`).

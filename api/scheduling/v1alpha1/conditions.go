@@ -138,6 +138,12 @@ const (
 	// does not fail over by itself, as a split of the hub's network looks the same. A
 	// declared failover still goes ahead.
 	ReasonMassFailure = "MassFailure"
+	// ReasonFencingUnverified: the active Location is lost, but a target of it that no Fence
+	// holds yet has node CIDRs that do not match the clients its storage reports (its
+	// FencingVerified condition): a Fence of it might not cut it off, so the pair does not
+	// fail over by itself until an admin corrects spec.fencing or fences the member by hand.
+	// A declared failover still goes ahead.
+	ReasonFencingUnverified = "FencingUnverified"
 	// ReasonLocationsOverlap: a target is in both Locations of the pair, which then neither
 	// replicates nor switches.
 	ReasonLocationsOverlap = "LocationsOverlap"

@@ -249,6 +249,11 @@ type PairAction struct {
 	SetAside int32 `json:"setAside,omitempty"`
 	// +optional
 	Waiting int32 `json:"waiting,omitempty"`
+	// ProtectedAgain is how long after the switch completed the pair protected again: every
+	// volume had a replica taken at the Location the switch left, once that was back, clean
+	// and unfenced, and had synced once.
+	// +optional
+	ProtectedAgain *metav1.Duration `json:"protectedAgain,omitempty"`
 }
 
 // Over tells whether the action ended: completed, or called off.

@@ -44,6 +44,12 @@ const (
 	// once than the controller's brake allows (--mass-failure-share): no Fence is asked for, as a
 	// split of the hub's network looks the same. A Fence an admin asks for still goes ahead.
 	ReasonMassFailure = "MassFailure"
+	// ReasonFencingUnverified: the owner is lost, and its SyncTarget's node CIDRs do not match
+	// the clients its storage reports of it (its FencingVerified condition is False): a
+	// NetworkFence of them could miss a client, so none is asked for. An admin corrects the
+	// target's spec.fencing, or fences the member by hand (a Manual Fence), and the volume
+	// moves.
+	ReasonFencingUnverified = "FencingUnverified"
 	// ReasonFenceFailed: the Fence of the lost owner failed; it is retried and nothing moves
 	// meanwhile.
 	ReasonFenceFailed = "FenceFailed"

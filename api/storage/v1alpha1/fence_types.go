@@ -41,7 +41,9 @@ const (
 	FenceFencing FencePhase = "Fencing"
 	// FenceFenced: the storage confirmed that the target is cut off.
 	FenceFenced FencePhase = "Fenced"
-	// FenceUnfencing: the target came back, reported clean, and is being unfenced.
+	// FenceUnfencing: the target came back, reported clean, and is being unfenced; also a
+	// Fence lifted while the storage still executed the fence, which waits for the storage's
+	// answer before it unfences.
 	FenceUnfencing FencePhase = "Unfencing"
 	// FenceUnfenced: the storage confirmed that the target may reach it again.
 	FenceUnfenced FencePhase = "Unfenced"
@@ -214,12 +216,14 @@ func (f *Fence) Lifting() bool {
 }
 
 // Holds tells whether the Fence cuts its target off the domain now, as the storage
-// confirmed: from Fenced until Unfenced. A Failed Fence holds if it had been Fenced before.
+// confirmed: from Fenced until Unfenced. An Unfencing or Failed Fence holds only if the
+// storage had confirmed the fence before (its fencedTime): a lift asked while the fence was
+// still executing is Unfencing too, and holds nothing the storage confirmed.
 func (f *Fence) Holds() bool {
 	switch f.Status.Phase {
-	case FenceFenced, FenceUnfencing:
+	case FenceFenced:
 		return true
-	case FenceFailed:
+	case FenceUnfencing, FenceFailed:
 		return f.Status.FencedTime != nil && f.Status.UnfencedTime == nil
 	}
 	return false

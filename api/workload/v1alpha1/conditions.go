@@ -75,6 +75,31 @@ const (
 	// the other too. False names both targets and the CIDRs. Only targets with spec.fencing
 	// have it.
 	ConditionNodeCIDRsExclusive = "NodeCIDRsExclusive"
+	// ConditionFencingVerified is True while the target's node CIDRs fence exactly the
+	// clients its member's storage reports of it (csi-addons' GetFenceClients, which the
+	// syncer reports in status.fenceClients): every node CIDR matches a client, and every
+	// client lies within the node CIDRs. False names the CIDRs and clients that do not; the
+	// automatic failover of the target's owned volumes then waits, with reason
+	// FencingUnverified, until an admin corrects spec.fencing or fences the member by hand.
+	// Unknown while the storage reports no clients. Only targets with spec.fencing have it.
+	ConditionFencingVerified = "FencingVerified"
+)
+
+// Reasons of a SyncTarget's FencingVerified condition.
+const (
+	// ReasonNodeCIDRsMatchClients: every node CIDR matches a client the storage reports of the
+	// member, and every such client lies within the node CIDRs.
+	ReasonNodeCIDRsMatchClients = "NodeCIDRsMatchClients"
+	// ReasonUncoveredClients: a client the storage reports of the member has addresses outside
+	// every node CIDR: a Fence would leave it reaching the storage.
+	ReasonUncoveredClients = "UncoveredClients"
+	// ReasonUnmatchedNodeCIDRs: a node CIDR matches no client the storage reports of the
+	// member: it is mistyped, or names nodes the storage does not see.
+	ReasonUnmatchedNodeCIDRs = "UnmatchedNodeCIDRs"
+	// ReasonFenceClientsUnreported: the member's storage reports no clients (no CSIAddonsNode
+	// reports the class, or its driver cannot list them): nothing to verify against, and
+	// nothing waits on it.
+	ReasonFenceClientsUnreported = "FenceClientsUnreported"
 )
 
 // Reasons of a SyncTarget's NodeCIDRsExclusive condition.

@@ -111,6 +111,14 @@ type SyncTargetStatus struct {
 	// +listMapKey=name
 	StorageClasses []StorageClassInfo `json:"storageClasses,omitempty"`
 
+	// FenceClients are the clients the member's storage reports of the member, for the
+	// NetworkFenceClass of spec.fencing, as csi-addons reports them in the member's
+	// CSIAddonsNodes (status.networkFenceClientStatus, from the driver's GetFenceClients).
+	// The syncer reports them; the hub checks spec.fencing.nodeCIDRs against them (the
+	// FencingVerified condition). Absent while the storage reports none.
+	// +optional
+	FenceClients *FenceClientsReport `json:"fenceClients,omitempty"`
+
 	// SyncedResources are the resource types the syncer syncs, as resource.group.
 	// +optional
 	// +listType=set
@@ -119,6 +127,31 @@ type SyncTargetStatus struct {
 	// ObservedGeneration is the spec generation the status speaks of.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// FenceClientsReport is what the member's storage says of its clients.
+type FenceClientsReport struct {
+	// NetworkFenceClassName is the NetworkFenceClass the clients were asked for.
+	// +kubebuilder:validation:MaxLength=253
+	NetworkFenceClassName string `json:"networkFenceClassName"`
+	// Clients are the storage's clients from the member, sorted by id.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	// +optional
+	Clients []FenceClient `json:"clients,omitempty"`
+}
+
+// FenceClient is one client of the storage, as csi-addons' ClientDetail names it.
+type FenceClient struct {
+	// ID identifies the client to the storage.
+	// +kubebuilder:validation:MaxLength=253
+	ID string `json:"id"`
+	// CIDRs are the client's addresses.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=64
+	// +optional
+	CIDRs []string `json:"cidrs,omitempty"`
 }
 
 // StorageClassInfo is one StorageClass of a member.

@@ -82,6 +82,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.create(ctx, f)
 	}
 	if want := csiaddonsv1alpha1.FenceState(f.Spec.State); nf.Spec.FenceState != want {
+		if fenceUnanswered(nf) {
+			// A Fence lifted mid-fence: the storage's answer to the fence comes first, and is
+			// reported, so that the hub sees whether the target was cut off before it is let
+			// back; the unfence is asked on the NetworkFence's next event.
+			return ctrl.Result{}, r.report(ctx, f, nf)
+		}
 		patch := client.MergeFrom(nf.DeepCopy())
 		nf.Spec.FenceState = want
 		ctrl.LoggerFrom(ctx).Info("Changing the NetworkFence", "networkFence", nf.Name, "fenceState", want)
@@ -94,6 +100,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.remove(ctx, nf)
 	}
 	return ctrl.Result{}, nil
+}
+
+// fenceUnanswered tells whether the NetworkFence asks for the fence and the storage has not
+// answered yet: the operation is under way and cannot be called back.
+func fenceUnanswered(nf *csiaddonsv1alpha1.NetworkFence) bool {
+	return nf.Spec.FenceState == csiaddonsv1alpha1.Fenced && nf.Status.Result == ""
 }
 
 // unfencedBy tells whether the NetworkFence asks for the unfence and the storage confirmed it:

@@ -3,7 +3,9 @@
 // long as the member answers (creating the Lease, and its namespace, when missing): one write
 // per period, as a node's Lease, which no report holds up. The Reconciler reports into the
 // SyncTarget's status, when it changed, the member's StorageClasses, the resource types the
-// syncer syncs, and per storage domain whether the member is clean: whether it holds no claim
+// syncer syncs, the clients the member's storage reports of it for the target's
+// NetworkFenceClass (csi-addons' CSIAddonsNode status, against which the hub checks the
+// target's node CIDRs), and per storage domain whether the member is clean: whether it holds no claim
 // or PV, made or upsynced by the syncer, that the hub no longer gives the target (a fenced
 // target is unfenced only on a clean report). Each report, once its conditions are in the
 // status, goes into the Lease with the next renewal (workloadv1alpha1.CleanReportAnnotation),

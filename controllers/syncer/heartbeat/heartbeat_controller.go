@@ -3,13 +3,17 @@ package heartbeat
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
+	csiaddonsv1alpha1 "github.com/csi-addons/kubernetes-csi-addons/api/csiaddons/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -113,18 +117,24 @@ func (r *Reconciler) ensureReport(ctx context.Context, classes []storagev1.Stora
 	if err != nil {
 		return nil, err
 	}
-	return clean, r.ensureStatus(ctx, st, classes, clean)
+	clients, err := r.fenceClients(ctx, st.Spec.Fencing)
+	if err != nil {
+		return nil, err
+	}
+	return clean, r.ensureStatus(ctx, st, classes, clean, clients)
 }
 
 // ensureStatus writes the report into the SyncTarget's status, when it changed.
-func (r *Reconciler) ensureStatus(ctx context.Context, st *workloadv1alpha1.SyncTarget, classes []storagev1.StorageClass, clean []metav1.Condition) error {
+func (r *Reconciler) ensureStatus(ctx context.Context, st *workloadv1alpha1.SyncTarget, classes []storagev1.StorageClass, clean []metav1.Condition,
+	clients *workloadv1alpha1.FenceClientsReport) error {
 	infos := make([]workloadv1alpha1.StorageClassInfo, 0, len(classes))
 	for i := range classes {
 		infos = append(infos, classInfo(&classes[i]))
 	}
 	slices.SortFunc(infos, func(a, b workloadv1alpha1.StorageClassInfo) int { return strings.Compare(a.Name, b.Name) })
 	changed := slices.ContainsFunc(clean, func(c metav1.Condition) bool { return status.Changed(st.Status.Conditions, c) })
-	if !changed && equality.Semantic.DeepEqual(st.Status.StorageClasses, infos) && equality.Semantic.DeepEqual(st.Status.SyncedResources, r.SyncedResources) {
+	if !changed && equality.Semantic.DeepEqual(st.Status.StorageClasses, infos) && equality.Semantic.DeepEqual(st.Status.SyncedResources, r.SyncedResources) &&
+		equality.Semantic.DeepEqual(st.Status.FenceClients, clients) {
 		return nil
 	}
 	conditions := make([]metav1.Condition, 0, len(clean))
@@ -133,13 +143,58 @@ func (r *Reconciler) ensureStatus(ctx context.Context, st *workloadv1alpha1.Sync
 	}
 	report := &workloadv1alpha1.SyncTarget{
 		ObjectMeta: metav1.ObjectMeta{Name: st.Name},
-		Status:     workloadv1alpha1.SyncTargetStatus{StorageClasses: infos, SyncedResources: r.SyncedResources, Conditions: conditions},
+		Status:     workloadv1alpha1.SyncTargetStatus{StorageClasses: infos, SyncedResources: r.SyncedResources, Conditions: conditions, FenceClients: clients},
 	}
 	if err := status.Apply(ctx, r.Hub, report, transform.FieldManager); err != nil {
 		return err
 	}
 	ctrl.LoggerFrom(ctx).Info("Reported the member's storage classes", "storageClasses", len(infos), "syncedResources", len(r.SyncedResources))
 	return nil
+}
+
+// fenceClients is what the member's storage reports of its clients for the NetworkFenceClass
+// of the target's spec.fencing: csi-addons asks the driver (GetFenceClients) for each class
+// and writes the answers into the member's CSIAddonsNodes, one per sidecar, which the report
+// merges by client id. Nil when the target has no spec.fencing, the member serves no
+// CSIAddonsNodes, or none reports the class.
+func (r *Reconciler) fenceClients(ctx context.Context, spec *workloadv1alpha1.FencingSpec) (*workloadv1alpha1.FenceClientsReport, error) {
+	if spec == nil {
+		return nil, nil
+	}
+	nodes := &csiaddonsv1alpha1.CSIAddonsNodeList{}
+	switch err := r.MemberReader.List(ctx, nodes); {
+	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
+		return nil, nil
+	case apierrors.IsForbidden(err):
+		// A member role from before the report: the rest of the report must not wait on it.
+		ctrl.LoggerFrom(ctx).V(1).Info("Not reporting the storage's fence clients: the syncer may not list CSIAddonsNodes in its member")
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading the member's CSIAddonsNodes: %w", err)
+	}
+	byID := map[string][]string{}
+	reported := false
+	for _, n := range nodes.Items {
+		for _, st := range n.Status.NetworkFenceClientStatus {
+			if st.NetworkFenceClassName != spec.NetworkFenceClassName {
+				continue
+			}
+			reported = true
+			for _, c := range st.ClientDetails {
+				byID[c.Id] = append(byID[c.Id], c.Cidrs...)
+			}
+		}
+	}
+	if !reported {
+		return nil, nil
+	}
+	out := &workloadv1alpha1.FenceClientsReport{NetworkFenceClassName: spec.NetworkFenceClassName}
+	for _, id := range slices.Sorted(maps.Keys(byID)) {
+		cidrs := byID[id]
+		slices.Sort(cidrs)
+		out.Clients = append(out.Clients, workloadv1alpha1.FenceClient{ID: id, CIDRs: slices.Compact(cidrs)})
+	}
+	return out, nil
 }
 
 // clean tells, per storage domain of the target and of the member's classes, whether the

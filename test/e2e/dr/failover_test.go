@@ -179,8 +179,12 @@ var _ = Describe("A LocationPair's failover", func() {
 				g.Expect(vr.Spec.Destination).To(BeElementOf("m1", "m3"))
 			}
 		}).WithContext(ctx).WithPolling(100 * time.Millisecond).Should(Succeed())
-		AddReportEntry("the old primary's return", ReportEntryVisibilityAlways, fmt.Sprintf("both members started in %s; their Fences lifted %s after, the pair Protecting again %s after",
-			started.Round(100*time.Millisecond), lifted.Round(100*time.Millisecond), time.Since(back).Round(100*time.Millisecond)))
+		Expect(pair.Status.History).To(HaveLen(1))
+		again := pair.Status.History[0].ProtectedAgain
+		Expect(again).NotTo(BeNil(), "the history does not say when the pair protected again")
+		Expect(again.Duration).To(BeNumerically("~", time.Since(pair.Status.History[0].CompletionTime.Time), 2*time.Second))
+		AddReportEntry("the old primary's return", ReportEntryVisibilityAlways, fmt.Sprintf("both members started in %s; their Fences lifted %s after, the pair Protecting again %s after (%s after the failover completed, as its history records)",
+			started.Round(100*time.Millisecond), lifted.Round(100*time.Millisecond), time.Since(back).Round(100*time.Millisecond), again.Round(100*time.Millisecond)))
 		for h, records := range map[string][]string{old: append(replicated, late...), sharedOld: append(sharedReplicated, sharedLate...)} {
 			v, ok := east.Volume(h)
 			Expect(ok).To(BeTrue())

@@ -20,6 +20,7 @@ import (
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/fencing"
 	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/simstorage"
@@ -181,6 +182,45 @@ var _ = Describe("A lost owner", func() {
 		Expect(storage.CheckWrites()).To(Succeed())
 	})
 
+	It("back while slow storage still fences it shows the lift's own phase, and Fenced only once the storage fenced it", func(ctx SpecContext) {
+		ns, lost, _, w := midFence(ctx, fenceAnswerDelay)
+		By("bringing the member back mid-fence")
+		Expect(env.StartMember(ctx, lost)).To(Succeed())
+		lifted := waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
+			g.Expect(f.Spec.State).To(Equal(storagev1alpha1.Unfenced))
+			g.Expect(f.Status.Phase).To(Equal(storagev1alpha1.FenceUnfencing))
+			g.Expect(f.Status.Reason).To(Equal(fencing.ReasonWaitingForFenceAnswer))
+		})
+		Expect(storage.Fenced(lost)).To(BeFalse(), "the storage fenced before the lift was shown waiting for it")
+		Expect(lifted.Status.FencedTime).To(BeNil())
+		comesBack(ctx, lost, ns)
+		w.neverAhead()
+		Expect(w.storageFenced.IsZero()).To(BeFalse(), "the storage never answered the fence asked before the lift")
+		Expect(w.storageUnfenced.After(w.storageFenced)).To(BeTrue(), "the late fence was not undone")
+	})
+
+	It("whose Fence an admin lifts mid-fence shows Unfencing, waits for the storage's answer, and unfences what it fenced late", func(ctx SpecContext) {
+		ns, lost, f, w := midFence(ctx, 10*time.Second)
+		Expect(hub.Delete(ctx, f)).To(Succeed())
+		waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
+			g.Expect(f.DeletionTimestamp).NotTo(BeNil())
+			g.Expect(f.Status.Phase).To(Equal(storagev1alpha1.FenceUnfencing))
+			g.Expect(f.Status.Reason).To(Equal(fencing.ReasonWaitingForFenceAnswer))
+		})
+		Expect(storage.Fenced(lost)).To(BeFalse(), "the storage fenced before the lift was shown waiting for it")
+		By("the storage answers the fence late: the target is Fenced while it is, and unfenced after")
+		waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
+			g.Expect(f.Status.Reason).To(Equal(fencing.ReasonUnfencingLateFence))
+			g.Expect(f.Status.FencedTime).To(BeNil())
+			g.Expect(storage.Fenced(lost)).To(BeTrue())
+			g.Expect(targetCondition(ctx, g, lost, workloadv1alpha1.ConditionFenced).Status).To(Equal(metav1.ConditionTrue))
+		})
+		By("the target still lost: a new Fence, and the volume moves on it")
+		failedOver(ctx, ns, lost)
+		comesBack(ctx, lost, ns)
+		w.neverAhead()
+	})
+
 	It("whose fence fails keeps its volume until the retried fence succeeds", func(ctx SpecContext) {
 		ns, lost, _ := ownedVolume(ctx)
 		const failure = "the storage array refused the fence"
@@ -294,6 +334,136 @@ var _ = Describe("A lost owner", func() {
 		Expect(volume(h).Releases).To(Equal(1))
 	})
 })
+
+// fenceAnswerDelay is how long the slowed storage takes to answer a fencing operation in the
+// spec of a member back mid-fence: the delay the issue measured the Fence running ahead with.
+const fenceAnswerDelay = 30 * time.Second
+
+// midFence loses the owner of a new owned volume while the storage takes d to answer each
+// fencing operation, and returns, once the executor's NetworkFence exists and the storage has
+// not answered it, the namespace, the lost owner, its Fence and a watch of it.
+func midFence(ctx context.Context, d time.Duration) (string, string, *storagev1alpha1.Fence, *fenceWatch) {
+	GinkgoHelper()
+	ns, lost, _ := ownedVolume(ctx)
+	slowFencing(d)
+	loseMember(ctx, lost, false)
+	f := waitFence(ctx, lost, func(g Gomega, f *storagev1alpha1.Fence) {
+		g.Expect(f.Status.Phase).To(Equal(storagev1alpha1.FenceFencing))
+		g.Expect(f.Status.Executor).NotTo(BeEmpty())
+	})
+	Eventually(func() error {
+		return framework.Member(env.Bed, f.Status.Executor).Client.Get(ctx, client.ObjectKey{Name: "custody-" + f.Name}, &csiaddonsv1alpha1.NetworkFence{})
+	}).WithContext(ctx).Should(Succeed())
+	return ns, lost, f, watchFence(lost)
+}
+
+// fenceWatch polls, every 100 ms, the Fence of a target, the target's Fenced condition and
+// the storage, and records every moment the hub said Fenced while the storage had not fenced.
+type fenceWatch struct {
+	target string
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu sync.Mutex
+	// shownFenced and storageFenced are the first moments the hub said Fenced (the Fence's
+	// phase or the target's condition) and the storage fenced the target; storageUnfenced the
+	// first after that it no longer did.
+	shownFenced, storageFenced, storageUnfenced time.Time
+	// early are the moments the hub said Fenced ahead of the storage, with what said it.
+	early []string
+}
+
+func watchFence(target string) *fenceWatch {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &fenceWatch{target: target, cancel: cancel, done: make(chan struct{})}
+	go w.run(ctx)
+	DeferCleanup(w.stop)
+	return w
+}
+
+func (w *fenceWatch) run(ctx context.Context) {
+	defer close(w.done)
+	for {
+		select {
+		case <-ctx.Done():
+			// One last look, so that what the spec waited for before it stopped the watch
+			// is seen.
+			w.poll(context.Background())
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		w.poll(ctx)
+	}
+}
+
+// poll looks once at the Fence, the target's Fenced condition and the storage.
+func (w *fenceWatch) poll(ctx context.Context) {
+	var said []string
+	f := &storagev1alpha1.Fence{}
+	if err := hub.Get(ctx, client.ObjectKey{Name: storagev1alpha1.FenceName(w.target, domain)}, f); err == nil && f.Status.Phase == storagev1alpha1.FenceFenced {
+		said = append(said, "the Fence's phase")
+	}
+	t := &workloadv1alpha1.SyncTarget{}
+	if err := hub.Get(ctx, client.ObjectKey{Name: w.target}, t); err == nil && meta.IsStatusConditionTrue(t.Status.Conditions, workloadv1alpha1.ConditionFenced) {
+		said = append(said, "the target's Fenced condition")
+	}
+	fenced, now := storage.Fenced(w.target), time.Now()
+	w.mu.Lock()
+	if len(said) > 0 && w.shownFenced.IsZero() {
+		w.shownFenced = now
+	}
+	switch {
+	case fenced && w.storageFenced.IsZero():
+		w.storageFenced = now
+	case !fenced && !w.storageFenced.IsZero() && w.storageUnfenced.IsZero():
+		w.storageUnfenced = now
+	}
+	if len(said) > 0 && !fenced && w.storageFenced.IsZero() {
+		w.early = append(w.early, fmt.Sprintf("%s: %v", now.Format(time.StampMilli), said))
+	}
+	w.mu.Unlock()
+}
+
+func (w *fenceWatch) stop() {
+	w.cancel()
+	<-w.done
+}
+
+// neverAhead stops the watch, reports what it saw, and fails if the hub said Fenced before
+// the storage fenced.
+func (w *fenceWatch) neverAhead() {
+	GinkgoHelper()
+	w.stop()
+	AddReportEntry("Fence shown Fenced against the storage", ReportEntryVisibilityAlways, w.String())
+	Expect(w.ahead()).To(BeEmpty(), "the Fence or the target's Fenced condition ran ahead of the storage")
+}
+
+// ahead are the moments the hub said Fenced before the storage fenced.
+func (w *fenceWatch) ahead() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.early)
+}
+
+func (w *fenceWatch) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	lead := "never shown Fenced"
+	if !w.shownFenced.IsZero() {
+		lead = fmt.Sprintf("shown Fenced %s before the storage fenced", w.storageFenced.Sub(w.shownFenced).Round(100*time.Millisecond))
+		if !w.storageFenced.IsZero() && !w.shownFenced.Before(w.storageFenced) {
+			lead = fmt.Sprintf("shown Fenced %s after the storage fenced", w.shownFenced.Sub(w.storageFenced).Round(100*time.Millisecond))
+		}
+		if w.storageFenced.IsZero() {
+			lead = "shown Fenced, and the storage never fenced"
+		}
+	}
+	cut := "never cut off"
+	if !w.storageFenced.IsZero() && !w.storageUnfenced.IsZero() {
+		cut = fmt.Sprintf("cut off by the storage for %s", w.storageUnfenced.Sub(w.storageFenced).Round(100*time.Millisecond))
+	}
+	return fmt.Sprintf("%s (%d polls ahead); %s", lead, len(w.early), cut)
+}
 
 // ownedVolume binds an owned volume "data" in a new namespace of Location "loc", and returns
 // the namespace, the owner and the volume's handle.
