@@ -1,7 +1,6 @@
 package dr
 
 import (
-	"context"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -30,14 +29,7 @@ var _ = Describe("A LocationPair whose active Location is lost with most of the 
 
 		By("losing the primary's two members and six stand-ins: 8 of 11 targets")
 		ins.Silence(ins.Names[:6], true)
-		for _, m := range []string{"m1", "m3"} {
-			Expect(env.StopMember(m, false)).To(Succeed())
-			DeferCleanup(func(ctx context.Context) {
-				if s, _ := env.MemberStatus(m); !s.Syncer {
-					Expect(env.StartMember(ctx, m)).To(Succeed())
-				}
-			})
-		}
+		stopMembers("m1", "m3")
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
 			c := meta.FindStatusCondition(pair.Status.Conditions, schedulingv1alpha1.ConditionProgressing)

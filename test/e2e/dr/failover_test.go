@@ -66,14 +66,7 @@ var _ = Describe("A LocationPair's failover", func() {
 		sharedLate := write(ctx, east, "m1", sharedOld, "after", 1)
 
 		By("losing the primary: both of its members")
-		for _, m := range []string{"m1", "m3"} {
-			Expect(env.StopMember(m, false)).To(Succeed())
-			DeferCleanup(func(ctx context.Context) {
-				if s, _ := env.MemberStatus(m); !s.Syncer {
-					Expect(env.StartMember(ctx, m)).To(Succeed())
-				}
-			})
-		}
+		stopMembers("m1", "m3")
 		lostAt := time.Now()
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(pair), pair)).To(Succeed())
@@ -162,7 +155,7 @@ var _ = Describe("A LocationPair's failover", func() {
 		framework.Gone(ctx, hub, scratch)
 		m1 := env.Member("m1").Client
 		Eventually(func(g Gomega) {
-			if lifted == 0 && !fenced(ctx, "m1", "m3") {
+			if lifted == 0 && len(fencesOf(ctx, "m1", "m3")) == 0 {
 				lifted = time.Since(back)
 			}
 			for _, claim := range []string{"data", "shared"} {
@@ -202,19 +195,34 @@ var _ = Describe("A LocationPair's failover", func() {
 // noFencesOf fails if a Fence of any of the targets is left.
 func noFencesOf(ctx context.Context, targets ...string) {
 	GinkgoHelper()
-	fences := &storagev1alpha1.FenceList{}
-	Expect(hub.List(ctx, fences)).To(Succeed())
-	for _, f := range fences.Items {
-		Expect(targets).NotTo(ContainElement(f.Spec.TargetName), "Fence %s is left", f.Name)
-	}
+	Expect(fencesOf(ctx, targets...)).To(BeEmpty(), "Fences are left")
 }
 
-// fenced tells whether a Fence of any of the targets is left.
-func fenced(ctx context.Context, targets ...string) bool {
+// fencesOf are the names of the Fences of any of the targets.
+func fencesOf(ctx context.Context, targets ...string) []string {
 	GinkgoHelper()
 	fences := &storagev1alpha1.FenceList{}
 	Expect(hub.List(ctx, fences)).To(Succeed())
-	return slices.ContainsFunc(fences.Items, func(f storagev1alpha1.Fence) bool { return slices.Contains(targets, f.Spec.TargetName) })
+	var out []string
+	for _, f := range fences.Items {
+		if slices.Contains(targets, f.Spec.TargetName) {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// stopMembers stops the members, and starts again after the spec those still stopped.
+func stopMembers(names ...string) {
+	GinkgoHelper()
+	for _, m := range names {
+		Expect(env.StopMember(m, false)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) {
+			if s, _ := env.MemberStatus(m); !s.Syncer {
+				Expect(env.StartMember(ctx, m)).To(Succeed())
+			}
+		})
+	}
 }
 
 // targetConditions are the conditions of the SyncTargets, by name.

@@ -41,7 +41,7 @@ var _ = Describe("A namespace user", func() {
 		}).WithContext(ctx).ShouldNot(Succeed(), "only a Placement decides where objects run")
 	})
 
-	It("may leave its own claim out of its pair's protection, and set no other key of Custody's on it", func(ctx SpecContext) {
+	It("may leave its own claim out of its pair's protection, and set no other key of Custody's on it, its volume's mapped storage class included", func(ctx SpecContext) {
 		ns, user := tenant(ctx, false)
 		claim := environment.Claim(ns, "scratch", domain, corev1.ReadWriteOnce)
 		claim.Labels = map[string]string{storagev1alpha1.ProtectLabel: "false"}
@@ -49,6 +49,9 @@ var _ = Describe("A namespace user", func() {
 		claim.Annotations = map[string]string{storagev1alpha1.ReleasePolicyAnnotation: string(corev1.PersistentVolumeReclaimDelete)}
 		expectRefused(user.Create(ctx, claim, client.DryRunAll), ruleKeys)
 		claim.Annotations = map[string]string{storagev1alpha1.ProtectLabel: "false"}
+		expectRefused(user.Create(ctx, claim, client.DryRunAll), ruleKeys)
+		// The class a pair's map gives the claim's volume is the dr controller's to write.
+		claim.Annotations = map[string]string{storagev1alpha1.StorageClassAnnotation: "other"}
 		expectRefused(user.Create(ctx, claim, client.DryRunAll), ruleKeys)
 		labelled := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other", Labels: map[string]string{storagev1alpha1.ProtectLabel: "false"}}}
 		expectRefused(user.Create(ctx, labelled, client.DryRunAll), ruleKeys)
