@@ -71,6 +71,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Watches(&storagev1alpha1.VolumeOwnership{}, all).
 		Watches(&corev1.PersistentVolumeClaim{}, all, builder.WithPredicates(protectionChanged)).
 		Watches(&storagev1alpha1.VolumeReplication{}, handler.EnqueueRequestsFromMapFunc(pairOf)).
+		Watches(&schedulingv1alpha1.Drill{}, handler.EnqueueRequestsFromMapFunc(drilledPair)).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.starting)).
 		Watches(&appsv1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(r.starting)).
 		WithOptions(opts).
@@ -130,6 +131,11 @@ func pairOf(_ context.Context, o client.Object) []ctrl.Request {
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps,resources=deployments/status;statefulsets/status,verbs=patch
+
+// drilledPair maps a Drill to its pair, which records it in its history.
+func drilledPair(_ context.Context, o client.Object) []ctrl.Request {
+	return []ctrl.Request{{NamespacedName: client.ObjectKey{Name: o.(*schedulingv1alpha1.Drill).Spec.Pair}}}
+}
 
 // Reconcile takes one step of a pair, unless a pair made before it shares a Location: it
 // decides, records the replicas and the Replicated conditions on the volumes, writes the

@@ -92,37 +92,46 @@ func (r *Reconciler) observe(ctx context.Context, p *schedulingv1alpha1.Location
 		}
 		o.Locations[name] = l
 	}
-	if err := r.volumes(ctx, s, &o); err != nil {
+	if err := volumes(ctx, r.Client, s, &o); err != nil {
 		return nil, o, err
 	}
-	if err := r.workloads(ctx, s, &o); err != nil {
+	s.workloads = map[string]client.Object{}
+	names := make([]string, 0, len(s.namespaces))
+	for _, ns := range s.namespaces {
+		names = append(names, ns.Name)
+	}
+	err = workloads(ctx, r.Client, names, func(w dr.Workload, obj client.Object) {
+		o.Workloads = append(o.Workloads, w)
+		s.workloads[w.Key()] = obj
+	})
+	if err != nil {
+		return nil, o, err
+	}
+	if o.Drills, err = drillRecords(ctx, r.Client, p); err != nil {
 		return nil, o, err
 	}
 	return s, o, nil
 }
 
-// workloads reads the Deployments and StatefulSets of the pair's namespaces.
-func (r *Reconciler) workloads(ctx context.Context, s *scope, o *dr.Observation) error {
-	s.workloads = map[string]client.Object{}
-	add := func(kind string, obj client.Object, replicas *int32, ready int32) {
-		w := dr.Workload{Namespace: obj.GetNamespace(), Kind: kind, Name: obj.GetName(), Replicas: ptr.Deref(replicas, 1), Ready: ready, Reported: statusWritten(obj)}
-		o.Workloads = append(o.Workloads, w)
-		s.workloads[w.Key()] = obj
+// workloads reads the Deployments and StatefulSets of the namespaces, handing each to add.
+func workloads(ctx context.Context, c client.Reader, namespaces []string, add func(dr.Workload, client.Object)) error {
+	each := func(kind string, obj client.Object, replicas *int32, ready int32) {
+		add(dr.Workload{Namespace: obj.GetNamespace(), Kind: kind, Name: obj.GetName(), Replicas: ptr.Deref(replicas, 1), Ready: ready, Reported: statusWritten(obj)}, obj)
 	}
-	for _, ns := range s.namespaces {
+	for _, ns := range namespaces {
 		deployments, sets := &appsv1.DeploymentList{}, &appsv1.StatefulSetList{}
 		for _, list := range []client.ObjectList{deployments, sets} {
-			if err := r.Client.List(ctx, list, client.InNamespace(ns.Name)); err != nil {
+			if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
 				return err
 			}
 		}
 		for i := range deployments.Items {
 			d := &deployments.Items[i]
-			add("Deployment", d, d.Spec.Replicas, d.Status.ReadyReplicas)
+			each("Deployment", d, d.Spec.Replicas, d.Status.ReadyReplicas)
 		}
 		for i := range sets.Items {
 			set := &sets.Items[i]
-			add("StatefulSet", set, set.Spec.Replicas, set.Status.ReadyReplicas)
+			each("StatefulSet", set, set.Spec.Replicas, set.Status.ReadyReplicas)
 		}
 	}
 	return nil
@@ -179,18 +188,18 @@ func target(t *workloadv1alpha1.SyncTarget, lease *coordinationv1.Lease, fences 
 
 // volumes reads the network volumes of the namespaces bound to a Placement of either of the
 // pair's Locations, with their VolumeReplications of the pair.
-func (r *Reconciler) volumes(ctx context.Context, s *scope, o *dr.Observation) error {
+func volumes(ctx context.Context, c client.Reader, s *scope, o *dr.Observation) error {
 	placements := &schedulingv1alpha1.PlacementList{}
 	namespaces := &corev1.NamespaceList{}
 	ownerships := &storagev1alpha1.VolumeOwnershipList{}
 	replications := &storagev1alpha1.VolumeReplicationList{}
 	claims := &corev1.PersistentVolumeClaimList{}
 	for _, list := range []client.ObjectList{placements, namespaces, ownerships, claims} {
-		if err := r.Client.List(ctx, list); err != nil {
+		if err := c.List(ctx, list); err != nil {
 			return err
 		}
 	}
-	if err := r.Client.List(ctx, replications, client.MatchingLabels{schedulingv1alpha1.PairLabel: s.pair.Name}); err != nil {
+	if err := c.List(ctx, replications, client.MatchingLabels{schedulingv1alpha1.PairLabel: s.pair.Name}); err != nil {
 		return err
 	}
 	var ours []string
@@ -202,6 +211,9 @@ func (r *Reconciler) volumes(ctx context.Context, s *scope, o *dr.Observation) e
 	protected := map[string]bool{}
 	for i := range namespaces.Items {
 		ns := &namespaces.Items[i]
+		if ns.Labels[schedulingv1alpha1.DrillLabel] != "" {
+			continue // a Drill's sandbox
+		}
 		for _, name := range strings.Split(ns.Annotations[schedulingv1alpha1.PlacementAnnotation], ",") {
 			if name != "" && slices.Contains(ours, name) && !protected[ns.Name] {
 				protected[ns.Name] = true

@@ -32,6 +32,7 @@ func Decide(o Observation) Decision {
 		d.completed(o)
 	}
 	d.record(o)
+	d.recordDrills(o)
 	d.Fence = o.stillFenced(d.Action)
 	if o.Pair.Automatic {
 		d.recheckIn(o.untilLost(d.Active))

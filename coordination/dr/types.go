@@ -127,6 +127,9 @@ type Observation struct {
 	Volumes, Unprotected []Volume
 	// Workloads are the Deployments and StatefulSets of those namespaces.
 	Workloads []Workload
+	// Drills are the history entries of the pair's Drills that were ready or ended
+	// (DrillRecord).
+	Drills []schedulingv1alpha1.PairAction
 	// Targets counts the hub's targets, Unreachable those that do not answer; with Brake,
 	// they hold back a failover the pair would start on its own.
 	Targets, Unreachable int

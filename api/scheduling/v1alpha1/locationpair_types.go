@@ -4,8 +4,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// SwitchMode is how a change of a LocationPair's active Location is carried out.
-// +kubebuilder:validation:Enum=Relocate;Failover
+// SwitchMode is how a change of a LocationPair's active Location is carried out; in the
+// pair's history, Drill is a rehearsal of a failover (a Drill), which changed nothing.
 type SwitchMode string
 
 const (
@@ -16,6 +16,9 @@ const (
 	// Failover fences the active Location where its storage can still be reached and restores
 	// each volume from its latest replica: what was written since that replica is lost.
 	Failover SwitchMode = "Failover"
+	// DrillMode, only in a PairAction, is a Drill of the pair: a failover rehearsed into
+	// sandboxes at the Location the pair did not run in, while it kept running.
+	DrillMode SwitchMode = "Drill"
 )
 
 // LocationPairSpec pairs two Locations for disaster recovery.
@@ -70,6 +73,7 @@ type LocationPairSpec struct {
 	// SwitchMode is how a declared switch is carried out: Relocate (planned, lossless) or
 	// Failover (fence, restore from the latest replicas).
 	// +kubebuilder:default=Relocate
+	// +kubebuilder:validation:Enum=Relocate;Failover
 	// +optional
 	SwitchMode SwitchMode `json:"switchMode,omitempty"`
 
@@ -194,7 +198,10 @@ type PairAction struct {
 	// declared: the recovery time is counted from it.
 	// +optional
 	TriggerTime *metav1.Time `json:"triggerTime,omitempty"`
-	// Mode is Failover or Relocate.
+	// Mode is Failover, Relocate, or Drill for a Drill of the pair, which switched nothing:
+	// To is where it ran, its recovery time the drill's RTO and its recovery point the
+	// drill's data window.
+	// +kubebuilder:validation:Enum=Relocate;Failover;Drill
 	Mode SwitchMode `json:"mode"`
 	// Automatic is true for a failover the pair started on its own.
 	// +optional
