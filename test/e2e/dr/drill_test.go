@@ -163,6 +163,9 @@ var _ = Describe("A LocationPair's drill", func() {
 		Expect(h.RecoveryTime.Duration).To(Equal(d.Status.RecoveryTime.Duration))
 		Expect(h.RecoveryPoint.Duration).To(Equal(d.Status.DataWindow.Duration))
 		Expect(custody(ctx, "history", ns)).To(MatchRegexp(`(?m)\s+Drill\s+east\s+west\s+Declared\s+Completed\s`))
+		Eventually(func(g Gomega) {
+			g.Expect(metrics(ctx, g)).To(ContainSubstring(`custody_pair_last_recovery_time_seconds{mode="Drill",pair="%s"} %g`, ns, h.RecoveryTime.Seconds()))
+		}).WithContext(ctx).Should(Succeed())
 
 		By("ending the drill: its sandbox goes, with the volume restored into it, and nothing else")
 		downSandbox := downNamespace(ctx, "m2", sandbox)
