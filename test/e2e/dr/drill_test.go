@@ -94,7 +94,7 @@ var _ = Describe("A LocationPair's drill", func() {
 		})
 
 		By("drilling with kubectl custody, which follows the drill until it serves")
-		code, out, errOut := env.Custody(ctx, "drill", ns)
+		code, out, errOut := env.Custody(ctx, "drill", ns, "--timeout", "90s")
 		GinkgoWriter.Printf("$ kubectl custody drill %s\n%s%s(exit %d)\n", ns, out, errOut, code)
 		Expect(code).To(Equal(0))
 		Expect(errOut).To(ContainSubstring("Restoring: "))
@@ -169,7 +169,7 @@ var _ = Describe("A LocationPair's drill", func() {
 
 		By("ending the drill: its sandbox goes, with the volume restored into it, and nothing else")
 		downSandbox := downNamespace(ctx, "m2", sandbox)
-		code, out, errOut = env.Custody(ctx, "drill", ns, "--end")
+		code, out, errOut = env.Custody(ctx, "drill", ns, "--end", "--timeout", "90s")
 		GinkgoWriter.Printf("$ kubectl custody drill %s --end\n%s%s(exit %d)\n", ns, out, errOut, code)
 		Expect(code).To(Equal(0))
 		Expect(out).To(ContainSubstring("drill/%s: ended: its sandboxes are gone", ns))
