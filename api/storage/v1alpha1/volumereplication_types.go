@@ -53,7 +53,10 @@ type VolumeReplicationSpec struct {
 	KeepImages bool `json:"keepImages,omitempty"`
 }
 
-// ReplicationSourceStatus is what the source's ReplicationSource reported.
+// ReplicationSourceStatus is what the source's ReplicationSource reported. It is one
+// target's report, whole: the report of a source the replication moved to replaces the one
+// before, rather than keep the fields it does not set.
+// +structType=atomic
 type ReplicationSourceStatus struct {
 	// ReportedBy is the target whose syncer reported.
 	// +optional
@@ -96,6 +99,9 @@ func (s *ReplicationSourceStatus) LastSyncStart() time.Time {
 }
 
 // ReplicationDestinationStatus is what the destination's ReplicationDestination reported.
+// It is one target's report, whole: a destination the replication moved to, with no image
+// yet, does not report the image of the one before as its own.
+// +structType=atomic
 type ReplicationDestinationStatus struct {
 	// ReportedBy is the target whose syncer reported.
 	// +optional
