@@ -135,7 +135,8 @@ func (r *Reconciler) keepImage(ctx context.Context, vr *storagev1alpha1.VolumeRe
 }
 
 // send keeps the ReplicationSource of the member's copy of the claim, which syncs to the
-// destination's address on the schedule or the manual trigger, and reports its syncs.
+// destination's address on the schedule or the manual trigger, and reports its syncs. A
+// source sends to one destination: one the replication moved from is made again.
 func (r *Reconciler) send(ctx context.Context, vr *storagev1alpha1.VolumeReplication, ns string) (ctrl.Result, error) {
 	// Only the destination's own report counts: one from before the replication reversed
 	// names the address this member listened on.
@@ -170,6 +171,17 @@ func (r *Reconciler) send(ctx context.Context, vr *storagev1alpha1.VolumeReplica
 	}
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if !rs.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // back with its deletion, to make it again
+	}
+	if had := rs.Spec.RsyncTLS; had == nil || ptr.Deref(had.Address, "") != dst.Address {
+		// The replication moved to another destination, which holds no image yet. VolSync
+		// syncs a new source at once, but a source whose address changed only at its next
+		// scheduled time: up to an interval with no replica where the pair now keeps them.
+		ctrl.LoggerFrom(ctx).Info("Deleting the ReplicationSource, to make it again for the new destination",
+			"replicationSource", client.ObjectKeyFromObject(rs), "destination", dst.Address)
+		return ctrl.Result{}, client.IgnoreNotFound(r.Member.Delete(ctx, rs))
 	}
 	if !equality.Semantic.DeepEqual(rs.Spec.Trigger, want.Trigger) || !equality.Semantic.DeepEqual(rs.Spec.RsyncTLS, want.RsyncTLS) {
 		patch := client.MergeFrom(rs.DeepCopy())

@@ -92,10 +92,13 @@ func protect(ctx context.Context, ns string, spec schedulingv1alpha1.LocationPai
 	return pair
 }
 
-// pairOf makes the pair ns of east and west, which goes after the spec.
+// pairOf makes the pair ns of east and west, east the primary unless spec names one, which
+// goes after the spec.
 func pairOf(ctx context.Context, ns string, spec schedulingv1alpha1.LocationPairSpec) *schedulingv1alpha1.LocationPair {
 	GinkgoHelper()
-	spec.Primary, spec.Secondary = "east", "west"
+	if spec.Primary == "" {
+		spec.Primary, spec.Secondary = "east", "west"
+	}
 	pair := &schedulingv1alpha1.LocationPair{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: spec}
 	Expect(hub.Create(ctx, pair)).To(Succeed())
 	framework.DeleteAfter(hub, pair)

@@ -187,11 +187,7 @@ var _ = Describe("A LocationPair", func() {
 	})
 
 	It("moves a volume's replication with the volume when it moves inside the primary Location", func(ctx SpecContext) {
-		// Registered first, so that it runs after the namespace went.
-		DeferCleanup(func(ctx context.Context) {
-			Expect(environment.Cordon(ctx, hub, "m1", false)).To(Succeed())
-			Expect(environment.Cordon(ctx, hub, "m3", true)).To(Succeed())
-		})
+		restoreCordons()
 		ns := app(ctx, "east")
 		vo, pv := boundClaim(ctx, ns, "data", "m1")
 		east, handle := env.Storage("east"), pv.Spec.CSI.VolumeHandle
@@ -199,8 +195,7 @@ var _ = Describe("A LocationPair", func() {
 		protect(ctx, ns, schedulingv1alpha1.LocationPairSpec{ReplicationInterval: "1m"}, vo)
 
 		By("cordoning m1 while m3 takes namespaces: the namespace and its volume move to m3")
-		Expect(environment.Cordon(ctx, hub, "m3", false)).To(Succeed())
-		Expect(environment.Cordon(ctx, hub, "m1", true)).To(Succeed())
+		cordonM1(ctx)
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vo)).To(Succeed())
 			g.Expect(vo.Status.Owner).To(Equal("m3"))
@@ -225,6 +220,33 @@ var _ = Describe("A LocationPair", func() {
 		Expect(sources.Items).To(BeEmpty())
 	})
 
+	It("sends a volume's replicas to its new destination at once when its replication moves inside the secondary Location", func(ctx SpecContext) {
+		restoreCordons()
+		ns := app(ctx, "west")
+		// Class west is m2's own: at the primary's peer the same storage is class east.
+		vo, pv := bound(ctx, environment.Claim(ns, "data", "west", corev1.ReadWriteOnce), "m2")
+		written := write(ctx, env.Storage("west"), "m2", pv.Spec.CSI.VolumeHandle, "before the move", 3)
+		// A day apart, no scheduled sync comes while the spec runs.
+		protect(ctx, ns, schedulingv1alpha1.LocationPairSpec{Primary: "west", Secondary: "east", ReplicationInterval: "1d",
+			StorageClassMap: []schedulingv1alpha1.StorageClassMapping{{Primary: "west", Secondary: "east"}}}, vo)
+		Expect(vo.Status.Replica.Target).To(Equal("m1"))
+		written = append(written, write(ctx, env.Storage("west"), "m2", pv.Spec.CSI.VolumeHandle, "after the first replica", 2)...)
+
+		By("cordoning m1 while m3 takes replicas: the replication moves to m3, which takes a replica at once rather than a day later")
+		cordonM1(ctx)
+		Eventually(func(g Gomega) {
+			vr := &storagev1alpha1.VolumeReplication{}
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vr)).To(Succeed())
+			g.Expect(vr.Spec.Destination).To(Equal("m3"))
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(vo), vo)).To(Succeed())
+			g.Expect(vo.Status.Replica.Target).To(Equal("m3"))
+			log, ok := env.Storage("east").Snapshot("m3", downNamespace(ctx, "m3", ns), vo.Status.Replica.Snapshot)
+			g.Expect(ok).To(BeTrue())
+			g.Expect(log).To(Equal(written))
+			g.Expect(replicated(ctx, g, ns, "data")).To(HavePrefix("True/Replicated: latest replica "))
+		}).WithContext(ctx).Should(Succeed())
+	})
+
 	It("does not replicate a volume whose storage class the other Location lacks, and names the class", func(ctx SpecContext) {
 		ns := app(ctx, "east")
 		// Class east is m1's own, by name: m2 has none of that name.
@@ -245,3 +267,19 @@ var _ = Describe("A LocationPair", func() {
 		Expect(apierrors.IsNotFound(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pinned"}, &storagev1alpha1.VolumeReplication{}))).To(BeTrue())
 	})
 })
+
+// restoreCordons uncordons m1 and cordons m3 again after the spec, as the suite has them.
+// Called first in a spec, it runs after the spec's namespace went.
+func restoreCordons() {
+	DeferCleanup(func(ctx context.Context) {
+		Expect(environment.Cordon(ctx, hub, "m1", false)).To(Succeed())
+		Expect(environment.Cordon(ctx, hub, "m3", true)).To(Succeed())
+	})
+}
+
+// cordonM1 uncordons m3 and cordons m1, so that m3 takes what m1 no longer may.
+func cordonM1(ctx context.Context) {
+	GinkgoHelper()
+	Expect(environment.Cordon(ctx, hub, "m3", false)).To(Succeed())
+	Expect(environment.Cordon(ctx, hub, "m1", true)).To(Succeed())
+}
