@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -83,9 +84,12 @@ func (v *VolSync) Attach(ctx context.Context, member string, cfg *rest.Config, s
 			return err
 		}
 	}
+	// As the storage's driver, VolSync's controller sees a member again at once when its API
+	// server answers again, with no backoff left from the outage.
 	recovery := reconnect.New()
 	mgr, err := ctrl.NewManager(reconnect.Config(cfg), ctrl.Options{
 		Scheme:                 scheme,
+		Cache:                  cache.Options{NewInformer: recovery.NewInformer},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
