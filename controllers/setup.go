@@ -111,6 +111,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := (&drctrl.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-dr"), Brake: o.Brake}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
+	if err := (&drctrl.DrillReconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-drill")}).SetupWithManager(mgr, opts); err != nil {
+		return err
+	}
 	if err := (&statefulset.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("custody-statefulset")}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}

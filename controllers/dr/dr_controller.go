@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -70,6 +71,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Watches(&storagev1alpha1.VolumeOwnership{}, all).
 		Watches(&corev1.PersistentVolumeClaim{}, all, builder.WithPredicates(protectionChanged)).
 		Watches(&storagev1alpha1.VolumeReplication{}, handler.EnqueueRequestsFromMapFunc(pairOf)).
+		Watches(&schedulingv1alpha1.Drill{}, handler.EnqueueRequestsFromMapFunc(drilledPair)).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.starting)).
+		Watches(&appsv1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(r.starting)).
 		WithOptions(opts).
 		Complete(r)
 }
@@ -86,6 +90,23 @@ func (r *Reconciler) holdersOf(ctx context.Context, lease client.Object) []ctrl.
 	for i := range fences.Items {
 		if f := &fences.Items[i]; f.Spec.TargetName == lease.GetName() && f.HolderPair() != "" {
 			out = append(out, ctrl.Request{NamespacedName: client.ObjectKey{Name: f.HolderPair()}})
+		}
+	}
+	return out
+}
+
+// starting maps a workload to the pairs whose switch waits for workloads to be ready: no
+// other pair reads them.
+func (r *Reconciler) starting(ctx context.Context, _ client.Object) []ctrl.Request {
+	pairs := &schedulingv1alpha1.LocationPairList{}
+	if err := r.Client.List(ctx, pairs); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing LocationPairs")
+		return nil
+	}
+	var out []ctrl.Request
+	for i := range pairs.Items {
+		if a := pairs.Items[i].Status.LastAction; a != nil && a.Progression == schedulingv1alpha1.ProgressionStarting {
+			out = append(out, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&pairs.Items[i])})
 		}
 	}
 	return out
@@ -108,6 +129,13 @@ func pairOf(_ context.Context, o client.Object) []ctrl.Request {
 // +kubebuilder:rbac:groups="",namespace=custody-system,resources=secrets,verbs=get;create
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments/status;statefulsets/status,verbs=patch
+
+// drilledPair maps a Drill to its pair, which records it in its history.
+func drilledPair(_ context.Context, o client.Object) []ctrl.Request {
+	return []ctrl.Request{{NamespacedName: client.ObjectKey{Name: o.(*schedulingv1alpha1.Drill).Spec.Pair}}}
+}
 
 // Reconcile takes one step of a pair, unless a pair made before it shares a Location: it
 // decides, records the replicas and the Replicated conditions on the volumes, writes the
@@ -165,6 +193,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if err := r.quiesce(ctx, s, d); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.unreport(ctx, s, d); err != nil {
 		return ctrl.Result{}, err
 	}
 	next := recheck

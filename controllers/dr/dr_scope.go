@@ -6,8 +6,10 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
@@ -30,8 +32,10 @@ type scope struct {
 	claims       map[string]*corev1.PersistentVolumeClaim      // by namespace/name
 	// namespaces are the namespaces the pair's Placements bind.
 	namespaces []*corev1.Namespace
-	targets    []workloadv1alpha1.SyncTarget
-	fences     []storagev1alpha1.Fence
+	// workloads are their Deployments and StatefulSets, by dr.Workload.Key.
+	workloads map[string]client.Object
+	targets   []workloadv1alpha1.SyncTarget
+	fences    []storagev1alpha1.Fence
 }
 
 // observe reads the pair's Locations, their targets and Fences, and the volumes of the
@@ -88,10 +92,60 @@ func (r *Reconciler) observe(ctx context.Context, p *schedulingv1alpha1.Location
 		}
 		o.Locations[name] = l
 	}
-	if err := r.volumes(ctx, s, &o); err != nil {
+	if err := volumes(ctx, r.Client, s, &o); err != nil {
+		return nil, o, err
+	}
+	s.workloads = map[string]client.Object{}
+	names := make([]string, 0, len(s.namespaces))
+	for _, ns := range s.namespaces {
+		names = append(names, ns.Name)
+	}
+	err = workloads(ctx, r.Client, names, func(w dr.Workload, obj client.Object) {
+		o.Workloads = append(o.Workloads, w)
+		s.workloads[w.Key()] = obj
+	})
+	if err != nil {
+		return nil, o, err
+	}
+	if o.Drills, err = drillRecords(ctx, r.Client, p); err != nil {
 		return nil, o, err
 	}
 	return s, o, nil
+}
+
+// workloads reads the Deployments and StatefulSets of the namespaces, handing each to add.
+func workloads(ctx context.Context, c client.Reader, namespaces []string, add func(dr.Workload, client.Object)) error {
+	each := func(kind string, obj client.Object, replicas *int32, ready int32) {
+		add(dr.Workload{Namespace: obj.GetNamespace(), Kind: kind, Name: obj.GetName(), Replicas: ptr.Deref(replicas, 1), Ready: ready, Reported: statusWritten(obj)}, obj)
+	}
+	for _, ns := range namespaces {
+		deployments, sets := &appsv1.DeploymentList{}, &appsv1.StatefulSetList{}
+		for _, list := range []client.ObjectList{deployments, sets} {
+			if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+				return err
+			}
+		}
+		for i := range deployments.Items {
+			d := &deployments.Items[i]
+			each("Deployment", d, d.Spec.Replicas, d.Status.ReadyReplicas)
+		}
+		for i := range sets.Items {
+			set := &sets.Items[i]
+			each("StatefulSet", set, set.Spec.Replicas, set.Status.ReadyReplicas)
+		}
+	}
+	return nil
+}
+
+// statusWritten is when the object's status was last written, as its managed fields tell.
+func statusWritten(obj client.Object) time.Time {
+	var t time.Time
+	for _, f := range obj.GetManagedFields() {
+		if f.Subresource == "status" && f.Time != nil && f.Time.After(t) {
+			t = f.Time.Time
+		}
+	}
+	return t
 }
 
 // target is what the decision reads of one SyncTarget, and of its heartbeat Lease (nil: none).
@@ -134,18 +188,18 @@ func target(t *workloadv1alpha1.SyncTarget, lease *coordinationv1.Lease, fences 
 
 // volumes reads the network volumes of the namespaces bound to a Placement of either of the
 // pair's Locations, with their VolumeReplications of the pair.
-func (r *Reconciler) volumes(ctx context.Context, s *scope, o *dr.Observation) error {
+func volumes(ctx context.Context, c client.Reader, s *scope, o *dr.Observation) error {
 	placements := &schedulingv1alpha1.PlacementList{}
 	namespaces := &corev1.NamespaceList{}
 	ownerships := &storagev1alpha1.VolumeOwnershipList{}
 	replications := &storagev1alpha1.VolumeReplicationList{}
 	claims := &corev1.PersistentVolumeClaimList{}
 	for _, list := range []client.ObjectList{placements, namespaces, ownerships, claims} {
-		if err := r.Client.List(ctx, list); err != nil {
+		if err := c.List(ctx, list); err != nil {
 			return err
 		}
 	}
-	if err := r.Client.List(ctx, replications, client.MatchingLabels{schedulingv1alpha1.PairLabel: s.pair.Name}); err != nil {
+	if err := c.List(ctx, replications, client.MatchingLabels{schedulingv1alpha1.PairLabel: s.pair.Name}); err != nil {
 		return err
 	}
 	var ours []string
@@ -157,6 +211,9 @@ func (r *Reconciler) volumes(ctx context.Context, s *scope, o *dr.Observation) e
 	protected := map[string]bool{}
 	for i := range namespaces.Items {
 		ns := &namespaces.Items[i]
+		if ns.Labels[schedulingv1alpha1.DrillLabel] != "" {
+			continue // a Drill's sandbox
+		}
 		for _, name := range strings.Split(ns.Annotations[schedulingv1alpha1.PlacementAnnotation], ",") {
 			if name != "" && slices.Contains(ours, name) && !protected[ns.Name] {
 				protected[ns.Name] = true

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -267,5 +268,22 @@ func (r *Reconciler) applyStatus(ctx context.Context, p *schedulingv1alpha1.Loca
 		return err
 	}
 	r.written.Wrote(client.ObjectKeyFromObject(p), applied.ResourceVersion)
+	return nil
+}
+
+// unreport clears the status of the workloads the decision names: the Location a switch left
+// wrote it, and the target that runs each now writes its own, which the switch waits for.
+func (r *Reconciler) unreport(ctx context.Context, s *scope, d dr.Decision) error {
+	for _, k := range d.Unreported {
+		obj := s.workloads[k]
+		if obj == nil {
+			continue
+		}
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"status":null}`))
+		if err := r.Client.Status().Patch(ctx, obj, patch); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		ctrl.LoggerFrom(ctx).Info("Cleared a workload's status the Location left reported", "workload", k)
+	}
 	return nil
 }

@@ -50,9 +50,12 @@ func decide(o observed) outcome {
 			out.conditions = append(out.conditions, condition(schedulingv1alpha1.ConditionSpecValid, true,
 				schedulingv1alpha1.ReasonSelectorValid, "every selector parses"))
 			out.location, out.conditions = selectLocation(p, locSelectors, o.locations, out.conditions)
-			out.location, out.conditions = followPair(out.location, o.pairs, out.conditions)
+			drill := p.Labels[schedulingv1alpha1.DrillLabel]
+			if drill == "" {
+				out.location, out.conditions = followPair(out.location, o.pairs, out.conditions)
+			}
 			var refused []string
-			out.namespaces, refused = matchingNamespaces(nsSelector, o.namespaces)
+			out.namespaces, refused = matchingNamespaces(nsSelector, drill, o.namespaces)
 			out.conditions = append(out.conditions, namespacesCondition(refused))
 		}
 	}
@@ -141,11 +144,12 @@ func matchesLocation(p *schedulingv1alpha1.Placement, selectors []labels.Selecto
 
 // matchingNamespaces returns, sorted, the namespaces the selector matches that may be placed,
 // and those it matches that are refused as system namespaces. A refused namespace is left out
-// of the bindings, so that one bound before is unbound.
-func matchingNamespaces(s labels.Selector, namespaces []namespaceLabels) (placed, refused []string) {
+// of the bindings, so that one bound before is unbound. The sandboxes of a Drill are placed
+// only by the Placement of that drill (drill), which places nothing else.
+func matchingNamespaces(s labels.Selector, drill string, namespaces []namespaceLabels) (placed, refused []string) {
 	for _, ns := range namespaces {
 		switch {
-		case !s.Matches(ns.labels):
+		case !s.Matches(ns.labels) || ns.labels[schedulingv1alpha1.DrillLabel] != drill:
 		case systemNamespace(ns.name):
 			refused = append(refused, ns.name)
 		default:

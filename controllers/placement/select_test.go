@@ -49,7 +49,8 @@ func TestDecide(t *testing.T) {
 		location("north", 1, map[string]string{"cloud": "y"}),
 	}
 	targets := []workloadv1alpha1.SyncTarget{target("e1", "east", false), target("w1", "west", false), target("n1", "north", true)}
-	namespaces := []namespaceLabels{{name: "a", labels: labels.Set{"app": "db"}}, {name: "b", labels: labels.Set{"app": "web"}}}
+	namespaces := []namespaceLabels{{name: "a", labels: labels.Set{"app": "db"}}, {name: "b", labels: labels.Set{"app": "web"}},
+		{name: "a-drill", labels: labels.Set{"app": "db", schedulingv1alpha1.DrillLabel: "d1"}}}
 	bad := metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "cloud", Operator: "Sometimes"}}}
 
 	tests := []struct {
@@ -61,6 +62,7 @@ func TestDecide(t *testing.T) {
 		wantKeep     bool
 		wantReasons  map[string]string // condition type → reason
 		pairs        []schedulingv1alpha1.LocationPair
+		drill        string // the Placement's DrillLabel
 	}{
 		{
 			name: "most available Location wins", spec: schedulingv1alpha1.PlacementSpec{LocationSelectors: []metav1.LabelSelector{cloud("x")}, NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}},
@@ -127,6 +129,14 @@ func TestDecide(t *testing.T) {
 			wantReasons: map[string]string{schedulingv1alpha1.ConditionReady: schedulingv1alpha1.ReasonLocationSelected},
 		},
 		{
+			name: "a drill's Placement places its sandboxes in the paired Location it names, not the active one", spec: schedulingv1alpha1.PlacementSpec{LocationName: "east"},
+			pairs: []schedulingv1alpha1.LocationPair{pair("east", "north", "north")}, drill: "d1", wantLocation: "east", wantNS: []string{"a-drill"},
+		},
+		{
+			name: "another drill's Placement places none of them", spec: schedulingv1alpha1.PlacementSpec{LocationName: "east"},
+			drill: "d2", wantLocation: "east", wantNS: nil,
+		},
+		{
 			name: "a pair of other Locations changes nothing", spec: schedulingv1alpha1.PlacementSpec{LocationName: "east"},
 			pairs: []schedulingv1alpha1.LocationPair{pair("west", "north", "north")}, wantLocation: "east", wantNS: []string{"a", "b"},
 		},
@@ -134,6 +144,9 @@ func TestDecide(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := &schedulingv1alpha1.Placement{Spec: tt.spec}
+			if tt.drill != "" {
+				p.Labels = map[string]string{schedulingv1alpha1.DrillLabel: tt.drill}
+			}
 			p.Status.SelectedLocation = tt.selected
 			out := decide(observed{placement: p, locations: locs, targets: targets, namespaces: namespaces, pairs: tt.pairs})
 			if out.location != tt.wantLocation || out.keepBindings != tt.wantKeep {

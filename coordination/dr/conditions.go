@@ -84,6 +84,8 @@ func (d *Decision) waitingFor(o Observation) string {
 		what = o.awaitedQuiesce(a)
 	case schedulingv1alpha1.ProgressionFinalSync:
 		what = o.awaitedFinalSync(a)
+	case schedulingv1alpha1.ProgressionStarting:
+		what = o.awaitedWorkloads(a)
 	default:
 		what = o.awaitedRestores(a)
 	}

@@ -32,6 +32,7 @@ func Decide(o Observation) Decision {
 		d.completed(o)
 	}
 	d.record(o)
+	d.recordDrills(o)
 	d.Fence = o.stillFenced(d.Action)
 	if o.Pair.Automatic {
 		d.recheckIn(o.untilLost(d.Active))
@@ -56,14 +57,15 @@ func (d *Decision) step(o Observation) {
 			d.quiesce(o)
 		case schedulingv1alpha1.ProgressionFinalSync:
 			d.finalSync(o)
-		case schedulingv1alpha1.ProgressionRestoring:
+		case schedulingv1alpha1.ProgressionRestoring, schedulingv1alpha1.ProgressionStarting:
 			d.restore(o)
 		}
 	}
 	// A relocate's workloads stay stopped until every volume is back: a workload started
 	// again where it ran would write past the last sync. A failover's stop while it fences
-	// the Location it leaves, whose writes from then on are lost anyway.
-	d.Quiesce = a.Progression != schedulingv1alpha1.ProgressionCompleted &&
+	// the Location it leaves, whose writes from then on are lost anyway. Both start at the
+	// Location switched to once it is Starting.
+	d.Quiesce = a.Progression != schedulingv1alpha1.ProgressionCompleted && a.Progression != schedulingv1alpha1.ProgressionStarting &&
 		(a.Mode == schedulingv1alpha1.Relocate || a.Progression == schedulingv1alpha1.ProgressionFencing)
 }
 

@@ -21,13 +21,16 @@
 //     there, or declared, to a Location with a target that answers and that no Fence holds:
 //     the active Location's targets that still answer are fenced first
 //     (Fencing); then the other Location becomes active (Restoring), where each claim is
-//     restored from its latest replica; Completed once every claim that has a replica is
-//     bound there.
+//     restored from its latest replica; once every claim that has a replica is bound there,
+//     the workloads start there (Starting), and the failover is Completed once every
+//     Deployment and StatefulSet of the pair's namespaces reports its replicas ready
+//     (serving.go).
 //   - Relocate, declared and lossless: the workloads stop at the active Location and the
 //     syncs leave their schedule, each after one more sync on a manual trigger, as Ramen's
 //     final sync does (Quiescing); a last sync then runs on another manual trigger and its
 //     snapshots become ready (FinalSync), then the other Location becomes active and the
-//     claims are restored from those snapshots (Restoring). The last sync is asked for a few
+//     claims are restored from those snapshots (Restoring), and the workloads start there
+//     (Starting), as a failover's do. The last sync is asked for a few
 //     seconds after the one before completed: the API keeps times to the second, and the
 //     destination's report of the last sync must be told apart from the one before.
 //

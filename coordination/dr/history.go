@@ -69,12 +69,32 @@ func (d *Decision) record(o Observation) {
 	if a == nil || !a.Over() || o.Action != nil && o.Action.Over() && o.Action.StartTime.Equal(&a.StartTime) {
 		return
 	}
-	history := append(make([]schedulingv1alpha1.PairAction, 0, len(d.History)+1), d.History...)
-	history = append(history, *a.DeepCopy())
-	if n := len(history) - schedulingv1alpha1.HistoryLength; n > 0 {
-		history = history[n:]
+	d.History, d.Ended = appendHistory(d.History, a), true
+}
+
+// recordDrills adds to the history each drill that was ready or ended and is not in it yet,
+// unless older than everything a full history keeps.
+func (d *Decision) recordDrills(o Observation) {
+	for i := range o.Drills {
+		a := &o.Drills[i]
+		recorded := slices.ContainsFunc(d.History, func(h schedulingv1alpha1.PairAction) bool {
+			return h.Mode == schedulingv1alpha1.DrillMode && h.StartTime.Equal(&a.StartTime)
+		})
+		full := len(d.History) >= schedulingv1alpha1.HistoryLength && a.StartTime.Before(&d.History[0].StartTime)
+		if !recorded && !full {
+			d.History = appendHistory(d.History, a)
+		}
 	}
-	d.History, d.Ended = history, true
+}
+
+// appendHistory is history with a added, its last HistoryLength entries.
+func appendHistory(history []schedulingv1alpha1.PairAction, a *schedulingv1alpha1.PairAction) []schedulingv1alpha1.PairAction {
+	out := append(make([]schedulingv1alpha1.PairAction, 0, len(history)+1), history...)
+	out = append(out, *a.DeepCopy())
+	if n := len(out) - schedulingv1alpha1.HistoryLength; n > 0 {
+		out = out[n:]
+	}
+	return out
 }
 
 // protectedAgain records on the completed switch, and on its history entry, how long after it

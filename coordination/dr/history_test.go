@@ -24,15 +24,24 @@ func TestHistoryRecordsAFailoverWithWhatItCost(t *testing.T) {
 	expect(t, steps(a), []string{schedulingv1alpha1.ProgressionFencing, schedulingv1alpha1.ProgressionRestoring})
 	expect(t, len(d.History), 0)
 
-	// 40s later the volume is restored and bound on dest, the volume at east set aside.
+	// 40s later the volume is restored and bound on dest, the volume at east set aside; the
+	// workload's status is still the one east reported.
 	o = next(o, d, 40*time.Second)
 	restore := d.Restores["ns/c"]
 	o.Volumes[0].Owner, o.Volumes[0].Restore, o.Volumes[0].SetAsideAt = dest, &restore, o.Now.Add(-10*time.Second)
+	o.Workloads = []Workload{{Namespace: "ns", Kind: "Deployment", Name: "web", Replicas: 1, Ready: 1, Reported: ago(3 * time.Minute)}}
+	d = Decide(o)
+	expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionStarting)
+	expect(t, len(d.History), 0)
+
+	// 15s later the workload reported ready at west.
+	o = next(o, d, 15*time.Second)
+	o.Workloads[0].Reported = o.Now.Add(-time.Second)
 	d = Decide(o)
 	a = d.Action
 	expect(t, a.Progression, schedulingv1alpha1.ProgressionCompleted)
-	expect(t, steps(a), []string{schedulingv1alpha1.ProgressionFencing, schedulingv1alpha1.ProgressionRestoring, schedulingv1alpha1.ProgressionCompleted})
-	expect(t, a.RecoveryTime.Duration, 2*time.Minute+40*time.Second)
+	expect(t, steps(a), []string{schedulingv1alpha1.ProgressionFencing, schedulingv1alpha1.ProgressionRestoring, schedulingv1alpha1.ProgressionStarting, schedulingv1alpha1.ProgressionCompleted})
+	expect(t, a.RecoveryTime.Duration, 2*time.Minute+55*time.Second)
 	expect(t, a.RecoveryPoint.Duration, time.Minute)
 	expect(t, [3]int32{a.Restored, a.SetAside, a.Waiting}, [3]int32{1, 1, 0})
 	expect(t, len(d.History), 1)

@@ -30,7 +30,8 @@ var Transitions = []Transition{
 	{schedulingv1alpha1.ProgressionQuiescing, schedulingv1alpha1.ProgressionFencing, "giveUpRelocate"},
 	{schedulingv1alpha1.ProgressionFinalSync, schedulingv1alpha1.ProgressionRestoring, "finalSync"},
 	{schedulingv1alpha1.ProgressionFinalSync, schedulingv1alpha1.ProgressionFencing, "giveUpRelocate"},
-	{schedulingv1alpha1.ProgressionRestoring, schedulingv1alpha1.ProgressionCompleted, "restore"},
+	{schedulingv1alpha1.ProgressionRestoring, schedulingv1alpha1.ProgressionStarting, "restore"},
+	{schedulingv1alpha1.ProgressionStarting, schedulingv1alpha1.ProgressionCompleted, "serve"},
 }
 
 // Allowed tells whether one decision may take a pair from one progression to the other. A

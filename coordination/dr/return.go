@@ -11,9 +11,10 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 )
 
-// restore is the Restoring step of a switch: the other Location is active, each claim that
-// was in the Location left is asked to restore there from its replica, and the switch
-// completes once every claim with a replica is bound there.
+// restore is the Restoring step of a switch, and the Starting step after it: the other
+// Location is active, each claim that was in the Location left is asked to restore there from
+// its replica, and once every claim with a replica is bound there the workloads start
+// (serve), and the switch completes once they are ready.
 func (d *Decision) restore(o Observation) {
 	a := d.Action
 	d.Active = a.To
@@ -30,11 +31,10 @@ func (d *Decision) restore(o Observation) {
 	if !o.restored(a, d.Replicas) {
 		return
 	}
-	d.moveTo(o, schedulingv1alpha1.ProgressionCompleted)
-	now := metav1.NewTime(o.Now)
-	a.CompletionTime, a.Duration = &now, &metav1.Duration{Duration: o.Now.Sub(a.StartTime.Time)}
-	a.OldestReplicaTime = o.oldestRestored(a, d.Replicas)
-	o.measure(a, d.Replicas)
+	if a.Progression == schedulingv1alpha1.ProgressionRestoring {
+		d.moveTo(o, schedulingv1alpha1.ProgressionStarting)
+	}
+	d.serve(o)
 }
 
 // awaitedRestores says what the Restoring step waits for: the volumes with a replica to be

@@ -61,6 +61,42 @@ func returnCases() []decideCase {
 			expect(t, d.Fence, []string{"e1", "e2"})
 			expect(t, condition(d, schedulingv1alpha1.ConditionPeerReady), "False/PeerFenced")
 		}},
+		{"once every volume is bound in the new active Location, the workloads start there: a status the Location left wrote is cleared, and the switch waits", func() Observation {
+			o := restoredOnDest(schedulingv1alpha1.Relocate)
+			o.Workloads = []Workload{{Namespace: "ns", Kind: "Deployment", Name: "web", Replicas: 2, Ready: 2, Reported: ago(5 * time.Minute)}}
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionStarting)
+			expect(t, d.Quiesce, false)
+			expect(t, d.Unreported, []string{"ns/Deployment/web"})
+			expect(t, d.Action.CompletionTime == nil, true)
+			expect(t, message(d, schedulingv1alpha1.ConditionProgressing),
+				"relocate east to west: waiting for 1 workloads to be ready in west, the first ns/Deployment/web, whose status is the Location left's")
+		}},
+		{"a switch completes once every workload reported its replicas ready since it started at the new active Location", func() Observation {
+			o := restoredOnDest(schedulingv1alpha1.Failover)
+			started := metav1.NewTime(ago(5 * time.Second))
+			o.Action.Progression, o.Action.ProgressionTime = schedulingv1alpha1.ProgressionStarting, &started
+			o.Workloads = []Workload{{Namespace: "ns", Kind: "Deployment", Name: "web", Replicas: 2, Ready: 2, Reported: ago(time.Second)},
+				{Namespace: "ns", Kind: "StatefulSet", Name: "db", Replicas: 0, Reported: started.Time}}
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionCompleted)
+			expect(t, d.Action.Duration.Duration, 20*time.Second)
+			expect(t, len(d.Unreported), 0)
+		}},
+		{"a workload not ready yet holds the switch, and says how many replicas are", func() Observation {
+			o := restoredOnDest(schedulingv1alpha1.Failover)
+			started := metav1.NewTime(ago(5 * time.Second))
+			o.Action.Progression, o.Action.ProgressionTime = schedulingv1alpha1.ProgressionStarting, &started
+			o.Workloads = []Workload{{Namespace: "ns", Kind: "StatefulSet", Name: "db", Replicas: 3, Ready: 1, Reported: ago(time.Second)}}
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionStarting)
+			expect(t, len(d.Unreported), 0)
+			expect(t, message(d, schedulingv1alpha1.ConditionProgressing),
+				"failover east to west: waiting for 1 workloads to be ready in west, the first ns/StatefulSet/db (1 of 3 replicas ready)")
+		}},
 		{"a volume with a replica not yet bound in the new active Location keeps restoring", func() Observation {
 			o := replicating(pair(), time.Minute)
 			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionRestoring, 20*time.Second)
@@ -231,3 +267,13 @@ func returnCases() []decideCase {
 }
 
 func TestReturn(t *testing.T) { runCases(t, returnCases()) }
+
+// restoredOnDest is a switch of mode from east to west at Restoring, begun 20s ago, whose
+// volume is restored and bound on dest.
+func restoredOnDest(mode schedulingv1alpha1.SwitchMode) Observation {
+	o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced))
+	o.Active, o.Action = "west", action(mode, schedulingv1alpha1.ProgressionRestoring, 20*time.Second)
+	asked := dest + "/snap-" + dest
+	o.Volumes[0].Owner, o.Volumes[0].Restore = dest, &asked
+	return o
+}

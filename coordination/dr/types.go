@@ -125,6 +125,11 @@ type Observation struct {
 	// those of them labelled out of the pair's protection (storagev1alpha1.ProtectLabel),
 	// which a switch only tells that it left them.
 	Volumes, Unprotected []Volume
+	// Workloads are the Deployments and StatefulSets of those namespaces.
+	Workloads []Workload
+	// Drills are the history entries of the pair's Drills that were ready or ended
+	// (DrillRecord).
+	Drills []schedulingv1alpha1.PairAction
 	// Targets counts the hub's targets, Unreachable those that do not answer; with Brake,
 	// they hold back a failover the pair would start on its own.
 	Targets, Unreachable int
@@ -186,6 +191,9 @@ type Decision struct {
 	// OldestLastSync is the oldest replica's time among them.
 	Volumes, Protected int32
 	OldestLastSync     time.Time
+	// Unreported are the workloads, by Workload.Key, whose status to clear: a switch's
+	// Starting step found it written before the step began, by the Location left.
+	Unreported []string
 	// Unmapped says, per volume that cannot replicate for want of its storage class on the
 	// target that would hold its replicas, which class on which target.
 	Unmapped map[string]string
@@ -194,6 +202,19 @@ type Decision struct {
 	VolumeConditions map[string]metav1.Condition
 	Conditions       []metav1.Condition
 }
+
+// Workload is a Deployment or StatefulSet of the pair's namespaces, as its hub object tells:
+// its status is the report of the one target that runs it and reports it.
+type Workload struct {
+	Namespace, Kind, Name string
+	// Replicas is what its spec asks for, and Ready the replicas its status says are ready.
+	Replicas, Ready int32
+	// Reported is when its status was last written (zero: never).
+	Reported time.Time
+}
+
+// Key names the workload in Decision.Unreported: namespace/Kind/name.
+func (w Workload) Key() string { return w.Namespace + "/" + w.Kind + "/" + w.Name }
 
 // Key is a volume's key in Decision.Replicas.
 func (v Volume) Key() string { return v.Namespace + "/" + v.Claim }

@@ -152,3 +152,25 @@ const (
 	// that names none).
 	ReasonStorageClassUnmapped = "StorageClassUnmapped"
 )
+
+// Reasons of a Drill's Ready condition.
+const (
+	// ReasonPairNotFound: the Drill's pair does not exist.
+	ReasonPairNotFound = "PairNotFound"
+	// ReasonPairSwitching: the pair has no active Location yet, or a failover or relocate of
+	// it is under way: the drill starts once it completed.
+	ReasonPairSwitching = "PairSwitching"
+	// ReasonDrillInProgress: another Drill of the same pair runs; this one starts once it
+	// ended.
+	ReasonDrillInProgress = "DrillInProgress"
+	// ReasonNamespaceTaken: a sandbox's namespace exists and is not the drill's.
+	ReasonNamespaceTaken = "NamespaceTaken"
+	// ReasonRestoring and ReasonStarting: the drill waits for its claims to be bound, or its
+	// workloads to be ready.
+	ReasonRestoring = "Restoring"
+	ReasonStarting  = "Starting"
+	// ReasonDrillReady: every claim of the sandboxes is bound and every workload ready.
+	ReasonDrillReady = "DrillReady"
+	// ReasonDrillEnding: the drill was ended; its sandboxes are being removed.
+	ReasonDrillEnding = "DrillEnding"
+)

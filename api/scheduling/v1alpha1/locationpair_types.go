@@ -4,8 +4,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// SwitchMode is how a change of a LocationPair's active Location is carried out.
-// +kubebuilder:validation:Enum=Relocate;Failover
+// SwitchMode is how a change of a LocationPair's active Location is carried out; in the
+// pair's history, Drill is a rehearsal of a failover (a Drill), which changed nothing.
 type SwitchMode string
 
 const (
@@ -16,6 +16,9 @@ const (
 	// Failover fences the active Location where its storage can still be reached and restores
 	// each volume from its latest replica: what was written since that replica is lost.
 	Failover SwitchMode = "Failover"
+	// DrillMode, only in a PairAction, is a Drill of the pair: a failover rehearsed into
+	// sandboxes at the Location the pair did not run in, while it kept running.
+	DrillMode SwitchMode = "Drill"
 )
 
 // LocationPairSpec pairs two Locations for disaster recovery.
@@ -70,6 +73,7 @@ type LocationPairSpec struct {
 	// SwitchMode is how a declared switch is carried out: Relocate (planned, lossless) or
 	// Failover (fence, restore from the latest replicas).
 	// +kubebuilder:default=Relocate
+	// +kubebuilder:validation:Enum=Relocate;Failover
 	// +optional
 	SwitchMode SwitchMode `json:"switchMode,omitempty"`
 
@@ -134,9 +138,9 @@ const (
 )
 
 // Progressions of a PairAction: the steps of a failover or a relocate, and how it ended. A
-// failover goes from Fencing to Restoring and Completed, or is CalledOff while it fences; a
-// relocate goes from Quiescing to FinalSync, Restoring and Completed, unless it becomes a
-// failover on the way. They double as the reasons of the Progressing condition.
+// failover goes from Fencing to Restoring, Starting and Completed, or is CalledOff while it
+// fences; a relocate goes from Quiescing to FinalSync, Restoring, Starting and Completed,
+// unless it becomes a failover on the way. They double as the reasons of the Progressing condition.
 const (
 	// ProgressionFencing: a failover waits until every target of the Location it leaves that
 	// still answers is fenced off the storage.
@@ -150,8 +154,13 @@ const (
 	// ProgressionRestoring: the other Location is active; its targets restore the claims from
 	// their replicas.
 	ProgressionRestoring = "Restoring"
+	// ProgressionStarting: every claim that had a replica is bound at the new active
+	// Location, where the workloads of the pair's namespaces start; a relocate's are let go
+	// of. The switch waits until every Deployment and StatefulSet there reports its replicas
+	// ready, as Ramen's WaitForReadiness does.
+	ProgressionStarting = "Starting"
 	// ProgressionCompleted: every claim that had a replica is bound at the new active
-	// Location.
+	// Location, and every workload of the pair's namespaces is ready there.
 	ProgressionCompleted = "Completed"
 	// ProgressionCalledOff: an automatic failover found the Location it leaves answering
 	// again before that was fenced; nothing was restored, and that Location stays active.
@@ -189,7 +198,10 @@ type PairAction struct {
 	// declared: the recovery time is counted from it.
 	// +optional
 	TriggerTime *metav1.Time `json:"triggerTime,omitempty"`
-	// Mode is Failover or Relocate.
+	// Mode is Failover, Relocate, or Drill for a Drill of the pair, which switched nothing:
+	// To is where it ran, its recovery time the drill's RTO and its recovery point the
+	// drill's data window.
+	// +kubebuilder:validation:Enum=Relocate;Failover;Drill
 	Mode SwitchMode `json:"mode"`
 	// Automatic is true for a failover the pair started on its own.
 	// +optional
@@ -211,7 +223,7 @@ type PairAction struct {
 	ProgressionTime *metav1.Time `json:"progressionTime,omitempty"`
 	// StartTime is when the action started.
 	StartTime metav1.Time `json:"startTime"`
-	// CompletionTime is when every volume was bound at To again.
+	// CompletionTime is when every volume was bound at To again and every workload ready.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 	// Duration is CompletionTime - StartTime.

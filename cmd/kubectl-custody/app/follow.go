@@ -19,24 +19,41 @@ var switchPoll = time.Second
 // what it waits for whenever that changes, and at the end what it cost. A read that fails
 // ends it.
 func (o *options) followSwitch(ctx context.Context, c client.Reader, name string, generation int64, timeout time.Duration) error {
-	start := time.Now()
-	said := ""
-	for {
+	return o.follow(ctx, "locationpair/"+name, "kubectl custody history "+name, timeout, func() (string, string, error) {
 		p := &schedulingv1alpha1.LocationPair{}
 		if err := c.Get(ctx, client.ObjectKey{Name: name}, p); err != nil {
-			return fmt.Errorf("locationpair/%s: %s", name, o.explain(err))
+			return "", "", err
 		}
 		a := p.Status.LastAction
 		if a != nil && a.Generation >= generation && a.Over() {
-			fmt.Fprintf(o.streams.Out, "locationpair/%s: %s\n", name, a.Summary())
+			return "", a.Summary(), nil
+		}
+		return switchProgress(p, a, generation), "", nil
+	})
+}
+
+// follow calls read every switchPoll until it returns a last word, or timeout passed (0: no
+// limit), saying on the error stream how long it has followed what and its progress whenever
+// that changes, and at the end the last word on the output; then names the command that
+// follows it further. A read that fails ends it.
+func (o *options) follow(ctx context.Context, what, further string, timeout time.Duration, read func() (progress, last string, err error)) error {
+	start := time.Now()
+	said := ""
+	for {
+		progress, last, err := read()
+		if err != nil {
+			return fmt.Errorf("%s: %s", what, o.explain(err))
+		}
+		if last != "" {
+			fmt.Fprintf(o.streams.Out, "%s: %s\n", what, last)
 			return nil
 		}
-		if s := switchProgress(p, a, generation); s != said {
-			fmt.Fprintf(o.streams.ErrOut, "[%s] %s\n", time.Since(start).Round(time.Second), s)
-			said = s
+		if progress != said {
+			fmt.Fprintf(o.streams.ErrOut, "[%s] %s\n", time.Since(start).Round(time.Second), progress)
+			said = progress
 		}
 		if timeout > 0 && time.Since(start) >= timeout {
-			return fmt.Errorf("locationpair/%s: still %s after %s; kubectl custody history %s follows it", name, said, timeout, name)
+			return fmt.Errorf("%s: still %s after %s; %s follows it", what, said, timeout, further)
 		}
 		select {
 		case <-ctx.Done():

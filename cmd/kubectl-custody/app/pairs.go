@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,7 +23,9 @@ func (o *options) pairsCommand() *cobra.Command {
 one, the phase (Protecting, FailingOver, FailedOver, Relocating, Relocated), the volumes
 that have a recent replica out of those that replicate, and the age of the oldest volume's
 last replica: what a failover now would lose is what was written since. -o wide adds the
-replication interval, the DataProtected reason and the last failover or relocate.`,
+replication interval, the DataProtected reason, the last failover or relocate, and what one
+under way waits for: the volumes still to be restored, then the workloads not yet ready at the
+Location it goes to.`,
 		Example: `  # Every pair, with the reason its data is or is not protected
   kubectl custody pairs -o wide`,
 		Args: cobra.NoArgs,
@@ -42,7 +45,7 @@ replication interval, the DataProtected reason and the last failover or relocate
 
 var pairColumns = columns(
 	[]string{"Name", "Primary", "Secondary", "Active", "Phase", "Protected", "Oldest Replica"},
-	"Interval", "Reason", "Last Action")
+	"Interval", "Reason", "Last Action", "Waiting For")
 
 // pairTable is the table of pairs, their replicas' ages taken at now.
 func pairTable(items []schedulingv1alpha1.LocationPair, now time.Time) *metav1.Table {
@@ -60,7 +63,18 @@ func pairTable(items []schedulingv1alpha1.LocationPair, now time.Time) *metav1.T
 		t.Rows = append(t.Rows, row(p,
 			p.Name, p.Spec.Primary, p.Spec.Secondary, orNone(s.ActiveLocation), orNone(string(s.Phase)),
 			fmt.Sprintf("%d/%d", s.ProtectedVolumes, s.Volumes), age(s.OldestLastSyncTime, now),
-			orNone(p.Spec.ReplicationInterval), orNone(reason), orNone(action)))
+			orNone(p.Spec.ReplicationInterval), orNone(reason), orNone(action), orNone(waitingFor(s))))
 	}
 	return t
+}
+
+// waitingFor is what the failover or relocate under way waits for, as its Progressing
+// condition says; empty when none is under way.
+func waitingFor(s *schedulingv1alpha1.LocationPairStatus) string {
+	c := meta.FindStatusCondition(s.Conditions, schedulingv1alpha1.ConditionProgressing)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return ""
+	}
+	_, what, _ := strings.Cut(c.Message, ": waiting for ")
+	return what
 }

@@ -61,7 +61,8 @@ failovers and relocates. It joins member clusters (join registers a target
 with a hub identity of its own and writes the manifest that runs its syncer) and unjoins
 them (unjoin drains a target, then removes it and its identity), cordons and uncordons
 targets, states that a lost target's member is powered off (fence --powered-off),
-unfences targets, and fails a LocationPair over or relocates it to its other Location.`,
+unfences targets, fails a LocationPair over or relocates it to its other Location, and
+drills a pair's failover without disturbing it.`,
 		Annotations:  map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl custody"},
 		SilenceUsage: true,
 		// Run prints the error once, on one line.
@@ -84,6 +85,7 @@ unfences targets, and fails a LocationPair over or relocates it to its other Loc
 		o.historyCommand(),
 		o.switchCommand(schedulingv1alpha1.Failover),
 		o.switchCommand(schedulingv1alpha1.Relocate),
+		o.drillCommand(),
 		o.joinCommand(),
 		o.unjoinCommand(),
 	)
