@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -38,8 +39,8 @@ func (r *Reconciler) importReplica(ctx context.Context, up, down *unstructured.U
 		return err
 	}
 	bound := ""
-	if replica.Status != nil && replica.Status.BoundVolumeSnapshotContentName != nil {
-		bound = *replica.Status.BoundVolumeSnapshotContentName
+	if replica.Status != nil {
+		bound = ptr.Deref(replica.Status.BoundVolumeSnapshotContentName, "")
 	}
 	if bound == "" {
 		return fmt.Errorf("replica %s has no content yet: %w", key, transform.ErrReplicaNotCut)
