@@ -10,4 +10,12 @@
 // Two pairs that share a Location both say so in their LocationsExclusive condition, each
 // naming the other. Only the one made first is acted on: the other is Pending, and nothing
 // of it is decided or written but that condition, until the first is deleted.
+//
+// The package's DrillReconciler runs Drills: it reads the drill's pair and volumes as the
+// pair's controller does, hands them to coordination/dr's DecideDrill, and makes what the
+// decision asks: a sandbox namespace per namespace of the pair, isolated by a NetworkPolicy,
+// with copies of its objects and its claims (each annotated to be restored from the replica
+// picked), bound to the other Location by a Placement of the drill's own. A deleted drill's
+// Placement and sandboxes are deleted before its finalizer goes. The pair's controller
+// records each drill that was ready, or ended before, in the pair's history.
 package dr

@@ -23,9 +23,9 @@ var (
 	switchDuration = prometheus.NewDesc("custody_pair_last_switch_duration_seconds",
 		"How long a pair's last completed failover or relocate took, from its start to every volume bound again.", []string{"pair", "mode"}, nil)
 	recoveryTime = prometheus.NewDesc("custody_pair_last_recovery_time_seconds",
-		"The recovery time of a pair's last completed failover or relocate: from the loss detected, or the switch declared, to every volume with a replica bound again.", []string{"pair", "mode"}, nil)
+		"The recovery time of a pair's last completed failover, relocate or drill (mode): from the loss detected, or the switch declared, to every volume with a replica bound again and its workloads ready; for a drill, its RTO in its sandboxes.", []string{"pair", "mode"}, nil)
 	recoveryPoint = prometheus.NewDesc("custody_pair_last_recovery_point_seconds",
-		"The recovery point of a pair's last completed failover or relocate: the longest stretch of writes a volume lost (zero for a relocate).", []string{"pair", "mode"}, nil)
+		"The recovery point of a pair's last completed failover, relocate or drill (mode): the longest stretch of writes a volume lost (zero for a relocate); for a drill, its data window, what a failover at its start would have lost.", []string{"pair", "mode"}, nil)
 	pairInterval = prometheus.NewDesc("custody_pair_replication_interval_seconds",
 		"A pair's replication interval, its recovery point objective: a replica older than twice it is late.", []string{"pair"}, nil)
 	pairPhase = prometheus.NewDesc("custody_pair_phase",
@@ -81,7 +81,7 @@ func collect(ctx context.Context, r client.Reader, ch chan<- prometheus.Metric) 
 		if a := p.Status.LastAction; a != nil && a.Duration != nil {
 			ch <- cachemetrics.Gauge(switchDuration, a.Duration.Seconds(), p.Name, string(a.Mode))
 		}
-		if a := lastCompleted(p.Status.History); a != nil {
+		for _, a := range lastCompleted(p.Status.History) {
 			ch <- cachemetrics.Gauge(recoveryTime, a.RecoveryTime.Seconds(), p.Name, string(a.Mode))
 			ch <- cachemetrics.Gauge(recoveryPoint, a.RecoveryPoint.Seconds(), p.Name, string(a.Mode))
 		}
@@ -100,13 +100,14 @@ func collect(ctx context.Context, r client.Reader, ch chan<- prometheus.Metric) 
 // of the controller that starts now.
 func registerMetrics(reader client.Reader) { collector.Register(reader, switches) }
 
-// lastCompleted is the last switch of the history that completed with its costs measured;
-// nil when there is none.
-func lastCompleted(history []schedulingv1alpha1.PairAction) *schedulingv1alpha1.PairAction {
-	for i := len(history) - 1; i >= 0; i-- {
+// lastCompleted are, of each mode, the last switch or drill of the history that completed
+// with its costs measured.
+func lastCompleted(history []schedulingv1alpha1.PairAction) map[schedulingv1alpha1.SwitchMode]*schedulingv1alpha1.PairAction {
+	out := map[schedulingv1alpha1.SwitchMode]*schedulingv1alpha1.PairAction{}
+	for i := range history {
 		if a := &history[i]; a.RecoveryTime != nil && a.RecoveryPoint != nil {
-			return a
+			out[a.Mode] = a
 		}
 	}
-	return nil
+	return out
 }

@@ -70,10 +70,19 @@
 // trigger less the oldest replica restored from), and the volumes restored, set aside and left
 // waiting (history.go).
 //
+// A Drill rehearses a failover without a switch (DecideDrill, drill.go): it starts once its
+// pair has an active Location, no switch under way and no older drill, picks for each volume
+// the latest ready image at the other Location (the data window is the start less the oldest
+// picked), asks for each claim's copy in a sandbox restored from it (the restore-from names
+// the replica's namespace: <target>/<namespace>/<snapshot>), and is Ready once every copy is
+// bound and every workload of the sandboxes ready (its RTO). The pair records each drill
+// that was ready, or ended before, in its history (DrillRecord, Decision.recordDrills).
+//
 // The files follow these seams: protection.go (replication while the pair protects, and
 // DataProtected), failover.go (when a switch starts, and the Fencing step), relocate.go
 // (Quiescing and FinalSync, and a relocate given up for a failover), return.go (Restoring at
 // the Location switched to, and the Fences the Location left keeps until it returns clean),
 // beside Decide and the order of the steps (decide.go), the Transitions (progressions.go), the
-// pair's conditions (conditions.go) and what a pair's Locations tell (locations.go).
+// pair's conditions (conditions.go), what a pair's Locations tell (locations.go), and drills
+// (drill.go).
 package dr

@@ -26,6 +26,7 @@ func (d *Decision) protect(o Observation) {
 	for _, t := range to.Targets {
 		byKey[t.Key] = t
 	}
+	kept := keptDestinations(o.Volumes, keys)
 	var protected []Volume
 	for _, v := range o.Volumes {
 		if v.Restore != nil && v.Bound && o.Locations[d.Active].has(v.Owner) {
@@ -39,7 +40,11 @@ func (d *Decision) protect(o Observation) {
 			}
 			continue
 		}
-		w := Want{Namespace: v.Namespace, Claim: v.Claim, Source: v.Owner, Destination: Destination(v.Namespace, keys)}
+		dest, ok := kept[v.Namespace]
+		if !ok {
+			dest = Destination(v.Namespace, keys)
+		}
+		w := Want{Namespace: v.Namespace, Claim: v.Claim, Source: v.Owner, Destination: dest}
 		class := o.Pair.ClassAt(v.StorageClass, to.Name)
 		if name, ok := byKey[w.Destination].holds(class); !ok {
 			if d.Unmapped == nil {
@@ -57,6 +62,25 @@ func (d *Decision) protect(o Observation) {
 		}
 	}
 	d.Replicas = o.newReplicas(protected, true)
+}
+
+// keptDestinations are, by namespace, the targets among keys that a replication of the
+// namespace goes to already (the first by name, should they differ): a namespace keeps its
+// destination while it can, as a new one would restart every volume's first sync there. So
+// the targets of a Location that returns take the replicas as their Fences are lifted, one
+// by one, and keep them: those of the first lifted stay there.
+func keptDestinations(volumes []Volume, keys []string) map[string]string {
+	out := map[string]string{}
+	for _, v := range volumes {
+		r := v.Replication
+		if r == nil || !slices.Contains(keys, r.Destination) {
+			continue
+		}
+		if d, ok := out[v.Namespace]; !ok || r.Destination < d {
+			out[v.Namespace] = r.Destination
+		}
+	}
+	return out
 }
 
 // protection counts the replicated volumes, gives each its Replicated condition, and tells

@@ -36,6 +36,21 @@ func protectionCases() []decideCase {
 			expect(t, d.Volumes, int32(1))
 			expect(t, d.Protected, int32(0))
 		}},
+		{"a namespace keeps the destination it replicates to while it can take replicas, though another one would be chosen now", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Volumes[0].Replication.Destination = otherDest
+			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "new", Owner: "e1", Bound: true})
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: otherDest}, {Namespace: "ns", Claim: "new", Source: "e1", Destination: otherDest}})
+		}},
+		{"and takes the chosen one once its destination is fenced", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Volumes[0].Replication.Destination = otherDest
+			return with(o, "west", fenceState(fencing.Fenced), otherDest)
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest}})
+		}},
 		{"a volume whose owner is lost keeps its replication, and with it the replicas a failover needs", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", lost(30*time.Second), "e1")
 			o.Volumes[0].Bound = false

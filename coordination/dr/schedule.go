@@ -57,7 +57,8 @@ func parseInterval(s string) (int, time.Duration, error) {
 
 // Destination chooses, among the keys of the other Location's targets, the one that holds a
 // namespace's replicas, by rendezvous hashing: the same target for every claim of the
-// namespace, and a namespace changes destination only when its target leaves the set.
+// namespace, spread evenly. A pair keeps a namespace's destination while it stays a
+// candidate (keptDestinations): a target added takes only namespaces new to the Location.
 func Destination(namespace string, candidates []string) string {
 	var best string
 	var bestScore uint64

@@ -141,6 +141,7 @@ func restMapper() meta.RESTMapper {
 	m.Add(coordinationv1.SchemeGroupVersion.WithKind("Lease"), meta.RESTScopeNamespace)
 	m.Add(schedulingv1alpha1.GroupVersion.WithKind("Location"), meta.RESTScopeRoot)
 	m.Add(schedulingv1alpha1.GroupVersion.WithKind("LocationPair"), meta.RESTScopeRoot)
+	m.Add(schedulingv1alpha1.GroupVersion.WithKind("Drill"), meta.RESTScopeRoot)
 	m.Add(storagev1alpha1.GroupVersion.WithKind("VolumeReplication"), meta.RESTScopeNamespace)
 	m.Add(corev1.SchemeGroupVersion.WithKind("ServiceAccount"), meta.RESTScopeNamespace)
 	m.Add(corev1.SchemeGroupVersion.WithKind("Secret"), meta.RESTScopeNamespace)

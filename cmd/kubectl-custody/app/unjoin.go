@@ -269,21 +269,27 @@ func (u *unjoinRun) drained(ctx context.Context, d drain) (holdings, error) {
 }
 
 // waitUntilEmpty reads what d's target holds until it holds nothing or timeout has passed,
-// saying what it holds whenever that changes, and returns what it held last. A timeout of
+// saying what it holds whenever that changes (with the time waited, and how many of the
+// objects it held at the first read it let go of), and returns what it held last. A timeout of
 // 0 reads once. The reads are not bound by the timeout: one cut off would say nothing. A read
 // that fails is tried again until the timeout, then its error returned; a target deleted or
 // replaced meanwhile ends the wait at once.
 func (o *options) waitUntilEmpty(ctx context.Context, d drain, timeout time.Duration) (holdings, error) {
-	deadline := time.Now().Add(timeout)
-	said := ""
+	start := time.Now()
+	deadline := start.Add(timeout)
+	said, first := "", -1
 	for {
 		left, err := d.holdings(ctx)
 		var changed *targetChangedError
 		if err != nil && (errors.As(err, &changed) || !time.Now().Before(deadline)) {
 			return nil, err
 		}
+		if err == nil && first < 0 {
+			first = left.count()
+		}
 		if s := left.summary(); timeout > 0 && s != "" && s != said {
-			fmt.Fprintf(o.streams.ErrOut, "waiting for %s to hold nothing: %s\n", d.target, s)
+			fmt.Fprintf(o.streams.ErrOut, "[%s] waiting for %s to hold nothing: %s; %d of %d let go\n",
+				time.Since(start).Round(time.Second), d.target, s, first-left.count(), first)
 			said = s
 		}
 		if err == nil && (left.count() == 0 || !time.Now().Before(deadline)) {

@@ -269,7 +269,7 @@ func TestUnjoin(t *testing.T) {
 			funcs:    syncerLetsGo(),
 			flags:    unjoinFlags{timeout: time.Minute},
 			out:      "synctarget.workload.custody.dev/m1 evicting\n" + deletedM1,
-			errOut:   "waiting for m1 to hold nothing: 1 persistentvolumeclaims, 1 namespaces\n",
+			errOut:   "[0s] waiting for m1 to hold nothing: 1 persistentvolumeclaims, 1 namespaces; 0 of 2 let go\n",
 			released: true,
 		},
 		{
@@ -285,7 +285,7 @@ func TestUnjoin(t *testing.T) {
 			funcs:   failsAfterFirstRead(),
 			flags:   unjoinFlags{timeout: 2 * time.Second},
 			out:     "synctarget.workload.custody.dev/m1 evicting\n",
-			errOut:  "waiting for m1 to hold nothing: 1 persistentvolumeclaims, 1 namespaces\n",
+			errOut:  "[0s] waiting for m1 to hold nothing: 1 persistentvolumeclaims, 1 namespaces; 0 of 2 let go\n",
 			err:     "listing persistentvolumeclaims: the hub is restarting",
 			remains: joined,
 		},

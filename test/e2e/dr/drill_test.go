@@ -7,12 +7,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
@@ -65,20 +63,12 @@ var _ = Describe("A LocationPair's drill", func() {
 		handle := pv.Spec.CSI.VolumeHandle
 		east, west := env.Storage("east"), env.Storage("west")
 		m1, m2 := env.Member("m1").Client, env.Member("m2").Client
-		labels := map[string]string{"app": "db"}
 		Expect(hub.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"}, StringData: map[string]string{"password": "s3cret"}})).To(Succeed())
 		Expect(hub.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
-			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Selector: labels, Ports: []corev1.ServicePort{{Port: 5432}}}})).To(Succeed())
-		Expect(hub.Create(ctx, &appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
-			Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
-				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
-					Containers: []corev1.Container{{Name: "db", Image: "db", VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
-						EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}}}}}},
-					Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
-						PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}},
-				}}},
-		})).To(Succeed())
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Selector: map[string]string{"app": "db"}, Ports: []corev1.ServicePort{{Port: 5432}}}})).To(Succeed())
+		db := database(ns)
+		db.Spec.Template.Spec.Containers[0].EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}}}}
+		Expect(hub.Create(ctx, db)).To(Succeed())
 		Eventually(func() []string { return usersOf(ctx, m1, downNamespace(ctx, "m1", ns), "data") }).WithContext(ctx).ShouldNot(BeEmpty())
 		written := write(ctx, east, "m1", handle, "before", 3)
 		pair := protect(ctx, ns, schedulingv1alpha1.LocationPairSpec{ReplicationInterval: "1m"}, vo)
@@ -94,7 +84,7 @@ var _ = Describe("A LocationPair's drill", func() {
 		})
 
 		By("drilling with kubectl custody, which follows the drill until it serves")
-		code, out, errOut := env.Custody(ctx, "drill", ns)
+		code, out, errOut := env.Custody(ctx, "drill", ns, "--timeout", "90s")
 		GinkgoWriter.Printf("$ kubectl custody drill %s\n%s%s(exit %d)\n", ns, out, errOut, code)
 		Expect(code).To(Equal(0))
 		Expect(errOut).To(ContainSubstring("Restoring: "))
@@ -163,10 +153,13 @@ var _ = Describe("A LocationPair's drill", func() {
 		Expect(h.RecoveryTime.Duration).To(Equal(d.Status.RecoveryTime.Duration))
 		Expect(h.RecoveryPoint.Duration).To(Equal(d.Status.DataWindow.Duration))
 		Expect(custody(ctx, "history", ns)).To(MatchRegexp(`(?m)\s+Drill\s+east\s+west\s+Declared\s+Completed\s`))
+		Eventually(func(g Gomega) {
+			g.Expect(metrics(ctx, g)).To(ContainSubstring(`custody_pair_last_recovery_time_seconds{mode="Drill",pair="%s"} %g`, ns, h.RecoveryTime.Seconds()))
+		}).WithContext(ctx).Should(Succeed())
 
 		By("ending the drill: its sandbox goes, with the volume restored into it, and nothing else")
 		downSandbox := downNamespace(ctx, "m2", sandbox)
-		code, out, errOut = env.Custody(ctx, "drill", ns, "--end")
+		code, out, errOut = env.Custody(ctx, "drill", ns, "--end", "--timeout", "90s")
 		GinkgoWriter.Printf("$ kubectl custody drill %s --end\n%s%s(exit %d)\n", ns, out, errOut, code)
 		Expect(code).To(Equal(0))
 		Expect(out).To(ContainSubstring("drill/%s: ended: its sandboxes are gone", ns))

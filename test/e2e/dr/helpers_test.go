@@ -7,8 +7,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
@@ -24,6 +26,20 @@ func app(ctx context.Context, location string) string {
 	ns := framework.App(ctx, hub, location)
 	framework.DeleteAfter(hub, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, framework.Placement(ns, location))
 	return ns
+}
+
+// database is the Deployment "db" of ns: one replica, which mounts the claim "data".
+func database(ns string) *appsv1.Deployment {
+	labels := map[string]string{"app": "db"}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+				Containers: []corev1.Container{{Name: "db", Image: "db", VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+				Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}},
+			}}},
+	}
 }
 
 // boundClaim makes an RWO claim of the member's default class and waits until it is Bound on

@@ -11,7 +11,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -42,16 +41,7 @@ var _ = Describe("A LocationPair's relocate", func() {
 		old := pv.Spec.CSI.VolumeHandle
 		east, west := env.Storage("east"), env.Storage("west")
 		m1, m2 := env.Member("m1").Client, env.Member("m2").Client
-		labels := map[string]string{"app": "db"}
-		Expect(hub.Create(ctx, &appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
-			Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
-				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
-					Containers: []corev1.Container{{Name: "db", Image: "db", VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
-					Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
-						PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}},
-				}}},
-		})).To(Succeed())
+		Expect(hub.Create(ctx, database(ns))).To(Succeed())
 		Eventually(func() []string { return usersOf(ctx, m1, downNamespace(ctx, "m1", ns), "data") }).WithContext(ctx).ShouldNot(BeEmpty())
 		written := write(ctx, east, "m1", old, "before", 3)
 

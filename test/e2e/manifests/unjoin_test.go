@@ -70,7 +70,7 @@ var _ = Describe("kubectl custody unjoin", Ordered, func() {
 		Expect(r.out).To(Equal("synctarget.workload.custody.dev/" + stuck + " evicting\n"))
 		lines := strings.Split(strings.TrimSuffix(r.errOut, "\n"), "\n")
 		Expect(lines).To(HaveLen(2), r.errOut)
-		Expect(lines[0]).To(Equal("waiting for " + stuck + " to hold nothing: 1 persistentvolumeclaims, 1 configmaps, 1 namespaces"))
+		Expect(lines[0]).To(MatchRegexp(`^\[\ds\] waiting for %s to hold nothing: 1 persistentvolumeclaims, 1 configmaps, 1 namespaces; 0 of 3 let go$`, stuck))
 		Expect(lines[1]).To(HavePrefix(`error: synctarget "` + stuck + `" still holds claim ` + ns + `/c1 (Bound, WaitingForDetach) and ` +
 			`2 other objects (1 configmaps, 1 namespaces) after 2s; nothing was removed and it stays evicting: `))
 		Expect(lines[1]).To(ContainSubstring("kubectl custody fence " + stuck + " --powered-off"))

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/test/e2e/framework"
@@ -55,6 +56,17 @@ var _ = Describe("A namespace user", func() {
 		expectRefused(user.Create(ctx, claim, client.DryRunAll), ruleKeys)
 		labelled := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other", Labels: map[string]string{storagev1alpha1.ProtectLabel: "false"}}}
 		expectRefused(user.Create(ctx, labelled, client.DryRunAll), ruleKeys)
+	})
+
+	It("cannot start a drill, nor restore a claim from a replica of another namespace, as a drill's sandbox is", func(ctx SpecContext) {
+		ns, user := tenant(ctx, false)
+		drill := &schedulingv1alpha1.Drill{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: schedulingv1alpha1.DrillSpec{Pair: ns}}
+		expectDenied(user.Create(ctx, drill, client.DryRunAll))
+		claim := environment.Claim(ns, "stolen", domain, corev1.ReadWriteOnce)
+		claim.Annotations = map[string]string{storagev1alpha1.RestoreAnnotation: "m1/other-tenant/volsync-data-dst-1"}
+		expectRefused(user.Create(ctx, claim, client.DryRunAll), ruleKeys)
+		sandbox := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sandbox", Labels: map[string]string{schedulingv1alpha1.DrillLabel: ns}}}
+		expectRefused(user.Create(ctx, sandbox, client.DryRunAll), ruleKeys)
 	})
 
 	It("does not decide whether storage is released: a claim deleted while its owner is cut off keeps the storage of a hub PV set to Retain", func(ctx SpecContext) {
