@@ -28,6 +28,7 @@ var DefaultResources = []schema.GroupVersionResource{
 	{Group: "apps", Version: "v1", Resource: "statefulsets"},
 	{Group: "batch", Version: "v1", Resource: "jobs"},
 	{Version: "v1", Resource: "pods"},
+	{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"},
 }
 
 // DefaultHeartbeatPeriod is how often the heartbeat Lease is renewed when Options say not.

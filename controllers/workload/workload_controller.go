@@ -32,6 +32,7 @@ var DefaultResources = []schema.GroupVersionKind{
 	{Group: "apps", Version: "v1", Kind: "StatefulSet"},
 	{Group: "batch", Version: "v1", Kind: "Job"},
 	corev1.SchemeGroupVersion.WithKind("Pod"),
+	{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"},
 }
 
 // decided are the types whose state on a target another controller decides: the statefulset
@@ -93,6 +94,7 @@ func (r *Reconciler) newList() client.ObjectList {
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;patch
 
 // Reconcile copies the namespace's state labels and deletion annotations onto the object.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {

@@ -27,8 +27,15 @@
 // attached to, across domains: a ReplicationSource syncs on VolSync's triggers to the
 // ReplicationDestination its address names, copying the source volume's log into the
 // destination's volume and cutting a VolumeSnapshot of it that becomes ready, and both report
-// as VolSync does. A claim whose dataSourceRef is a ready VolumeSnapshot the domain cut is
-// provisioned with the snapshot's log. Tests may make syncs fail or slow.
+// as VolSync does. It plays the snapshot controller and the CSI snapshotter too: the storage
+// keeps each snapshot it cut under its handle, which the VolumeSnapshotContent it makes for
+// the VolumeSnapshot reports; a pre-provisioned VolumeSnapshot (source.volumeSnapshotContentName)
+// binds to its content once the content names it back, and is ready once the storage has the
+// snapshot of the content's handle. Deleting a content Delete deletes the storage snapshot;
+// Retain keeps it. A claim whose dataSourceRef is a ready VolumeSnapshot of the domain's
+// driver is provisioned with the log of the storage snapshot its content names; one whose
+// storage snapshot is gone fails to provision, with a warning event, as with a real driver.
+// Tests may make syncs fail or slow.
 //
 // Write stands in for a workload's writes: an acknowledged write lands in the volume's log,
 // which goes with the backing volume. The ledger records every refusal and every step that

@@ -9,6 +9,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -33,10 +34,11 @@ const (
 // detaches their volumes, releases the backing volume of a released PV with reclaimPolicy
 // Delete, and executes the member's NetworkFences of the domain.
 type driver struct {
-	storage *Storage
-	member  string
-	client  client.Client
-	reader  client.Reader // the member's API server, uncached
+	storage  *Storage
+	member   string
+	client   client.Client
+	reader   client.Reader // the member's API server, uncached
+	recorder events.EventRecorder
 }
 
 func (d *driver) setup(mgr ctrl.Manager, opts controller.Options) error {
@@ -112,7 +114,11 @@ const restoreRetry = time.Second
 
 // restoreFrom is the log of the VolumeSnapshot a claim's dataSourceRef names, which the new
 // volume starts with; wait is true until the snapshot is ready to use, as the external
-// provisioner waits. A claim with no such source starts empty.
+// provisioner waits. The log is the storage snapshot's whose handle the snapshot's bound
+// content names, whichever member or namespace cut it: a pre-provisioned content imports a
+// snapshot by its handle. A claim with no such source starts empty. A snapshot that is not
+// this storage's, or whose storage snapshot is gone, fails the provisioning, with a warning
+// event on the claim as the external provisioner records.
 func (d *driver) restoreFrom(ctx context.Context, pvc *corev1.PersistentVolumeClaim) ([]string, bool, error) {
 	src := pvc.Spec.DataSourceRef
 	if src == nil || src.Kind != "VolumeSnapshot" || ptr.Deref(src.APIGroup, "") != snapshotv1.GroupName {
@@ -122,14 +128,31 @@ func (d *driver) restoreFrom(ctx context.Context, pvc *corev1.PersistentVolumeCl
 	if err := d.reader.Get(ctx, client.ObjectKey{Namespace: pvc.Namespace, Name: src.Name}, snap); err != nil {
 		return nil, true, client.IgnoreNotFound(err)
 	}
-	log, ok := d.storage.Snapshot(d.member, pvc.Namespace, src.Name)
-	if !ok {
-		return nil, true, fmt.Errorf("snapshot %s/%s was not cut by storage %s", pvc.Namespace, src.Name, d.storage.name)
-	}
-	if snap.Status == nil || !ptr.Deref(snap.Status.ReadyToUse, false) {
+	if snap.Status == nil || !ptr.Deref(snap.Status.ReadyToUse, false) || snap.Status.BoundVolumeSnapshotContentName == nil {
+		if snap.Status != nil && snap.Status.Error != nil {
+			d.provisioningFailed(pvc, fmt.Errorf("snapshot %s/%s is not ready: %s", pvc.Namespace, src.Name, ptr.Deref(snap.Status.Error.Message, "")))
+		}
 		return nil, true, nil
 	}
+	content := &snapshotv1.VolumeSnapshotContent{}
+	if err := d.reader.Get(ctx, client.ObjectKey{Name: *snap.Status.BoundVolumeSnapshotContentName}, content); err != nil {
+		return nil, true, client.IgnoreNotFound(err)
+	}
+	if content.Spec.Driver != d.storage.Provisioner() {
+		return nil, true, d.provisioningFailed(pvc, fmt.Errorf("snapshot %s/%s is of driver %s, not %s", pvc.Namespace, src.Name, content.Spec.Driver, d.storage.Provisioner()))
+	}
+	handle := contentHandle(content)
+	log, ok := d.storage.ledger.snapshotLog(handle)
+	if !ok {
+		return nil, true, d.provisioningFailed(pvc, fmt.Errorf("snapshot %s of %s/%s does not exist on storage %s", handle, pvc.Namespace, src.Name, d.storage.name))
+	}
 	return log, false, nil
+}
+
+// provisioningFailed records a warning event on the claim, and returns err.
+func (d *driver) provisioningFailed(pvc *corev1.PersistentVolumeClaim, err error) error {
+	d.recorder.Eventf(pvc, nil, corev1.EventTypeWarning, "ProvisioningFailed", "Provision", "failed to provision volume: %v", err)
+	return err
 }
 
 // newPV builds the PV for a claim. Its name and handle derive from the claim's UID, so a retry

@@ -118,7 +118,16 @@ type ledger struct {
 	off        map[string]bool           // the members whose nodes are powered off
 	violations []Violation
 	refusals   []Refusal
-	snapshots  map[string][]string // member/namespace/name of a VolumeSnapshot → the log it holds
+	snapshots  map[string]*snapshotState // handle → a snapshot the storage cut
+	cuts       map[string]string         // member/namespace/name of a VolumeSnapshot the storage cut → its handle
+}
+
+// snapshotState is the storage's record of one snapshot: the log of the volume it was cut
+// from, as it was then.
+type snapshotState struct {
+	log     []string
+	volume  string    // the handle of the volume it was cut from
+	deleted time.Time // zero while it exists
 }
 
 type volumeState struct {
@@ -133,7 +142,7 @@ func newLedger() *ledger {
 	return &ledger{
 		volumes: map[string]*volumeState{}, pvs: map[pvRef]string{}, released: map[types.UID]bool{},
 		nodes: map[string][]netip.Prefix{}, fences: map[netip.Prefix]bool{}, off: map[string]bool{},
-		snapshots: map[string][]string{},
+		snapshots: map[string]*snapshotState{}, cuts: map[string]string{},
 	}
 }
 
@@ -428,18 +437,46 @@ func (l *ledger) load(handle string, log []string) error {
 	return nil
 }
 
-// snapshot records, or reads, the log a VolumeSnapshot holds.
-func (l *ledger) snapshot(key string, log []string) {
+// cut records the snapshot handle, cut from the volume of handle volume, which holds log, as
+// the one the VolumeSnapshot at key (snapshotKey) asked for.
+func (l *ledger) cut(key, handle, volume string, log []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.snapshots[key] = slices.Clone(log)
+	l.snapshots[handle] = &snapshotState{log: slices.Clone(log), volume: volume}
+	l.cuts[key] = handle
 }
 
-func (l *ledger) snapshotLog(key string) ([]string, bool) {
+// cutFor is the handle of the snapshot cut for the VolumeSnapshot at key, and the handle of
+// the volume it was cut from.
+func (l *ledger) cutFor(key string) (handle, volume string, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	log, ok := l.snapshots[key]
-	return slices.Clone(log), ok
+	handle, ok = l.cuts[key]
+	if ok {
+		volume = l.snapshots[handle].volume
+	}
+	return handle, volume, ok
+}
+
+// snapshotLog is the log the snapshot of handle holds; false when the storage has no such
+// snapshot, or deleted it.
+func (l *ledger) snapshotLog(handle string) ([]string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	snap := l.snapshots[handle]
+	if snap == nil || !snap.deleted.IsZero() {
+		return nil, false
+	}
+	return slices.Clone(snap.log), true
+}
+
+// deleteSnapshot deletes the snapshot of handle.
+func (l *ledger) deleteSnapshot(handle string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if snap := l.snapshots[handle]; snap != nil && snap.deleted.IsZero() {
+		snap.deleted = time.Now()
+	}
 }
 
 // records returns the volume's write log.

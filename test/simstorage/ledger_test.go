@@ -272,3 +272,29 @@ func TestLedgerWrites(t *testing.T) {
 		t.Fatalf("acknowledged writes lost with the volume: %v", err)
 	}
 }
+
+// A snapshot is the storage's by its handle: the VolumeSnapshot it was cut for finds it, and
+// so does any content that names the handle, until the storage deletes it.
+func TestLedgerSnapshots(t *testing.T) {
+	l := newLedger()
+	key := snapshotKey("m2", "ns-a", "volsync-data-dst-1")
+	log := []string{"record 0", "record 1"}
+	l.cut(key, "snap-h", "vol-h", log)
+	log[0] = "changed after the cut"
+	if handle, volume, ok := l.cutFor(key); !ok || handle != "snap-h" || volume != "vol-h" {
+		t.Fatalf("cutFor = %q, %q, %v; want snap-h cut from vol-h", handle, volume, ok)
+	}
+	if _, _, ok := l.cutFor(snapshotKey("m2", "ns-b", "volsync-data-dst-1")); ok {
+		t.Fatal("a VolumeSnapshot of another namespace finds the cut")
+	}
+	if got, ok := l.snapshotLog("snap-h"); !ok || !slices.Equal(got, []string{"record 0", "record 1"}) {
+		t.Fatalf("snapshotLog by handle = %v, %v; want the log as cut", got, ok)
+	}
+	if _, ok := l.snapshotLog("other"); ok {
+		t.Fatal("an unknown handle has a snapshot")
+	}
+	l.deleteSnapshot("snap-h")
+	if _, ok := l.snapshotLog("snap-h"); ok {
+		t.Fatal("a deleted snapshot still restores")
+	}
+}

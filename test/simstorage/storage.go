@@ -107,7 +107,7 @@ func (s *Storage) Attach(ctx context.Context, member string, cfg *rest.Config, n
 	if err := s.reportFenceClients(ctx, member); err != nil {
 		return fmt.Errorf("reporting the fence clients of %s: %w", member, err)
 	}
-	d := &driver{storage: s, member: member, client: mgr.GetClient(), reader: mgr.GetAPIReader()}
+	d := &driver{storage: s, member: member, client: mgr.GetClient(), reader: mgr.GetAPIReader(), recorder: mgr.GetEventRecorder(s.Provisioner())}
 	if err := d.setup(mgr, controller.Options{NewQueue: recovery.NewQueue}); err != nil {
 		return err
 	}
@@ -227,10 +227,18 @@ func (s *Storage) Write(member, handle, record string) error {
 func (s *Storage) load(handle string, log []string) error { return s.ledger.load(handle, log) }
 
 // Snapshot returns the log that a VolumeSnapshot the domain cut in member holds, and whether
-// the domain cut it.
+// the domain cut it and still has it.
 func (s *Storage) Snapshot(member, namespace, name string) ([]string, bool) {
-	return s.ledger.snapshotLog(snapshotKey(member, namespace, name))
+	handle, _, ok := s.ledger.cutFor(snapshotKey(member, namespace, name))
+	if !ok {
+		return nil, false
+	}
+	return s.ledger.snapshotLog(handle)
 }
+
+// SnapshotOf returns the log that the domain's snapshot of the handle holds, and whether the
+// domain has it: a VolumeSnapshotContent of any member may name it.
+func (s *Storage) SnapshotOf(handle string) ([]string, bool) { return s.ledger.snapshotLog(handle) }
 
 func snapshotKey(member, namespace, name string) string { return member + "/" + namespace + "/" + name }
 

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -37,8 +38,9 @@ import (
 // on VolSync's triggers (at once when new, then on its schedule, or when its manual trigger
 // changes) to the destination at its address, if both hold the same pre-shared key: the
 // source volume's log is copied into the destination volume, which is snapshotted, and both
-// report the sync as VolSync does. A VolumeSnapshot becomes ready as a snapshotter makes it,
-// and a claim whose dataSource is a ready VolumeSnapshot is provisioned with its content.
+// report the sync as VolSync does. A VolumeSnapshot becomes ready as the snapshot
+// controller and a CSI snapshotter make it (see snapshotReady), and a claim whose dataSource
+// is a ready VolumeSnapshot is provisioned with its content.
 type VolSync struct {
 	mu      sync.Mutex
 	members map[string]*volsyncMember
@@ -114,7 +116,10 @@ func (v *VolSync) Attach(ctx context.Context, member string, cfg *rest.Config, s
 			return v.source(ctx, m, req.NamespacedName)
 		}},
 		"snapshots": {&snapshotv1.VolumeSnapshot{}, func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-			return reconcile.Result{}, v.snapshotReady(ctx, m, req.NamespacedName)
+			return m.snapshotReady(ctx, req.NamespacedName)
+		}},
+		"contents": {&snapshotv1.VolumeSnapshotContent{}, func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+			return reconcile.Result{}, m.contentProtected(ctx, req.Name)
 		}},
 	} {
 		if err := ctrl.NewControllerManagedBy(mgr).Named("simvolsync-" + member + "-" + name).For(c.obj).WithOptions(opts).Complete(c.do); err != nil {
@@ -303,7 +308,7 @@ func (v *VolSync) sync(ctx context.Context, m *volsyncMember, rs *volsyncv1alpha
 	if err := controllerutil.SetControllerReference(rd, snap, dst.client.Scheme()); err != nil {
 		return err
 	}
-	toStorage.ledger.snapshot(snapshotKey(dst.name, snap.Namespace, snap.Name), log)
+	toStorage.ledger.cut(snapshotKey(dst.name, snap.Namespace, snap.Name), toStorage.name+"-snap-"+string(uuid.NewUUID()), to, log)
 	if err := dst.client.Create(ctx, snap); err != nil {
 		return err
 	}
@@ -410,46 +415,6 @@ func (m *volsyncMember) volumeOf(ctx context.Context, key client.ObjectKey) (*St
 		return nil, "", fmt.Errorf("volume %s of claim %s is on no storage domain of %s", pv.Name, key, m.name)
 	}
 	return m.storage(pv.Spec.CSI.Driver), pv.Spec.CSI.VolumeHandle, nil
-}
-
-// snapshotReady makes a VolumeSnapshot the player took ready, with its content, as a CSI
-// snapshotter does once the storage cut it.
-func (v *VolSync) snapshotReady(ctx context.Context, m *volsyncMember, key client.ObjectKey) error {
-	snap := &snapshotv1.VolumeSnapshot{}
-	if err := m.client.Get(ctx, key, snap); err != nil || snap.DeletionTimestamp != nil {
-		return client.IgnoreNotFound(err)
-	}
-	var cut *Storage
-	var log []string
-	for _, st := range m.storages {
-		if l, ok := st.Snapshot(m.name, key.Namespace, key.Name); ok {
-			cut, log = st, l
-		}
-	}
-	if cut == nil || (snap.Status != nil && ptr.Deref(snap.Status.ReadyToUse, false)) {
-		return nil
-	}
-	content := &snapshotv1.VolumeSnapshotContent{
-		ObjectMeta: metav1.ObjectMeta{Name: "snapcontent-" + string(snap.UID)},
-		Spec: snapshotv1.VolumeSnapshotContentSpec{
-			Driver: cut.Provisioner(), DeletionPolicy: snapshotv1.VolumeSnapshotContentDelete,
-			Source:            snapshotv1.VolumeSnapshotContentSource{SnapshotHandle: ptr.To(cut.name + "-snap-" + string(snap.UID))},
-			VolumeSnapshotRef: corev1.ObjectReference{Namespace: key.Namespace, Name: key.Name, UID: snap.UID},
-		},
-	}
-	if err := m.client.Create(ctx, content); client.IgnoreAlreadyExists(err) != nil {
-		return err
-	}
-	patch := client.MergeFrom(snap.DeepCopy())
-	now := metav1.Now()
-	snap.Status = &snapshotv1.VolumeSnapshotStatus{
-		BoundVolumeSnapshotContentName: ptr.To(content.Name), CreationTime: &now, ReadyToUse: ptr.To(true),
-		RestoreSize: ptr.To(resource.MustParse(strconv.Itoa(len(log)) + "Ki")),
-	}
-	if err := m.client.Status().Patch(ctx, snap, patch); err != nil {
-		return err
-	}
-	return rotate(ctx, m.client, snap)
 }
 
 // nextRun is the first time after t that a cron schedule of the forms a LocationPair's

@@ -31,7 +31,12 @@ const (
 	// RestoreAnnotation on a hub claim, <key>/<snapshot>, asks the syncer of target <key> to
 	// make the claim's copy from the VolumeSnapshot <snapshot> of the claim's namespace in its
 	// member (a replica): the copy's dataSourceRef names the snapshot, and the member's
-	// storage provisions the volume from it.
+	// storage provisions the volume from it. <key>/<namespace>/<snapshot> restores it from
+	// the VolumeSnapshot <snapshot> of hub namespace <namespace>'s downstream namespace in
+	// that member instead, a replica another claim's replication keeps there (a DR drill
+	// restores into sandbox namespaces so): the syncer imports the replica's storage
+	// snapshot into the claim's namespace as a pre-provisioned VolumeSnapshot and its
+	// content, which it deletes once the copy is bound (see ReplicaIn).
 	RestoreAnnotation = "storage.custody.dev/restore-from"
 	// StorageClassAnnotation on a hub claim is the storage class its volume has at the
 	// Location it runs in, where that is not the class the claim names: the dr controller
@@ -72,4 +77,14 @@ func RestoreFrom(annotations map[string]string) (target, snapshot string, asked 
 	v, asked := annotations[RestoreAnnotation]
 	target, snapshot, _ = strings.Cut(v, "/")
 	return target, snapshot, asked
+}
+
+// ReplicaIn splits a replica's snapshot as RestoreFrom returns it into the hub namespace
+// whose downstream namespace holds the VolumeSnapshot and its name: namespace is empty for a
+// snapshot of the claim's own namespace.
+func ReplicaIn(snapshot string) (namespace, name string) {
+	if ns, name, other := strings.Cut(snapshot, "/"); other {
+		return ns, name
+	}
+	return "", snapshot
 }

@@ -186,7 +186,9 @@ func init() {
 type Replica struct {
 	// Target is the key of the target whose member holds the VolumeSnapshot.
 	Target string `json:"target"`
-	// Snapshot is the VolumeSnapshot, in the claim's namespace of that member.
+	// Snapshot is the VolumeSnapshot, in the claim's namespace of that member, or, as
+	// <namespace>/<name>, in the downstream namespace of hub namespace <namespace> there (see
+	// RestoreAnnotation and ReplicaIn).
 	Snapshot string `json:"snapshot"`
 	// Time is when the data was taken: the start of the sync that made the snapshot.
 	Time metav1.Time `json:"time"`

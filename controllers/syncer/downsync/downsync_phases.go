@@ -50,20 +50,22 @@ func (r *Reconciler) sync(ctx context.Context, up, down *unstructured.Unstructur
 // keepReplica takes the VolumeSnapshot that a claim is restored from on this target away
 // from VolSync, which deletes a destination's older images once a newer one is ready: it is
 // labelled for VolSync to leave it alone, before the claim's copy is made from it, and owned
-// by that copy once it exists, so that it goes with it. A replica missing in the member is
-// an error, retried, rather than a claim that waits for it unsaid.
+// by that copy once it exists, so that it goes with it. A replica of another namespace is
+// imported instead (importReplica). A replica missing in the member is an error, retried,
+// rather than a claim that waits for it unsaid.
 func (r *Reconciler) keepReplica(ctx context.Context, up, down *unstructured.Unstructured) error {
-	name := r.Target.Replica(up)
-	if r.GVK.GroupKind() != transform.PVCKind || name == "" {
+	if r.GVK.GroupKind() != transform.PVCKind {
 		return nil
 	}
-	snap := &snapshotv1.VolumeSnapshot{}
-	if err := r.MemberReader.Get(ctx, client.ObjectKey{Namespace: r.Target.Namespace(up.GetNamespace()), Name: name}, snap); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.Recorder.Eventf(up, nil, corev1.EventTypeWarning, storagev1alpha1.ReasonReplicaMissing, "Restore",
-				"replica %s, which the claim is restored from, is not in %s: it was deleted there; the claim's copy is made once it is back", name, r.Target.Key)
-			return fmt.Errorf("replica %s, which the claim is restored from, is not in the member", name)
-		}
+	key, imported := r.Target.ReplicaOf(up)
+	switch {
+	case key.Name == "":
+		return nil
+	case imported:
+		return r.importReplica(ctx, up, down, key)
+	}
+	snap, err := r.replica(ctx, up, key)
+	if err != nil {
 		return err
 	}
 	patch := client.MergeFromWithOptions(snap.DeepCopy(), client.MergeFromWithOptimisticLock{})
@@ -81,6 +83,20 @@ func (r *Reconciler) keepReplica(ctx context.Context, up, down *unstructured.Uns
 	}
 	DownstreamWrites.WithLabelValues(r.Target.Key, "VolumeSnapshot", "patch").Inc()
 	return r.Member.Patch(ctx, snap, patch)
+}
+
+// replica reads the replica the hub claim up is restored from, at key in the member; one that
+// is missing there is told in an event on up, and an error.
+func (r *Reconciler) replica(ctx context.Context, up *unstructured.Unstructured, key client.ObjectKey) (*snapshotv1.VolumeSnapshot, error) {
+	snap := &snapshotv1.VolumeSnapshot{}
+	err := r.MemberReader.Get(ctx, key, snap)
+	if apierrors.IsNotFound(err) {
+		name := r.Target.Replica(up)
+		r.Recorder.Eventf(up, nil, corev1.EventTypeWarning, storagev1alpha1.ReasonReplicaMissing, "Restore",
+			"replica %s, which the claim is restored from, is not in %s: it was deleted there; the claim's copy is made once it is back", name, r.Target.Key)
+		return nil, fmt.Errorf("replica %s, which the claim is restored from, is not in the member", name)
+	}
+	return snap, err
 }
 
 // claimGone tells whether up is a hub PV whose claim is being deleted: the member's PV,

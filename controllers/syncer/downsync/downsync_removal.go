@@ -21,8 +21,9 @@ import (
 )
 
 // remove runs the deletion flow of a hub object whose removal from the target is requested:
-// wait for coordination finalizers, (for a namespace) wait for the objects in it, delete the
-// downstream copy and wait until it is gone, then release the hub object.
+// wait for coordination finalizers, (for a namespace) wait for the objects in it, let go of
+// the replica a claim's copy imported, delete the downstream copy and wait until it is gone,
+// then release the hub object.
 func (r *Reconciler) remove(ctx context.Context, up, down *unstructured.Unstructured) error {
 	log := ctrl.LoggerFrom(ctx)
 	if r.Target.Held(up) {
@@ -34,6 +35,9 @@ func (r *Reconciler) remove(ctx context.Context, up, down *unstructured.Unstruct
 	}
 	down, err := r.confirmed(ctx, up, down)
 	if err != nil {
+		return err
+	}
+	if err := r.dropImport(ctx, up, down); err != nil {
 		return err
 	}
 	if down != nil && (r.Target.Owns(down) || r.provisionedFor(up, down)) {
@@ -85,6 +89,10 @@ func (r *Reconciler) removeOrphan(ctx context.Context, key types.NamespacedName,
 	} else if err != nil {
 		return err
 	}
+	// An import made just before the claim left the target, its copy not yet made.
+	if err := r.dropImport(ctx, up, nil); err != nil {
+		return err
+	}
 	if state, _ := r.Target.State(up); state == workloadv1alpha1.ResourceStateSync || !controllerutil.ContainsFinalizer(up, r.Target.Finalizer()) {
 		return nil
 	}
@@ -108,8 +116,11 @@ func (r *Reconciler) removeOrphan(ctx context.Context, key types.NamespacedName,
 
 // removeOrphanCopy deletes the copy of a hub object no longer synced to the target, Retain,
 // if the syncer made it, or if the member provisioned it and the hub gives neither it nor
-// its claim to the target any more.
+// its claim to the target any more; a claim's copy lets go of the replica it imported first.
 func (r *Reconciler) removeOrphanCopy(ctx context.Context, down *unstructured.Unstructured) error {
+	if err := r.dropImport(ctx, nil, down); err != nil {
+		return err
+	}
 	if !r.Target.Owns(down) {
 		if released, err := originReleased(ctx, r.Target, r.Hub, r.HubReader, down); err != nil || !released {
 			return err

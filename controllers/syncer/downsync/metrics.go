@@ -6,7 +6,7 @@ import (
 )
 
 // DownstreamWrites counts the writes the syncer makes to members, by target key, kind and
-// operation (apply or delete). A syncer that has caught up writes nothing until something
+// operation (apply, create, patch or delete). A syncer that has caught up writes nothing until something
 // changes, so a growing count with nothing changing upstream is a syncer fighting a member.
 var DownstreamWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "custody_syncer_downstream_writes_total",

@@ -195,7 +195,8 @@ func (t Target) Restores(up metav1.Object) bool {
 	return t.Replica(up) != ""
 }
 
-// Replica is the VolumeSnapshot the hub claim asks this target to restore it from, if any.
+// Replica is the VolumeSnapshot the hub claim asks this target to restore it from, if any:
+// its name, or namespace/name for a replica of another hub namespace (see ReplicaOf).
 func (t Target) Replica(up metav1.Object) string {
 	key, snapshot, _ := storagev1alpha1.RestoreFrom(up.GetAnnotations())
 	if key != t.Key {
@@ -205,14 +206,14 @@ func (t Target) Replica(up metav1.Object) string {
 }
 
 // restoreFrom makes a claim's copy, when the hub claim asks this target to restore it, from
-// the VolumeSnapshot the annotation names: both dataSource fields name it, as the API server
-// keeps them equal.
+// the VolumeSnapshot the annotation names, or the one the syncer imports it as
+// (RestoreSource): both dataSource fields name it, as the API server keeps them equal.
 func (t Target) restoreFrom(up, down *unstructured.Unstructured) error {
-	snapshot := t.Replica(up)
+	snapshot := t.RestoreSource(up)
 	if snapshot == "" {
 		return nil
 	}
-	ref := map[string]any{"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": snapshot}
+	ref := map[string]any{"apiGroup": snapshotGroup, "kind": "VolumeSnapshot", "name": snapshot}
 	if err := unstructured.SetNestedMap(down.Object, ref, "spec", "dataSourceRef"); err != nil {
 		return err
 	}

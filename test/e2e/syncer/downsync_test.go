@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -69,8 +70,16 @@ var _ = Describe("Down-sync", func() {
 			},
 		}
 		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "runner", Labels: synced(nil, "m1")}}
+		// A sandbox's isolation: no traffic in or out of its pods, but among them.
+		isolation := &networkingv1.NetworkPolicy{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "isolate", Labels: synced(nil, "m1")},
+			Spec: networkingv1.NetworkPolicySpec{
+				PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
+				Ingress:     []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}}}}},
+			},
+		}
 		unplaced := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "not-placed"}}
-		for _, obj := range []client.Object{cm, secret, svc, sa, unplaced} {
+		for _, obj := range []client.Object{cm, secret, svc, sa, isolation, unplaced} {
 			Expect(hub.Create(ctx, obj)).To(Succeed())
 		}
 
@@ -101,6 +110,9 @@ var _ = Describe("Down-sync", func() {
 		Expect(downSvc.Spec.Ports).To(Equal([]corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080)}}))
 		Expect(downSvc.Spec.ClusterIP).NotTo(BeEmpty(), "the member allocates the Service's address")
 		Eventually(fetch(ctx, m1, downKey("m1", sa), &corev1.ServiceAccount{})).WithContext(ctx).Should(Succeed())
+		downPolicy := &networkingv1.NetworkPolicy{}
+		Eventually(fetch(ctx, m1, downKey("m1", isolation), downPolicy)).WithContext(ctx).Should(Succeed())
+		Expect(downPolicy.Spec).To(Equal(isolation.Spec))
 		Consistently(fetch(ctx, m1, downKey("m1", unplaced), &corev1.ConfigMap{})).WithContext(ctx).
 			Should(Satisfy(apierrors.IsNotFound), "an object not labelled for the target was synced")
 
@@ -109,7 +121,7 @@ var _ = Describe("Down-sync", func() {
 			g.Expect(m1.Get(ctx, client.ObjectKeyFromObject(downNS), downNS)).To(Succeed())
 			g.Expect(downNS.Labels).To(HaveKeyWithValue(corev1.LabelMetadataName, downNS.Name))
 		}).WithContext(ctx).Should(Succeed())
-		contents := []string{"ConfigMap", "Secret", "Service", "ServiceAccount"}
+		contents := []string{"ConfigMap", "Secret", "Service", "ServiceAccount", "NetworkPolicy"}
 		nsWrites, contentWrites := writes("m1", "Namespace"), writes("m1", contents...)
 		Consistently(func() []float64 {
 			return []float64{writes("m1", "Namespace"), writes("m1", contents...)}

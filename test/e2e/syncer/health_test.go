@@ -57,8 +57,8 @@ var _ = Describe("Health", func() {
 			g.Expect(leaseOf(ctx, g, "m1").Spec.RenewTime.Time).To(BeTemporally("~", time.Now(), grace))
 		}).WithContext(ctx).Should(Succeed())
 		Expect(st.Status.SyncedResources).To(Equal([]string{
-			"configmaps", "deployments.apps", "jobs.batch", "namespaces", "persistentvolumeclaims", "persistentvolumes",
-			"pods", "secrets", "serviceaccounts", "services", "statefulsets.apps",
+			"configmaps", "deployments.apps", "jobs.batch", "namespaces", "networkpolicies.networking.k8s.io", "persistentvolumeclaims",
+			"persistentvolumes", "pods", "secrets", "serviceaccounts", "services", "statefulsets.apps",
 		}))
 		Expect(leaseOf(ctx, Default, "m1").Spec.LeaseDurationSeconds).To(HaveValue(Equal(int32(1))))
 

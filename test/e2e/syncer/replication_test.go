@@ -205,6 +205,100 @@ var _ = Describe("Replication", Ordered, func() {
 		}).WithContext(ctx).Should(Succeed())
 	})
 
+	It("restores a claim of another namespace from the replica held here, through an import that goes once the claim is bound", func(ctx SpecContext) {
+		m2Key := workloadv1alpha1.ToSyncTargetKey("m2")
+		Expect(hub.Get(ctx, client.ObjectKeyFromObject(vr), vr)).To(Succeed())
+		latest := vr.Status.Destination.LatestImage
+		origin := client.ObjectKey{Namespace: targetOf("m2").Namespace(ns), Name: latest}
+		replica, ok := storage.Snapshot("m2", origin.Namespace, latest)
+		Expect(ok).To(BeTrue())
+		Expect(replica).To(Equal(written))
+		// A drill's sandbox: a namespace of its own, placed on the destination's target.
+		drill := hubNamespace(ctx, "m2")
+		restoredFrom := map[string]string{storagev1alpha1.RestoreAnnotation: m2Key + "/" + ns + "/" + latest}
+		imported := func(claim *corev1.PersistentVolumeClaim) (client.ObjectKey, client.ObjectKey) {
+			name := targetOf("m2").ImportName(claim.UID)
+			return client.ObjectKey{Namespace: targetOf("m2").Namespace(drill), Name: name}, client.ObjectKey{Name: name}
+		}
+		// importGone waits until the claim's import is gone and the replica is given back to
+		// VolSync's rotation, still VolSync's.
+		importGone := func(claim *corev1.PersistentVolumeClaim) {
+			GinkgoHelper()
+			snapKey, contentKey := imported(claim)
+			Eventually(framework.Deleted(ctx, m2, snapKey, &snapshotv1.VolumeSnapshot{})).WithContext(ctx).Should(Succeed())
+			Eventually(framework.Deleted(ctx, m2, contentKey, &snapshotv1.VolumeSnapshotContent{})).WithContext(ctx).Should(Succeed())
+			Eventually(func(g Gomega) {
+				snap := &snapshotv1.VolumeSnapshot{}
+				g.Expect(m2.Get(ctx, origin, snap)).To(Succeed())
+				g.Expect(snap.Labels).NotTo(HaveKey(transform.KeepLabel))
+				g.Expect(snap.Annotations).NotTo(HaveKey(transform.HoldersAnnotation))
+				g.Expect(metav1.GetControllerOf(snap)).To(HaveField("Kind", "ReplicationDestination"))
+			}).WithContext(ctx).Should(Succeed())
+			log, ok := storage.Snapshot("m2", origin.Namespace, latest)
+			Expect(ok).To(BeTrue(), "the storage snapshot went with the import, which is Retain")
+			Expect(log).To(Equal(replica))
+		}
+
+		By("importing the replica and holding it from VolSync's rotation while the claim's copy is not bound")
+		storage.FailVolumes("array busy")
+		DeferCleanup(storage.FailVolumes, "")
+		early := claimFor(drill, "early", corev1.ReadWriteOnce, "m2")
+		early.Annotations = restoredFrom
+		Expect(hub.Create(ctx, early)).To(Succeed())
+		snapKey, contentKey := imported(early)
+		Eventually(func(g Gomega) {
+			down := &corev1.PersistentVolumeClaim{}
+			g.Expect(m2.Get(ctx, downKey("m2", early), down)).To(Succeed())
+			g.Expect(down.Spec.DataSourceRef).To(HaveField("Name", snapKey.Name))
+			g.Expect(down.Status.Phase).To(Equal(corev1.ClaimPending))
+			snap := &snapshotv1.VolumeSnapshot{}
+			g.Expect(m2.Get(ctx, snapKey, snap)).To(Succeed())
+			g.Expect(snap.Status).NotTo(BeNil())
+			g.Expect(snap.Status.ReadyToUse).To(HaveValue(BeTrue()), "the storage has no snapshot of the imported handle")
+		}).WithContext(ctx).Should(Succeed())
+		content := &snapshotv1.VolumeSnapshotContent{}
+		Expect(m2.Get(ctx, contentKey, content)).To(Succeed())
+		Expect(content.Spec.DeletionPolicy).To(Equal(snapshotv1.VolumeSnapshotContentRetain))
+		Expect(content.Spec.VolumeSnapshotRef).To(And(HaveField("Namespace", snapKey.Namespace), HaveField("Name", snapKey.Name)))
+		held := &snapshotv1.VolumeSnapshot{}
+		Expect(m2.Get(ctx, origin, held)).To(Succeed())
+		Expect(held.Labels).To(HaveKey(transform.KeepLabel))
+		Expect(content.Spec.Source.SnapshotHandle).NotTo(BeNil())
+		log, ok := storage.SnapshotOf(*content.Spec.Source.SnapshotHandle)
+		Expect(ok).To(BeTrue())
+		Expect(log).To(Equal(replica), "the import names another storage snapshot than the replica's")
+
+		By("letting go of the import when the claim is deleted before its copy was bound")
+		Expect(hub.Delete(ctx, early)).To(Succeed())
+		Eventually(framework.Deleted(ctx, m2, downKey("m2", early), &corev1.PersistentVolumeClaim{})).WithContext(ctx).Should(Succeed())
+		importGone(early)
+		storage.FailVolumes("")
+
+		By("making the claim's copy from the import, with the replica's data")
+		restored := claimFor(drill, "data", corev1.ReadWriteOnce, "m2")
+		restored.Annotations = restoredFrom
+		Expect(hub.Create(ctx, restored)).To(Succeed())
+		down := boundClaim(ctx, m2, downKey("m2", restored))
+		snapKey, _ = imported(restored)
+		Expect(down.Spec.DataSourceRef).To(HaveField("Name", snapKey.Name))
+		pv := &corev1.PersistentVolume{}
+		Expect(m2.Get(ctx, client.ObjectKey{Name: down.Spec.VolumeName}, pv)).To(Succeed())
+		Expect(storage.Records(pv.Spec.CSI.VolumeHandle)).To(Equal(replica), "the restored volume is not the replica")
+
+		By("deleting the import once the copy is bound, and giving the replica back")
+		importGone(restored)
+
+		By("rotating the replica away at the next sync of the replication that keeps it")
+		write(1)
+		framework.Update(ctx, hub, vr, func() { vr.Spec.ManualTrigger = "final-3" })
+		Expect(image(ctx, latest)).To(Equal(written))
+		Eventually(framework.Deleted(ctx, m2, origin, &snapshotv1.VolumeSnapshot{})).WithContext(ctx).Should(Succeed())
+		Expect(storage.Records(pv.Spec.CSI.VolumeHandle)).To(Equal(replica), "the restored volume changed with the replication")
+
+		Expect(hub.Delete(ctx, restored)).To(Succeed())
+		Eventually(framework.Deleted(ctx, m2, downKey("m2", restored), &corev1.PersistentVolumeClaim{})).WithContext(ctx).Should(Succeed())
+	})
+
 	It("removes both sides, and the destination's namespace, when the replication goes", func(ctx SpecContext) {
 		Expect(hub.Delete(ctx, vr)).To(Succeed())
 		Eventually(framework.Deleted(ctx, hub, client.ObjectKeyFromObject(vr), &storagev1alpha1.VolumeReplication{})).WithContext(ctx).Should(Succeed())

@@ -3,12 +3,14 @@ package syncer
 import (
 	"time"
 
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v6/apis/volumesnapshot/v1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -201,5 +203,17 @@ var _ = Describe("Permissions", func() {
 		Expect(member.List(ctx, &corev1.NodeList{})).To(Satisfy(apierrors.IsForbidden))
 		Expect(member.Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "q"}})).
 			To(Satisfy(apierrors.IsForbidden))
+
+		By("on snapshots, no more than a restore's import needs: it lists or watches none, and changes no content")
+		Expect(member.List(ctx, &snapshotv1.VolumeSnapshotContentList{})).To(Satisfy(apierrors.IsForbidden))
+		Expect(member.List(ctx, &snapshotv1.VolumeSnapshotList{})).To(Satisfy(apierrors.IsForbidden))
+		// A content changed could point another namespace's import at any storage snapshot, or
+		// delete a replica's storage with it.
+		content := &snapshotv1.VolumeSnapshotContent{ObjectMeta: metav1.ObjectMeta{Name: "custody-refused"}}
+		toDelete := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"deletionPolicy":"Delete"}}`))
+		Expect(member.Patch(ctx, content, toDelete)).To(Satisfy(apierrors.IsForbidden))
+		Expect(member.Status().Patch(ctx, content, client.RawPatch(types.MergePatchType, []byte(`{"status":{"readyToUse":true}}`)))).
+			To(Satisfy(apierrors.IsForbidden))
+		Expect(member.DeleteAllOf(ctx, &snapshotv1.VolumeSnapshotContent{})).To(Satisfy(apierrors.IsForbidden))
 	})
 })
