@@ -75,6 +75,7 @@ func main() {
 	flag.BoolVar(&metricsSecure, "metrics-secure", true, "Serve the metrics over HTTPS, only to callers the member authenticates and allows to get /metrics (the ClusterRole custody-metrics-reader). false serves plain HTTP to anyone: for a syncer on a developer's machine only.")
 	flag.StringVar(&o.MetricsCertDir, "metrics-cert-dir", "", "Directory of the metrics endpoint's tls.crt and tls.key; empty, or without them: a self-signed certificate made at start.")
 	flag.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", `Address of the health probe endpoint; "0" turns it off.`)
+	flag.StringVar(&o.PprofAddr, "pprof-bind-address", "0", `Address of the pprof endpoints (/debug/pprof/), plain HTTP to anyone: bind it to localhost; "0" turns them off.`)
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()

@@ -51,9 +51,9 @@ type Options struct {
 	// HeartbeatPeriod is how often the heartbeat Lease is renewed. Zero:
 	// DefaultHeartbeatPeriod.
 	HeartbeatPeriod time.Duration
-	// MetricsAddr and ProbeAddr are where the metrics and health probe endpoints listen.
-	// Empty or "0": not served.
-	MetricsAddr, ProbeAddr string
+	// MetricsAddr, ProbeAddr and PprofAddr are where the metrics, health probe and pprof
+	// endpoints listen. Empty or "0": not served.
+	MetricsAddr, ProbeAddr, PprofAddr string
 	// The metrics are served over HTTPS, to the callers that the member authenticates and
 	// allows to get /metrics (securemetrics), with the certificate in MetricsCertDir or a
 	// self-signed one. InsecureMetrics serves them over plain HTTP to anyone instead: for a
@@ -120,7 +120,7 @@ func (o Options) complete() (Options, error) {
 		o.HeartbeatPeriod = DefaultHeartbeatPeriod
 	}
 	o.HubConfig, o.MemberConfig = clientConfig(o.HubConfig), clientConfig(o.MemberConfig)
-	for _, addr := range []*string{&o.MetricsAddr, &o.ProbeAddr} {
+	for _, addr := range []*string{&o.MetricsAddr, &o.ProbeAddr, &o.PprofAddr} {
 		if *addr == "" {
 			*addr = "0"
 		}

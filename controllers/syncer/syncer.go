@@ -171,6 +171,7 @@ func newMemberManager(o Options, target transform.Target, recovery *reconnect.Re
 		Client:                 client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		Metrics:                securemetrics.Options(o.MetricsAddr, o.MetricsCertDir, !o.InsecureMetrics),
 		HealthProbeBindAddress: o.ProbeAddr,
+		PprofBindAddress:       o.PprofAddr,
 		// Several syncers may run in one process (tests, the local environment).
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 		Logger:     log,

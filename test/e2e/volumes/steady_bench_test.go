@@ -3,6 +3,7 @@ package volumes
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -32,13 +33,17 @@ const steadyClaims = 10000
 //   - max-renewal-gap-s: the longest time between two renewals of the owner's heartbeat
 //     Lease in that minute (floor: the heartbeat period, 1 s);
 //   - rss-MB and heap-MB: the resident memory and Go heap in use of the process that runs the
-//     controller, both syncers and the simulated storage, after a garbage collection;
-//   - controller-rss-MB and controller-heap-MB, syncer-rss-MB and syncer-heap-MB: what the
-//     controller (and the owner's syncer) holds of those, measured as what the process holds
-//     less what it holds once that part stopped (goal for the controller: under 300 MB);
+//     controller, the other syncer and the simulated storage, after a garbage collection;
+//   - controller-rss-MB and controller-heap-MB: what the controller holds of those, measured
+//     as what the process holds less what it holds once the controller stopped (goal: under
+//     300 MB);
+//   - syncer-rss-MB and syncer-heap-MB: the resident set and the Go heap in use, after a
+//     garbage collection, of the owner's syncer, run for this as a process of its own
+//     (syncerProcess) once the controller's resync is over, and measured once the bed is
+//     quiet again (goal: under 150 MB); its heap profile is written to syncerHeapProfile;
 //   - controller-resync-s and syncer-resync-s: from the start of a restarted controller (or of
-//     the owner's syncer) until it reconciled every claim and its queue is empty, and the
-//     writes from its stop until then (resync-writes, goal: zero).
+//     the owner's syncer process) until it reconciled every claim and its queue is empty,
+//     and the writes from its stop until then (resync-writes, goal: zero).
 func BenchmarkSteadyState10000Claims(b *testing.B) {
 	ctx := context.Background()
 	ctrl.SetLogger(logr.Discard())
@@ -57,19 +62,28 @@ func BenchmarkSteadyState10000Claims(b *testing.B) {
 		process := memory(b)
 		b.Logf("%d claims bound on %s after %.0fs", steadyClaims, owner, seeded.Seconds())
 
-		controller := resync(ctx, b, r, "coordination", r.StopController, r.StartController)
-		syncer := resync(ctx, b, r, "downsync-persistentvolumeclaim",
-			func() error { return r.StopSyncer(owner) }, func() error { return r.StartSyncer(owner) })
+		var controllerHeld held
+		controller := resync(ctx, b, r, "coordination", gathered,
+			func() error { controllerHeld = heldBy(b, r.StopController); return nil }, r.StartController)
+		binary := buildSyncer(b, r)
+		var p *syncerProcess
+		syncer := resync(ctx, b, r, "downsync-persistentvolumeclaim", func(b *testing.B, family, label, value string) float64 {
+			return p.gathered(b, family, label, value)
+		}, func() error { return r.StopSyncer(owner) }, func() error { p = startSyncerProcess(b, r, binary, owner); return nil })
+		settle(ctx, b, clusters)
+		syncerHeld := p.memory(b, syncerHeapProfile)
+		b.Logf("the owner's syncer: peak resident set %.0f MB; heap profile in %s", p.peakRSS(b, r), syncerHeapProfile)
+		p.stop()
 		r.stop(b)
 
 		b.ReportMetric(float64(rest.total()), "rest-writes/min")
 		b.ReportMetric(gap.Seconds(), "max-renewal-gap-s")
 		b.ReportMetric(process.rss, "rss-MB")
 		b.ReportMetric(process.heap, "heap-MB")
-		b.ReportMetric(controller.held.rss, "controller-rss-MB")
-		b.ReportMetric(controller.held.heap, "controller-heap-MB")
-		b.ReportMetric(syncer.held.rss, "syncer-rss-MB")
-		b.ReportMetric(syncer.held.heap, "syncer-heap-MB")
+		b.ReportMetric(controllerHeld.rss, "controller-rss-MB")
+		b.ReportMetric(controllerHeld.heap, "controller-heap-MB")
+		b.ReportMetric(syncerHeld.rss, "syncer-rss-MB")
+		b.ReportMetric(syncerHeld.heap, "syncer-heap-MB")
 		b.ReportMetric(controller.took.Seconds(), "controller-resync-s")
 		b.ReportMetric(syncer.took.Seconds(), "syncer-resync-s")
 		b.ReportMetric(float64(controller.writes.total()+syncer.writes.total()), "resync-writes")
@@ -97,11 +111,13 @@ func renewalGaps(ctx context.Context, b *testing.B, hub client.Client, target st
 	return longest
 }
 
-// restart is what one restart's resync took, and what the part held before it stopped.
+// syncerHeapProfile is where the benchmark writes the heap profile of the owner's syncer.
+var syncerHeapProfile = filepath.Join(os.TempDir(), "custody-steady-syncer.heap.pprof")
+
+// restart is what one restart's resync took.
 type restart struct {
 	took   time.Duration
 	writes writeCounts
-	held   held
 }
 
 // held is memory in MB: a resident set and a Go heap in use.
@@ -110,34 +126,30 @@ type held struct{ rss, heap float64 }
 // less is what h holds beyond other.
 func (h held) less(other held) held { return held{rss: h.rss - other.rss, heap: h.heap - other.heap} }
 
+// counter sums a metric family over the series whose label is value, in the process that
+// runs a part.
+type counter func(b *testing.B, family, label, value string) float64
+
 // resync stops a part of a quiet bed, starts it again at once (before a stopped syncer's
 // target could turn Unreachable), and waits until its controller named name reconciled every
-// claim since the start and has nothing queued. What the part held is what the process
-// held before the stop less what it holds after it.
-func resync(ctx context.Context, b *testing.B, r *run, name string, stop, start func() error) restart {
+// claim since the start and has nothing queued, as count tells.
+func resync(ctx context.Context, b *testing.B, r *run, name string, count counter, stop, start func() error) restart {
 	clusters := r.clusters()
 	settle(ctx, b, clusters)
 	w := writes(ctx, b, clusters)
-	part := heldBy(b, stop)
-	before := reconciled(b, name)
+	if err := stop(); err != nil {
+		b.Fatal(err)
+	}
+	before := count(b, "controller_runtime_reconcile_total", "controller", name)
 	began := time.Now()
 	if err := start(); err != nil {
 		b.Fatal(err)
 	}
 	poll(b, name+" reconciled every claim again", 10*time.Minute, cachePoll, func() bool {
-		return reconciled(b, name)-before >= steadyClaims && queued(b, name) == 0
+		return count(b, "controller_runtime_reconcile_total", "controller", name)-before >= steadyClaims &&
+			count(b, "workqueue_depth", "name", name) == 0
 	})
-	return restart{took: time.Since(began), writes: writes(ctx, b, clusters).since(w), held: part}
-}
-
-// reconciled is how many reconciles the controllers named name took in this process.
-func reconciled(b *testing.B, name string) float64 {
-	return gathered(b, "controller_runtime_reconcile_total", "controller", name)
-}
-
-// queued is how many items the work queues named name hold.
-func queued(b *testing.B, name string) float64 {
-	return gathered(b, "workqueue_depth", "name", name)
+	return restart{took: time.Since(began), writes: writes(ctx, b, clusters).since(w)}
 }
 
 // gathered sums the process's metric family over the series whose label is value.
