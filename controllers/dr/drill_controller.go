@@ -48,6 +48,7 @@ func (r *DrillReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Opt
 		Watches(&storagev1alpha1.VolumeReplication{}, byPair).
 		Watches(&corev1.Namespace{}, made).
 		Watches(&corev1.PersistentVolumeClaim{}, made).
+		Watches(&storagev1alpha1.VolumeOwnership{}, handler.EnqueueRequestsFromMapFunc(r.recordOf)).
 		Watches(&appsv1.Deployment{}, made).
 		Watches(&appsv1.StatefulSet{}, made).
 		WithOptions(opts).
@@ -72,6 +73,16 @@ func (r *DrillReconciler) drillsOf(ctx context.Context, o client.Object) []ctrl.
 		}
 	}
 	return out
+}
+
+// recordOf maps the record of a claim in a drill's sandbox to the drill, which the sandbox
+// namespace's label names.
+func (r *DrillReconciler) recordOf(ctx context.Context, o client.Object) []ctrl.Request {
+	ns := &corev1.Namespace{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: o.GetNamespace()}, ns); err != nil {
+		return nil
+	}
+	return madeBy(ctx, ns)
 }
 
 // madeBy maps an object a drill made to the drill.

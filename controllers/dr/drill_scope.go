@@ -88,7 +88,14 @@ func (r *DrillReconciler) sandboxes(ctx context.Context, d *schedulingv1alpha1.D
 	}
 	for _, c := range claims.Items {
 		_, snapshot, _ := storagev1alpha1.RestoreFrom(c.Annotations)
-		o.Claims[c.Namespace+"/"+c.Name] = dr.SandboxClaim{Restored: snapshot != "", Bound: c.Status.Phase == corev1.ClaimBound}
+		// Bound as coordination records it: the volume is bound on its owner, and the hub
+		// knows which it is.
+		vo := &storagev1alpha1.VolumeOwnership{}
+		if err := r.Client.Get(ctx, client.ObjectKeyFromObject(&c), vo); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		bound := vo.Status.Phase == storagev1alpha1.Bound && vo.Status.VolumeName != ""
+		o.Claims[c.Namespace+"/"+c.Name] = dr.SandboxClaim{Restored: snapshot != "", Bound: bound}
 	}
 	var names []string
 	for _, ns := range d.Status.Namespaces {

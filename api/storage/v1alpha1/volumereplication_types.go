@@ -190,6 +190,10 @@ type Replica struct {
 	// <namespace>/<name>, in the downstream namespace of hub namespace <namespace> there (see
 	// RestoreAnnotation and ReplicaIn).
 	Snapshot string `json:"snapshot"`
-	// Time is when the data was taken: the start of the sync that made the snapshot.
+	// Time is when the data was taken: the start of the sync that made the snapshot; null
+	// where the restore that names the replica does not say (a claim restored from the
+	// replica of another claim, as a drill's sandbox is).
+	// +optional
+	// +nullable
 	Time metav1.Time `json:"time"`
 }
