@@ -16,6 +16,6 @@
 // decision asks: a sandbox namespace per namespace of the pair, isolated by a NetworkPolicy,
 // with copies of its objects and its claims (each annotated to be restored from the replica
 // picked), bound to the other Location by a Placement of the drill's own. A deleted drill's
-// Placement and sandboxes are deleted before its finalizer goes. The pair's controller
+// sandboxes, then its Placement, are deleted before its finalizer goes. The pair's controller
 // records each drill that was ready, or ended before, in the pair's history.
 package dr

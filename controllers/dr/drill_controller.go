@@ -133,16 +133,14 @@ func (r *DrillReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	return ctrl.Result{RequeueAfter: recheck}, r.writeStatus(ctx, d, dec.Status)
 }
 
-// end removes what the drill made: its Placement, then its sandboxes, whose claims the
-// coordinator releases as it does any deleted claim's; the drill goes once they are gone.
+// end removes what the drill made: its sandboxes first, whose claims the coordinator
+// releases through the target that holds them as it does any deleted claim's, then, once they
+// are gone, the Placement that keeps them on that target (gone first, it would have the
+// claims move away and be kept, as a claim whose volume no target holds is); the drill goes
+// last.
 func (r *DrillReconciler) end(ctx context.Context, d *schedulingv1alpha1.Drill) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(d, schedulingv1alpha1.DrillFinalizer) {
 		return ctrl.Result{}, nil
-	}
-	pl := &schedulingv1alpha1.Placement{}
-	pl.Name = placementOf(d.Name)
-	if err := r.Client.Delete(ctx, pl); client.IgnoreNotFound(err) != nil {
-		return ctrl.Result{}, err
 	}
 	namespaces := &corev1.NamespaceList{}
 	if err := r.Client.List(ctx, namespaces, client.MatchingLabels{schedulingv1alpha1.DrillLabel: d.Name}); err != nil {
@@ -160,6 +158,11 @@ func (r *DrillReconciler) end(ctx context.Context, d *schedulingv1alpha1.Drill) 
 		st.Phase = schedulingv1alpha1.DrillEnding
 		st.Conditions = []metav1.Condition{dr.DrillEnding(len(namespaces.Items))}
 		return ctrl.Result{RequeueAfter: endingRecheck}, r.writeStatus(ctx, d, st)
+	}
+	pl := &schedulingv1alpha1.Placement{}
+	pl.Name = placementOf(d.Name)
+	if err := r.Client.Delete(ctx, pl); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, err
 	}
 	patch := client.MergeFrom(d.DeepCopy())
 	controllerutil.RemoveFinalizer(d, schedulingv1alpha1.DrillFinalizer)
