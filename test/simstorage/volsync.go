@@ -349,7 +349,9 @@ func rotate(ctx context.Context, c client.Client, ready *snapshotv1.VolumeSnapsh
 			continue
 		}
 		if _, kept := old.Labels[doNotDelete]; kept {
-			patch := client.MergeFrom(old.DeepCopy())
+			// Optimistically, as VolSync updates it: a label taken off meanwhile is seen on the
+			// retry, and the image deleted, not left with neither label nor owner.
+			patch := client.MergeFromWithOptions(old.DeepCopy(), client.MergeFromWithOptimisticLock{})
 			old.OwnerReferences = slices.DeleteFunc(old.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == rd.UID })
 			if err := c.Patch(ctx, old, patch); client.IgnoreNotFound(err) != nil {
 				return err
