@@ -345,7 +345,7 @@ func rotate(ctx context.Context, c client.Client, ready *snapshotv1.VolumeSnapsh
 	}
 	for i := range list.Items {
 		old := &list.Items[i]
-		if owner := metav1.GetControllerOf(old); owner == nil || owner.UID != rd.UID || !old.CreationTimestamp.Before(&ready.CreationTimestamp) {
+		if owner := metav1.GetControllerOf(old); owner == nil || owner.UID != rd.UID || takenAt(old) >= takenAt(ready) {
 			continue
 		}
 		if _, kept := old.Labels[doNotDelete]; kept {
@@ -363,6 +363,13 @@ func rotate(ctx context.Context, c client.Client, ready *snapshotv1.VolumeSnapsh
 		}
 	}
 	return nil
+}
+
+// takenAt orders the images the player took: the nanoseconds their names end in (sync), which
+// the creation timestamps' seconds do not tell apart; 0 for another snapshot.
+func takenAt(s *snapshotv1.VolumeSnapshot) int64 {
+	n, _ := strconv.ParseInt(s.Name[strings.LastIndex(s.Name, "-")+1:], 10, 64)
+	return n
 }
 
 // resolve finds the member and the ReplicationDestination an address names.
