@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"maps"
 	"slices"
 
@@ -12,6 +13,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -279,11 +282,36 @@ func (r *Reconciler) unreport(ctx context.Context, s *scope, d dr.Decision) erro
 		if obj == nil {
 			continue
 		}
-		patch := client.RawPatch(types.MergePatchType, []byte(`{"status":null}`))
+		patch, err := clearStatus(obj)
+		if err != nil {
+			return err
+		}
 		if err := r.Client.Status().Patch(ctx, obj, patch); client.IgnoreNotFound(err) != nil {
 			return err
 		}
 		ctrl.LoggerFrom(ctx).Info("Cleared a workload's status the Location left reported", "workload", k)
 	}
 	return nil
+}
+
+// clearStatus is the merge patch that clears a workload's status, all but its collisionCount:
+// the API server refuses a Deployment's or StatefulSet's collisionCount taken away or made
+// smaller.
+func clearStatus(obj client.Object) (client.Patch, error) {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	st, _, _ := unstructured.NestedMap(u, "status")
+	cleared := map[string]any{}
+	for k := range st {
+		if k != "collisionCount" {
+			cleared[k] = nil
+		}
+	}
+	b, err := json.Marshal(map[string]any{"status": cleared})
+	if err != nil {
+		return nil, err
+	}
+	return client.RawPatch(types.MergePatchType, b), nil
 }
