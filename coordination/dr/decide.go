@@ -92,8 +92,10 @@ func (d *Decision) phase(o Observation) {
 		d.protectedAgain(o)
 	case a.Mode == schedulingv1alpha1.Failover:
 		d.Phase = schedulingv1alpha1.PairFailedOver
+		d.returned(o)
 	default:
 		d.Phase = schedulingv1alpha1.PairRelocated
+		d.returned(o)
 	}
 }
 

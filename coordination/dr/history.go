@@ -104,11 +104,60 @@ func (d *Decision) protectedAgain(o Observation) {
 	if a.Progression != schedulingv1alpha1.ProgressionCompleted || a.CompletionTime == nil || a.ProtectedAgain != nil {
 		return
 	}
+	d.returned(o)
 	a.ProtectedAgain = &metav1.Duration{Duration: o.Now.Sub(a.CompletionTime.Time)}
+	a.ReturnSync = o.longestSync(d.Active)
 	d.History = slices.Clone(d.History)
 	for i := range d.History {
 		if h := &d.History[i]; h.StartTime.Equal(&a.StartTime) {
-			h.ProtectedAgain = a.ProtectedAgain
+			h.ProtectedAgain, h.ReturnTime, h.ReturnSync = a.ProtectedAgain, a.ReturnTime, a.ReturnSync
 		}
 	}
+}
+
+// returned records on the completed switch, the first time it sees one, when the Location it
+// left could take replicas again: when a target of it that is Ready, clean and unfenced
+// turned Ready, or was unfenced, or the switch completed, whichever came last; the earliest
+// such target's.
+func (d *Decision) returned(o Observation) {
+	a := d.Action
+	if a.Progression != schedulingv1alpha1.ProgressionCompleted || a.CompletionTime == nil || a.ReturnTime != nil || a.ProtectedAgain != nil {
+		return
+	}
+	l := o.Locations[a.From]
+	takes := l.destinations()
+	var back time.Time
+	for _, t := range l.Targets {
+		if !t.Ready || !t.Clean || !slices.Contains(takes, t.Key) {
+			continue
+		}
+		at := a.CompletionTime.Time
+		for _, since := range []time.Time{t.ReadySince, t.UnfencedSince} {
+			if since.After(at) {
+				at = since
+			}
+		}
+		if back.IsZero() || at.Before(back) {
+			back = at
+		}
+	}
+	if !back.IsZero() {
+		a.ReturnTime = &metav1.Time{Time: back}
+	}
+}
+
+// longestSync is the longest of the last completed syncs of the volumes bound at active; nil
+// when none reports one.
+func (o Observation) longestSync(active string) *metav1.Duration {
+	var longest *metav1.Duration
+	for _, v := range o.Volumes {
+		r := v.Replication
+		if !v.Bound || !o.Locations[active].has(v.Owner) || r == nil || r.SourceLastSyncStart.IsZero() || r.SourceLastSync.Before(r.SourceLastSyncStart) {
+			continue
+		}
+		if took := r.SourceLastSync.Sub(r.SourceLastSyncStart); longest == nil || took > longest.Duration {
+			longest = &metav1.Duration{Duration: took}
+		}
+	}
+	return longest
 }

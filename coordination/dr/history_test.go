@@ -5,6 +5,7 @@ import (
 	"time"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	"github.com/custody-dev/custody/fencing"
 )
 
 // next is the observation after d, later by elapsed: the pair's status as d wrote it.
@@ -109,4 +110,43 @@ func TestHistoryRecordsWhenThePairProtectedAgain(t *testing.T) {
 	// Decided again later, it keeps the first time.
 	d = Decide(next(o, d, time.Minute))
 	expect(t, d.Action.ProtectedAgain.Duration, 5*time.Minute)
+}
+
+func TestHistoryRecordsTheReturnOfTheLocationLeftAndTheSyncThatProtectedItAgain(t *testing.T) {
+	// A failover completed 5m ago. e1 of east turned Ready 3m ago and its Fence was lifted 2m
+	// ago; e2's still holds. Nothing replicated back to east yet.
+	o := replicatingBack(schedulingv1alpha1.Failover, 10*time.Minute, 5*time.Minute, 6*time.Minute, time.Minute)
+	o.History = []schedulingv1alpha1.PairAction{*o.Action.DeepCopy()}
+	o.Volumes[0].Replication.Destination, o.Volumes[0].Replication.Image = "e1", nil
+	o = with(o, "east", func(t *Target) { t.ReadySince, t.UnfencedSince = ago(3*time.Minute), ago(2*time.Minute) }, "e1")
+	o = with(o, "east", fenceState(fencing.Fenced), "e2")
+	d := Decide(o)
+	expect(t, d.Phase, schedulingv1alpha1.PairFailedOver)
+	expect(t, d.Action.ReturnTime.Time, ago(2*time.Minute))
+	expect(t, d.Action.ProtectedAgain == nil, true)
+
+	// 30s later the first sync back, 20s long, gave e1 a replica.
+	o = next(o, d, 30*time.Second)
+	r := o.Volumes[0].Replication
+	o.Volumes[0].Replication = &Replication{Source: r.Source, Destination: "e1", Image: replica("e1", 0), ImageReady: true,
+		SourceLastSyncStart: o.Now.Add(-25 * time.Second), SourceLastSync: o.Now.Add(-5 * time.Second)}
+	o.Volumes[0].Replication.Image.Time.Time = o.Now.Add(-25 * time.Second)
+	d = Decide(o)
+	expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
+	for _, a := range []*schedulingv1alpha1.PairAction{d.Action, &d.History[0]} {
+		expect(t, a.ProtectedAgain.Duration, 5*time.Minute+30*time.Second)
+		expect(t, a.ReturnTime.Time, ago(2*time.Minute))
+		expect(t, a.ProtectedAfterReturn().Duration, 2*time.Minute+30*time.Second)
+		expect(t, a.ReturnSync.Duration, 20*time.Second)
+	}
+}
+
+func TestHistoryCountsTheReturnOfALocationThatNeverLeftFromTheSwitchCompleted(t *testing.T) {
+	// A relocate completed 5m ago; east's targets were Ready and unfenced all along.
+	o := replicatingBack(schedulingv1alpha1.Relocate, 10*time.Minute, 5*time.Minute, 6*time.Minute, time.Minute)
+	o = with(o, "east", readySince(time.Hour))
+	d := Decide(o)
+	expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
+	expect(t, d.Action.ReturnTime.Time, ago(5*time.Minute))
+	expect(t, d.Action.ProtectedAfterReturn().Duration, 5*time.Minute)
 }

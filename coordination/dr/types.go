@@ -21,8 +21,9 @@ type Target struct {
 	// known.
 	ReadySince time.Time
 	// Fence is where the target's Fences stand: Fenced only when one holds in every domain
-	// the target reaches.
-	Fence fencing.State
+	// the target reaches; UnfencedSince is when the last one that held it was lifted.
+	Fence         fencing.State
+	UnfencedSince time.Time
 	// Clean: the target reported that it holds nothing the hub no longer gives it, and
 	// Reported is when it last made that report
 	// (workloadv1alpha1.SyncTarget.CleanReportedAt).

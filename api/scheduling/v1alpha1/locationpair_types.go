@@ -261,6 +261,25 @@ type PairAction struct {
 	// and unfenced, and had synced once.
 	// +optional
 	ProtectedAgain *metav1.Duration `json:"protectedAgain,omitempty"`
+	// ReturnTime is when, after the switch completed, the Location it left could first take
+	// replicas again: a target of it Ready, clean and no Fence holding it (for a failover,
+	// once its Fences were lifted).
+	// +optional
+	ReturnTime *metav1.Time `json:"returnTime,omitempty"`
+	// ReturnSync is the longest of the syncs that protected the pair again from the Location
+	// switched to: of the time from ReturnTime to protected again, the part the replication
+	// itself took.
+	// +optional
+	ReturnSync *metav1.Duration `json:"returnSync,omitempty"`
+}
+
+// ProtectedAfterReturn is how long after the Location the switch left could take replicas
+// again the pair protected again; nil until both are known.
+func (a *PairAction) ProtectedAfterReturn() *metav1.Duration {
+	if a.ReturnTime == nil || a.ProtectedAgain == nil || a.CompletionTime == nil {
+		return nil
+	}
+	return &metav1.Duration{Duration: a.CompletionTime.Add(a.ProtectedAgain.Duration).Sub(a.ReturnTime.Time)}
 }
 
 // Over tells whether the action ended: completed, or called off.

@@ -24,8 +24,10 @@ whose Location answered again before it was fenced), the recovery time measured 
 loss detected or the switch declared to every volume with a replica bound again), the
 recovery point (the longest stretch of writes a volume lost: zero for a relocate), and the
 volumes restored, set aside (their storage kept at the Location left) and left waiting for
-want of a replica. -o wide adds each step's time from the start, and how long after it
-completed the pair protected again (the Location left back, unfenced, and synced once).`, schedulingv1alpha1.HistoryLength),
+want of a replica. -o wide adds each step's time from the start, how long after it
+completed the pair protected again (the Location left back, unfenced, and synced once), how
+long after the Location left could take replicas again (a target of it Ready, clean and
+unfenced) it protected again, and the longest of the syncs that took.`, schedulingv1alpha1.HistoryLength),
 		Example: `  # The switches of the pair shop, with their steps
   kubectl custody history shop -o wide`,
 		Args: cobra.ExactArgs(1),
@@ -45,7 +47,7 @@ completed the pair protected again (the Location left back, unfenced, and synced
 
 var historyColumns = columns(
 	[]string{"Started", "Mode", "From", "To", "Trigger", "Result", "Recovery Time", "Recovery Point", "Restored", "Set Aside", "Waiting"},
-	"Steps", "Protected Again")
+	"Steps", "Protected Again", "After Return", "Return Sync")
 
 // historyTable is the table of the pair's switches, newest first: the one under way, then
 // those of its history.
@@ -62,7 +64,8 @@ func historyTable(p *schedulingv1alpha1.LocationPair) *metav1.Table {
 		a := &actions[i]
 		t.Rows = append(t.Rows, row(p,
 			a.StartTime.UTC().Format(time.RFC3339), string(a.Mode), a.From, a.To, orNone(a.Trigger), orNone(a.Progression),
-			seconds(a.RecoveryTime), seconds(a.RecoveryPoint), count(a, a.Restored), count(a, a.SetAside), count(a, a.Waiting), steps(a), seconds(a.ProtectedAgain)))
+			seconds(a.RecoveryTime), seconds(a.RecoveryPoint), count(a, a.Restored), count(a, a.SetAside), count(a, a.Waiting), steps(a), seconds(a.ProtectedAgain),
+			seconds(a.ProtectedAfterReturn()), seconds(a.ReturnSync)))
 	}
 	return t
 }

@@ -20,6 +20,8 @@ func TestHistoryTable(t *testing.T) {
 		Steps:        []schedulingv1alpha1.PairStep{step("Fencing", 0), step("Restoring", 4*time.Second), step("Completed", 41*time.Second)},
 		RecoveryTime: &metav1.Duration{Duration: 101 * time.Second}, RecoveryPoint: &metav1.Duration{Duration: 3 * time.Minute},
 		Restored: 2, SetAside: 2, ProtectedAgain: &metav1.Duration{Duration: 38 * time.Second}}
+	completed, returned := at(41*time.Second), at(66*time.Second)
+	failover.CompletionTime, failover.ReturnTime, failover.ReturnSync = &completed, &returned, &metav1.Duration{Duration: 9 * time.Second}
 	calledOff := schedulingv1alpha1.PairAction{Mode: schedulingv1alpha1.Failover, Automatic: true, From: "west", To: "east",
 		Trigger: schedulingv1alpha1.TriggerLocationLost, StartTime: at(time.Hour), Progression: schedulingv1alpha1.ProgressionCalledOff,
 		Steps: []schedulingv1alpha1.PairStep{step("Fencing", time.Hour), step("CalledOff", time.Hour+20*time.Second)}}
@@ -35,10 +37,10 @@ func TestHistoryTable(t *testing.T) {
 			"2026-07-01T13:00:00Z   Failover   west   east   LocationLost   CalledOff   <none>          <none>           <none>     <none>      <none>\n" +
 			"2026-07-01T12:00:00Z   Failover   east   west   LocationLost   Completed   1m41s           3m0s             2          2           0\n"},
 		{"wide", "" +
-			"STARTED                MODE       FROM   TO     TRIGGER        RESULT      RECOVERY TIME   RECOVERY POINT   RESTORED   SET ASIDE   WAITING   STEPS                                   PROTECTED AGAIN\n" +
-			"2026-07-01T14:00:00Z   Relocate   west   east   Declared       FinalSync   <none>          <none>           <none>     <none>      <none>    Quiescing+0s,FinalSync+5s               <none>\n" +
-			"2026-07-01T13:00:00Z   Failover   west   east   LocationLost   CalledOff   <none>          <none>           <none>     <none>      <none>    Fencing+0s,CalledOff+20s                <none>\n" +
-			"2026-07-01T12:00:00Z   Failover   east   west   LocationLost   Completed   1m41s           3m0s             2          2           0         Fencing+0s,Restoring+4s,Completed+41s   38s\n"},
+			"STARTED                MODE       FROM   TO     TRIGGER        RESULT      RECOVERY TIME   RECOVERY POINT   RESTORED   SET ASIDE   WAITING   STEPS                                   PROTECTED AGAIN   AFTER RETURN   RETURN SYNC\n" +
+			"2026-07-01T14:00:00Z   Relocate   west   east   Declared       FinalSync   <none>          <none>           <none>     <none>      <none>    Quiescing+0s,FinalSync+5s               <none>            <none>         <none>\n" +
+			"2026-07-01T13:00:00Z   Failover   west   east   LocationLost   CalledOff   <none>          <none>           <none>     <none>      <none>    Fencing+0s,CalledOff+20s                <none>            <none>         <none>\n" +
+			"2026-07-01T12:00:00Z   Failover   east   west   LocationLost   Completed   1m41s           3m0s             2          2           0         Fencing+0s,Restoring+4s,Completed+41s   38s               13s            9s\n"},
 	} {
 		out, errOut := printed(t, tc.format, listing{table: historyTable(p)})
 		if out != tc.want || errOut != "" {
