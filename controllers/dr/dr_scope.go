@@ -150,7 +150,7 @@ func statusWritten(obj client.Object) time.Time {
 
 // target is what the decision reads of one SyncTarget, and of its heartbeat Lease (nil: none).
 func target(t *workloadv1alpha1.SyncTarget, lease *coordinationv1.Lease, fences []storagev1alpha1.Fence) dr.Target {
-	out := dr.Target{Key: workloadv1alpha1.ToSyncTargetKey(t.Name), Ready: t.IsReady(), UnreachableSince: t.UnreachableSince(), ReadySince: t.ReadySince(), UnfencedSince: t.UnfencedSince(), Clean: true,
+	out := dr.Target{Key: workloadv1alpha1.ToSyncTargetKey(t.Name), Ready: t.IsReady(), UnreachableSince: t.UnreachableSince(), ReadySince: t.ReadySince(), Clean: true,
 		Cordoned: t.Spec.Unschedulable, Unverified: fencing.Unverified(t)}
 	for _, c := range t.Status.StorageClasses {
 		out.Classes = append(out.Classes, c.Name)

@@ -115,10 +115,11 @@ func (d *Decision) protectedAgain(o Observation) {
 	}
 }
 
-// returned records on the completed switch, the first time it sees one, when the Location it
-// left could take replicas again: when a target of it that is Ready, clean and unfenced
-// turned Ready, or was unfenced, or the switch completed, whichever came last; the earliest
-// such target's.
+// returned records on the completed switch when the pair first sees the Location it left able
+// to take replicas again: a target of it Ready, clean and unfenced. The pair looks again at
+// every change of a target, of its clean report and of its Fences, so it sees that as it
+// comes; the facts' own times would not tell it (a Fence that never held goes with no trace
+// on the target).
 func (d *Decision) returned(o Observation) {
 	a := d.Action
 	if a.Progression != schedulingv1alpha1.ProgressionCompleted || a.CompletionTime == nil || a.ReturnTime != nil || a.ProtectedAgain != nil {
@@ -126,23 +127,9 @@ func (d *Decision) returned(o Observation) {
 	}
 	l := o.Locations[a.From]
 	takes := l.destinations()
-	var back time.Time
-	for _, t := range l.Targets {
-		if !t.Ready || !t.Clean || !slices.Contains(takes, t.Key) {
-			continue
-		}
-		at := a.CompletionTime.Time
-		for _, since := range []time.Time{t.ReadySince, t.UnfencedSince} {
-			if since.After(at) {
-				at = since
-			}
-		}
-		if back.IsZero() || at.Before(back) {
-			back = at
-		}
-	}
-	if !back.IsZero() {
-		a.ReturnTime = &metav1.Time{Time: back}
+	if slices.ContainsFunc(l.Targets, func(t Target) bool { return t.Ready && t.Clean && slices.Contains(takes, t.Key) }) {
+		now := metav1.NewTime(o.Now)
+		a.ReturnTime = &now
 	}
 }
 

@@ -113,17 +113,22 @@ func TestHistoryRecordsWhenThePairProtectedAgain(t *testing.T) {
 }
 
 func TestHistoryRecordsTheReturnOfTheLocationLeftAndTheSyncThatProtectedItAgain(t *testing.T) {
-	// A failover completed 5m ago. e1 of east turned Ready 3m ago and its Fence was lifted 2m
-	// ago; e2's still holds. Nothing replicated back to east yet.
+	// A failover completed 5m ago; east's targets are still fenced, and nothing replicated
+	// back to east yet.
 	o := replicatingBack(schedulingv1alpha1.Failover, 10*time.Minute, 5*time.Minute, 6*time.Minute, time.Minute)
 	o.History = []schedulingv1alpha1.PairAction{*o.Action.DeepCopy()}
 	o.Volumes[0].Replication.Destination, o.Volumes[0].Replication.Image = "e1", nil
-	o = with(o, "east", func(t *Target) { t.ReadySince, t.UnfencedSince = ago(3*time.Minute), ago(2*time.Minute) }, "e1")
-	o = with(o, "east", fenceState(fencing.Fenced), "e2")
+	o = with(o, "east", fenceState(fencing.Fenced))
 	d := Decide(o)
 	expect(t, d.Phase, schedulingv1alpha1.PairFailedOver)
-	expect(t, d.Action.ReturnTime.Time, ago(2*time.Minute))
-	expect(t, d.Action.ProtectedAgain == nil, true)
+	expect(t, d.Action.ReturnTime == nil, true)
+
+	// A minute later e1's Fence was lifted: east can take replicas again.
+	o = with(next(o, d, time.Minute), "east", fenceState(fencing.Unfenced), "e1")
+	d = Decide(o)
+	expect(t, d.Phase, schedulingv1alpha1.PairFailedOver)
+	expect(t, d.Action.ReturnTime.Time, o.Now)
+	returned := o.Now
 
 	// 30s later the first sync back, 20s long, gave e1 a replica.
 	o = next(o, d, 30*time.Second)
@@ -134,19 +139,9 @@ func TestHistoryRecordsTheReturnOfTheLocationLeftAndTheSyncThatProtectedItAgain(
 	d = Decide(o)
 	expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
 	for _, a := range []*schedulingv1alpha1.PairAction{d.Action, &d.History[0]} {
-		expect(t, a.ProtectedAgain.Duration, 5*time.Minute+30*time.Second)
-		expect(t, a.ReturnTime.Time, ago(2*time.Minute))
-		expect(t, a.ProtectedAfterReturn().Duration, 2*time.Minute+30*time.Second)
+		expect(t, a.ProtectedAgain.Duration, 6*time.Minute+30*time.Second)
+		expect(t, a.ReturnTime.Time, returned)
+		expect(t, a.ProtectedAfterReturn().Duration, 30*time.Second)
 		expect(t, a.ReturnSync.Duration, 20*time.Second)
 	}
-}
-
-func TestHistoryCountsTheReturnOfALocationThatNeverLeftFromTheSwitchCompleted(t *testing.T) {
-	// A relocate completed 5m ago; east's targets were Ready and unfenced all along.
-	o := replicatingBack(schedulingv1alpha1.Relocate, 10*time.Minute, 5*time.Minute, 6*time.Minute, time.Minute)
-	o = with(o, "east", readySince(time.Hour))
-	d := Decide(o)
-	expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
-	expect(t, d.Action.ReturnTime.Time, ago(5*time.Minute))
-	expect(t, d.Action.ProtectedAfterReturn().Duration, 5*time.Minute)
 }

@@ -21,9 +21,8 @@ type Target struct {
 	// known.
 	ReadySince time.Time
 	// Fence is where the target's Fences stand: Fenced only when one holds in every domain
-	// the target reaches; UnfencedSince is when the last one that held it was lifted.
-	Fence         fencing.State
-	UnfencedSince time.Time
+	// the target reaches.
+	Fence fencing.State
 	// Clean: the target reported that it holds nothing the hub no longer gives it, and
 	// Reported is when it last made that report
 	// (workloadv1alpha1.SyncTarget.CleanReportedAt).

@@ -44,16 +44,6 @@ func (t *SyncTarget) IsFenced() bool {
 	return meta.IsStatusConditionTrue(t.Status.Conditions, ConditionFenced)
 }
 
-// UnfencedSince is when the last Fence that held the target was lifted (its Fenced condition
-// turned False); zero while one holds it, or before the condition is set.
-func (t *SyncTarget) UnfencedSince() time.Time {
-	c := meta.FindStatusCondition(t.Status.Conditions, ConditionFenced)
-	if c == nil || c.Status != metav1.ConditionFalse {
-		return time.Time{}
-	}
-	return c.LastTransitionTime.Time
-}
-
 // Available tells whether the target may take work: Ready, not cordoned, not departing,
 // not fenced.
 func (t *SyncTarget) Available() bool {

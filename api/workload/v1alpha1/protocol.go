@@ -182,15 +182,25 @@ func RemovalRequested(obj metav1.Object, key string) (bool, time.Time) {
 }
 
 // StatusReporter returns the key of the target that reports the hub object's status: the
-// smallest key among those in Sync, "" when none is. An object synced to several targets
-// has one status on the hub, and two reporters would overwrite each other without end.
+// smallest key among those in Sync and not leaving, else among those in Sync; "" when none is.
+// An object synced to several targets has one status on the hub, and two reporters would
+// overwrite each other without end. A target the object leaves no longer runs it for the hub:
+// one lost, which cannot let go, would otherwise keep the status while the object runs on
+// the target it moved to.
 func StatusReporter(obj metav1.Object) string {
+	var leaving string
 	for _, key := range Targets(obj) {
-		if parseState(obj.GetLabels()[StateLabel(key)]) == ResourceStateSync {
+		if parseState(obj.GetLabels()[StateLabel(key)]) != ResourceStateSync {
+			continue
+		}
+		if _, asked := obj.GetAnnotations()[DeletionAnnotation(key)]; !asked {
 			return key
 		}
+		if leaving == "" {
+			leaving = key
+		}
 	}
-	return ""
+	return leaving
 }
 
 func finalizers(obj metav1.Object, key string) []string {

@@ -92,15 +92,20 @@ func TestTargets(t *testing.T) {
 func TestStatusReporter(t *testing.T) {
 	tests := []struct {
 		name   string
-		labels map[string]string
-		want   string
+		labels      map[string]string
+		annotations map[string]string
+		want        string
 	}{
 		{name: "none synced", labels: map[string]string{StateLabel("a"): ""}, want: ""},
 		{name: "the smallest key in Sync", labels: map[string]string{StateLabel("c"): "Sync", StateLabel("b"): "Sync"}, want: "b"},
 		{name: "Upsync, Pending and unknown states do not report", labels: map[string]string{StateLabel("a"): "Upsync", StateLabel("b"): "", StateLabel("c"): "Foo", StateLabel("d"): "Sync"}, want: "d"},
+		{name: "a target the object leaves does not report while another runs it",
+			labels: map[string]string{StateLabel("a"): "Sync", StateLabel("b"): "Sync"}, annotations: map[string]string{DeletionAnnotation("a"): ""}, want: "b"},
+		{name: "the last target, leaving, still reports",
+			labels: map[string]string{StateLabel("a"): "Sync", StateLabel("b"): "Upsync"}, annotations: map[string]string{DeletionAnnotation("a"): ""}, want: "a"},
 	}
 	for _, tt := range tests {
-		if got := StatusReporter(obj(tt.labels, nil)); got != tt.want {
+		if got := StatusReporter(obj(tt.labels, tt.annotations)); got != tt.want {
 			t.Errorf("%s: StatusReporter = %q, want %q", tt.name, got, tt.want)
 		}
 	}

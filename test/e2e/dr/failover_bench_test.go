@@ -37,15 +37,15 @@ const (
 // namespace on each of its members m1 and m3, protects them with a LocationPair to west (m2)
 // that replicates every minute, and writes a timestamped record to every volume every 100 ms
 // until both members stop (syncer and API server), half an interval after a scheduled sync of
-// every volume. It reports,
-// from the stop, when the pair's failover started (start-s: the targets' grace and the pair's
-// threshold of 5 s) and when every volume was bound in west again (total-s: the RTO); the
-// restore itself, from the failover's start (restore-s); the data each volume lost, from its
-// write logs: the time from its newest record in the restored volume to the stop (the RPO;
-// rpo-max-s and rpo-median-s, beside the bound of one interval and one sync, rpo-bound-s); and
-// the floor measured in the same run before the stop: the time m2's API server and storage
-// take to bind 100 claims made in m2 directly from the same replicas, 16 at a time (floor-s),
-// with the ratio restore-s / floor-s.
+// every volume. It reports, from the stop, when the pair's failover started (start-s: the
+// targets' grace and the pair's threshold of 5 s) and when every volume was bound in west
+// again (total-s: the RTO); the restore itself, from the failover's start (restore-s); the
+// data each volume lost, from its write logs: the time from its newest record in the restored
+// volume to the stop (the RPO; rpo-max-s and rpo-median-s, beside the bound of one interval
+// and one sync, rpo-bound-s); the floor measured in the same run before the stop: the time
+// m2's API server and storage take to bind 100 claims made in m2 directly from the same
+// replicas, 16 at a time (floor-s), with the ratio restore-s / floor-s; and east's return
+// (benchReturn).
 func BenchmarkLocationFailover100Volumes(b *testing.B) {
 	const volumes = 100
 	ctx := context.Background()
@@ -73,18 +73,16 @@ func BenchmarkLocationFailover100Volumes(b *testing.B) {
 		if len(owners) != 2 {
 			b.Fatalf("the volumes are on %v, not on both members of east", owners)
 		}
-		var pairs []*schedulingv1alpha1.LocationPair
-		for _, ns := range namespaces {
-			p := &schedulingv1alpha1.LocationPair{
-				ObjectMeta: metav1.ObjectMeta{Name: ns},
-				Spec: schedulingv1alpha1.LocationPairSpec{Primary: "east", Secondary: "west", ReplicationInterval: "1m",
-					FailoverThreshold: &metav1.Duration{Duration: benchThreshold}},
-			}
-			if err := c.Create(ctx, p); err != nil {
-				b.Fatal(err)
-			}
-			pairs = append(pairs, p)
+		// One pair protects both namespaces: a Location is in one pair at most.
+		pair := &schedulingv1alpha1.LocationPair{
+			ObjectMeta: metav1.ObjectMeta{Name: "bench"},
+			Spec: schedulingv1alpha1.LocationPairSpec{Primary: "east", Secondary: "west", ReplicationInterval: "1m",
+				FailoverThreshold: &metav1.Duration{Duration: benchThreshold}},
 		}
+		if err := c.Create(ctx, pair); err != nil {
+			b.Fatal(err)
+		}
+		paired := time.Now()
 		handles := map[string]string{} // namespace/claim: volume handle, and the writers' volumes
 		for _, ns := range namespaces {
 			for _, vo := range ownerships(ctx, b, c, ns) {
@@ -107,6 +105,7 @@ func BenchmarkLocationFailover100Volumes(b *testing.B) {
 			}
 			return out, len(out) == volumes
 		})
+		protect := time.Since(paired)
 		// The floor and the loss come after a scheduled sync of every volume, the loss half an
 		// interval after it.
 		latest := waitFor(b, "a scheduled sync of every volume", func() (map[string]storagev1alpha1.VolumeOwnership, bool) {
@@ -151,27 +150,17 @@ func BenchmarkLocationFailover100Volumes(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		started := waitFor(b, "the failovers' start", func() (time.Duration, bool) {
-			for _, p := range pairs {
-				if err := c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
-					b.Fatal(err)
-				}
-				if p.Status.LastAction == nil {
-					return 0, false
-				}
+		started := waitFor(b, "the failover's start", func() (time.Duration, bool) {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(pair), pair); err != nil {
+				b.Fatal(err)
 			}
-			return time.Since(stop), true
+			return time.Since(stop), pair.Status.LastAction != nil
 		})
 		total := waitFor(b, "every volume bound in west", func() (time.Duration, bool) {
-			for _, p := range pairs {
-				if err := c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
-					b.Fatal(err)
-				}
-				if p.Status.LastAction.Progression != schedulingv1alpha1.ProgressionCompleted {
-					return 0, false
-				}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(pair), pair); err != nil {
+				b.Fatal(err)
 			}
-			return time.Since(stop), true
+			return time.Since(stop), pair.Status.LastAction.Progression == schedulingv1alpha1.ProgressionCompleted
 		})
 		var lost []time.Duration
 		var worst string // the volume that lost most, with the replicas it was restored from and had before the stop
@@ -210,17 +199,67 @@ func BenchmarkLocationFailover100Volumes(b *testing.B) {
 		b.ReportMetric(rpoMax.Seconds(), "rpo-max-s")
 		b.ReportMetric(rpoMedian.Seconds(), "rpo-median-s")
 		b.ReportMetric(bound.Seconds(), "rpo-bound-s")
-		b.Logf("%d volumes on two members failed over from east to west: the failovers started %s after the stop (grace and threshold %s), every volume was bound in west %s after it (RTO); the restore took %s, the floor %s (%.1fx); each volume lost at most %s of writes, %s in the median (bound: interval %s and one sync %s)",
+		b.Logf("%d volumes on two members failed over from east to west: the failover started %s after the stop (grace and threshold %s), every volume was bound in west %s after it (RTO); the restore took %s, the floor %s (%.1fx); each volume lost at most %s of writes, %s in the median (bound: interval %s and one sync %s)",
 			volumes, started.Round(time.Millisecond), benchThreshold, total.Round(time.Millisecond), restore.Round(time.Millisecond),
 			floor.Round(time.Millisecond), restore.Seconds()/floor.Seconds(), rpoMax.Round(time.Millisecond), rpoMedian.Round(time.Millisecond),
 			benchInterval, longestSync.Round(time.Millisecond))
 		if rpoMax > bound {
 			b.Errorf("a volume lost %s of writes, more than one interval and one sync (%s): %s (stopped at %s)", rpoMax, bound, worst, stop.UTC().Format(time.RFC3339Nano))
 		}
+		benchReturn(ctx, b, e, pair, protect)
 		if err := e.Stop(); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// benchReturn starts east's members again and reports, from their start, when their Fences
+// were lifted (lift-s) and when the pair protected every volume again (back-s); and, as the
+// pair's history records them, the time from when the pair saw east return (a target of it
+// Ready, clean and unfenced) to protected again (after-return-s), and the longest of the
+// syncs that took (return-sync-s). Its floor is the pair's first protection of the same
+// volumes, from the pair's creation to a replica of every one (protect-s): the same
+// replications made and synced once, the other way.
+func benchReturn(ctx context.Context, b *testing.B, e *environment.Environment, pair *schedulingv1alpha1.LocationPair, protect time.Duration) {
+	c := e.Hub.Client
+	back := time.Now()
+	for _, m := range []string{"m1", "m3"} {
+		if err := e.StartMember(ctx, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var lift time.Duration
+	protected := waitFor(b, "the pair protecting again", func() (time.Duration, bool) {
+		if lift == 0 {
+			fences := &storagev1alpha1.FenceList{}
+			if err := c.List(ctx, fences); err != nil {
+				b.Fatal(err)
+			}
+			if !slices.ContainsFunc(fences.Items, func(f storagev1alpha1.Fence) bool {
+				return (f.Spec.TargetName == "m1" || f.Spec.TargetName == "m3") && f.Status.Phase != storagev1alpha1.FenceUnfenced
+			}) {
+				lift = time.Since(back)
+			}
+		}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(pair), pair); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(back), pair.Status.Phase == schedulingv1alpha1.PairProtecting
+	})
+	h := pair.Status.History[len(pair.Status.History)-1]
+	if h.ProtectedAfterReturn() == nil || h.ReturnSync == nil {
+		b.Fatalf("the pair's history does not say when east returned, or the sync that protected it again: %+v", h)
+	}
+	b.ReportMetric(lift.Seconds(), "lift-s")
+	b.ReportMetric(protected.Seconds(), "back-s")
+	b.ReportMetric(h.ProtectedAfterReturn().Seconds(), "after-return-s")
+	b.ReportMetric(h.ReturnSync.Seconds(), "return-sync-s")
+	b.ReportMetric(protect.Seconds(), "protect-s")
+	b.ReportMetric(h.ProtectedAfterReturn().Seconds()/protect.Seconds(), "after-return/protect")
+	b.Logf("east's members started again: their Fences were lifted %s after, the pair protected every volume again %s after; "+
+		"as its history records, %s after it saw east able to take replicas again, the longest sync %s; its first protection took %s",
+		lift.Round(time.Millisecond), protected.Round(time.Millisecond), h.ProtectedAfterReturn().Round(time.Millisecond), h.ReturnSync.Round(time.Millisecond),
+		protect.Round(time.Millisecond))
 }
 
 // write100ms writes a record "<unix nanoseconds>" to each volume every 100 ms, as the member

@@ -35,6 +35,9 @@ var _ = Describe("A LocationPair's failover", func() {
 	It("restores each volume, owned or shared, from its latest replica when the primary is lost; the old primary comes back clean, and the pair protects the other way", func(ctx SpecContext) {
 		ns := app(ctx, "east")
 		vo, pv := boundClaim(ctx, ns, "data", "m1")
+		// A workload on it: the failover completes once it is ready on the secondary, while
+		// the primary, still lost, cannot let go of it.
+		Expect(hub.Create(ctx, database(ns))).To(Succeed())
 		shared := claimOf(ns, "shared", nil)
 		shared.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
 		svo, spv := bound(ctx, shared, "m1")
@@ -182,8 +185,16 @@ var _ = Describe("A LocationPair's failover", func() {
 		again := pair.Status.History[0].ProtectedAgain
 		Expect(again).NotTo(BeNil(), "the history does not say when the pair protected again")
 		Expect(again.Duration).To(BeNumerically("~", protecting.Sub(pair.Status.History[0].CompletionTime.Time), 2*time.Second))
-		AddReportEntry("the old primary's return", ReportEntryVisibilityAlways, fmt.Sprintf("both members started in %s; the pair Protecting again %s after (%s after the failover completed, as its history records), their Fences lifted %s after, and all done %s after",
-			started.Round(100*time.Millisecond), protecting.Sub(back).Round(100*time.Millisecond), again.Round(100*time.Millisecond), lifted.Round(100*time.Millisecond), time.Since(back).Round(100*time.Millisecond)))
+		// The return is when a member of east could take replicas again: started, clean and
+		// unfenced, which the history tells to the second.
+		h = pair.Status.History[0]
+		Expect(h.ReturnTime).NotTo(BeNil(), "the history does not say when east returned")
+		Expect(h.ReturnTime.Time).To(BeTemporally(">=", back.Truncate(time.Second)))
+		Expect(h.ReturnTime.Time).To(BeTemporally("<=", protecting))
+		Expect(h.ReturnSync).NotTo(BeNil(), "the history does not say how long the sync back took")
+		AddReportEntry("the old primary's return", ReportEntryVisibilityAlways, fmt.Sprintf("both members started in %s; the pair Protecting again %s after (%s after the failover completed, %s after east could take replicas again, the longest sync %s, as its history records), their Fences lifted %s after, and all done %s after",
+			started.Round(100*time.Millisecond), protecting.Sub(back).Round(100*time.Millisecond), again.Round(100*time.Millisecond),
+			h.ProtectedAfterReturn().Round(100*time.Millisecond), h.ReturnSync.Round(100*time.Millisecond), lifted.Round(100*time.Millisecond), time.Since(back).Round(100*time.Millisecond)))
 		for h, records := range map[string][]string{old: append(replicated, late...), sharedOld: append(sharedReplicated, sharedLate...)} {
 			v, ok := east.Volume(h)
 			Expect(ok).To(BeTrue())
