@@ -90,6 +90,7 @@ func (d *Decision) phase(o Observation) {
 	case o.protectedFrom(d.Active, d.Replicas):
 		d.Phase = schedulingv1alpha1.PairProtecting
 		d.protectedAgain(o)
+		d.returnSync(o)
 	case a.Mode == schedulingv1alpha1.Failover:
 		d.Phase = schedulingv1alpha1.PairFailedOver
 		d.returned(o)

@@ -106,7 +106,25 @@ func (d *Decision) protectedAgain(o Observation) {
 	}
 	d.returned(o)
 	a.ProtectedAgain = &metav1.Duration{Duration: o.Now.Sub(a.CompletionTime.Time)}
-	a.ReturnSync = o.longestSync(d.Active)
+	d.recordReturn()
+}
+
+// returnSync records on the switch that protected again the longest of the syncs back, once
+// the source of every volume reported its sync: a destination may report its image, which
+// protects the volume, before the source reports the sync.
+func (d *Decision) returnSync(o Observation) {
+	a := d.Action
+	if a.Progression != schedulingv1alpha1.ProgressionCompleted || a.ProtectedAgain == nil || a.ReturnSync != nil {
+		return
+	}
+	if a.ReturnSync = o.longestSync(d.Active, a.CompletionTime.Time); a.ReturnSync != nil {
+		d.recordReturn()
+	}
+}
+
+// recordReturn copies what the switch recorded of the return onto its history entry.
+func (d *Decision) recordReturn() {
+	a := d.Action
 	d.History = slices.Clone(d.History)
 	for i := range d.History {
 		if h := &d.History[i]; h.StartTime.Equal(&a.StartTime) {
@@ -133,14 +151,18 @@ func (d *Decision) returned(o Observation) {
 	}
 }
 
-// longestSync is the longest of the last completed syncs of the volumes bound at active; nil
-// when none reports one.
-func (o Observation) longestSync(active string) *metav1.Duration {
+// longestSync is the longest of the syncs of the volumes bound at active, each volume's last
+// one reported by its source; nil until every such volume that replicates reports one that
+// began since (to the second: the API keeps no finer time).
+func (o Observation) longestSync(active string, since time.Time) *metav1.Duration {
 	var longest *metav1.Duration
 	for _, v := range o.Volumes {
 		r := v.Replication
-		if !v.Bound || !o.Locations[active].has(v.Owner) || r == nil || r.SourceLastSyncStart.IsZero() || r.SourceLastSync.Before(r.SourceLastSyncStart) {
+		if !v.Bound || !o.Locations[active].has(v.Owner) || r == nil {
 			continue
+		}
+		if r.SourceLastSyncStart.Before(since.Truncate(time.Second)) || r.SourceLastSync.Before(r.SourceLastSyncStart) {
+			return nil
 		}
 		if took := r.SourceLastSync.Sub(r.SourceLastSyncStart); longest == nil || took > longest.Duration {
 			longest = &metav1.Duration{Duration: took}

@@ -130,14 +130,21 @@ func TestHistoryRecordsTheReturnOfTheLocationLeftAndTheSyncThatProtectedItAgain(
 	expect(t, d.Action.ReturnTime.Time, o.Now)
 	returned := o.Now
 
-	// 30s later the first sync back, 20s long, gave e1 a replica.
+	// 30s later the first sync back, 20s long, gave e1 a replica, which e1 reported before
+	// the source reported the sync.
 	o = next(o, d, 30*time.Second)
 	r := o.Volumes[0].Replication
-	o.Volumes[0].Replication = &Replication{Source: r.Source, Destination: "e1", Image: replica("e1", 0), ImageReady: true,
-		SourceLastSyncStart: o.Now.Add(-25 * time.Second), SourceLastSync: o.Now.Add(-5 * time.Second)}
+	o.Volumes[0].Replication = &Replication{Source: r.Source, Destination: "e1", Image: replica("e1", 0), ImageReady: true}
 	o.Volumes[0].Replication.Image.Time.Time = o.Now.Add(-25 * time.Second)
 	d = Decide(o)
 	expect(t, d.Phase, schedulingv1alpha1.PairProtecting)
+	expect(t, d.Action.ProtectedAfterReturn().Duration, 30*time.Second)
+	expect(t, d.Action.ReturnSync == nil, true)
+
+	// The source's report comes a moment later.
+	o = next(o, d, time.Second)
+	o.Volumes[0].Replication.SourceLastSyncStart, o.Volumes[0].Replication.SourceLastSync = o.Now.Add(-26*time.Second), o.Now.Add(-6*time.Second)
+	d = Decide(o)
 	for _, a := range []*schedulingv1alpha1.PairAction{d.Action, &d.History[0]} {
 		expect(t, a.ProtectedAgain.Duration, 6*time.Minute+30*time.Second)
 		expect(t, a.ReturnTime.Time, returned)
