@@ -91,7 +91,7 @@ func TestTargets(t *testing.T) {
 
 func TestStatusReporter(t *testing.T) {
 	tests := []struct {
-		name   string
+		name        string
 		labels      map[string]string
 		annotations map[string]string
 		want        string
