@@ -261,9 +261,9 @@ type PairAction struct {
 	// and unfenced, and had synced once.
 	// +optional
 	ProtectedAgain *metav1.Duration `json:"protectedAgain,omitempty"`
-	// ReturnTime is when, after the switch completed, the Location it left could first take
-	// replicas again: a target of it Ready, clean and no Fence holding it (for a failover,
-	// once its Fences were lifted).
+	// ReturnTime is when, after the switch completed, the pair first saw the Location it
+	// left able to take replicas again: a target of it Ready, clean and no Fence holding it
+	// (for a failover, once its Fence was lifted).
 	// +optional
 	ReturnTime *metav1.Time `json:"returnTime,omitempty"`
 	// ReturnSync is the longest of the syncs that protected the pair again from the Location
