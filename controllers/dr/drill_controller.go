@@ -186,7 +186,9 @@ func (r *DrillReconciler) writeStatus(ctx context.Context, d *schedulingv1alpha1
 		}
 		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, string(st.Phase), "Drill", "%s", msg)
 	}
-	patch := client.MergeFrom(d.DeepCopy())
+	// Optimistically: a status decided from a stale read (a ready drill seen not ready yet)
+	// conflicts, and is decided again, rather than measure the drill a second time.
+	patch := client.MergeFromWithOptions(d.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	d.Status = st
 	return r.Client.Status().Patch(ctx, d, patch)
 }

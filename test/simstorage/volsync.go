@@ -104,28 +104,24 @@ func (v *VolSync) Attach(ctx context.Context, member string, cfg *rest.Config, s
 	v.mu.Lock()
 	v.members[member] = m
 	v.mu.Unlock()
-	// VolSync reconciles up to 100 sources and destinations at once, each sync a mover of its
-	// own (internal/controller/replicationsource_controller.go), so that the syncs of many
-	// volumes run side by side; the images' controllers here take one object at a time.
+	opts := controller.Options{NewQueue: recovery.NewQueue}
 	for name, c := range map[string]struct {
-		obj     client.Object
-		do      reconcile.Func
-		workers int
+		obj client.Object
+		do  reconcile.Func
 	}{
 		"destinations": {&volsyncv1alpha1.ReplicationDestination{}, func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 			return reconcile.Result{}, v.listen(ctx, m, req.NamespacedName)
-		}, volsyncWorkers},
+		}},
 		"sources": {&volsyncv1alpha1.ReplicationSource{}, func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 			return v.source(ctx, m, req.NamespacedName)
-		}, volsyncWorkers},
+		}},
 		"snapshots": {&snapshotv1.VolumeSnapshot{}, func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 			return m.snapshotReady(ctx, req.NamespacedName)
-		}, 1},
+		}},
 		"contents": {&snapshotv1.VolumeSnapshotContent{}, func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 			return reconcile.Result{}, m.contentProtected(ctx, req.Name)
-		}, 1},
+		}},
 	} {
-		opts := controller.Options{NewQueue: recovery.NewQueue, MaxConcurrentReconciles: c.workers}
 		if err := ctrl.NewControllerManagedBy(mgr).Named("simvolsync-" + member + "-" + name).For(c.obj).WithOptions(opts).Complete(c.do); err != nil {
 			return err
 		}
@@ -331,10 +327,6 @@ func (v *VolSync) sync(ctx context.Context, m *volsyncMember, rs *volsyncv1alpha
 	rd.Status.LatestMoverStatus = &volsyncv1alpha1.MoverStatus{Result: volsyncv1alpha1.MoverResultSuccessful}
 	return dst.client.Status().Patch(ctx, rd, patch)
 }
-
-// volsyncWorkers is how many ReplicationSources, and ReplicationDestinations, VolSync's
-// controllers reconcile at once.
-const volsyncWorkers = 100
 
 // doNotDelete is the label that keeps VolSync from deleting a snapshot it took.
 const doNotDelete = "volsync.backube/do-not-delete"
