@@ -80,6 +80,9 @@ func (d *Decision) moveTo(o Observation, p string) {
 // Relocated after it until every volume has a replica taken since it completed.
 func (d *Decision) phase(o Observation) {
 	a := d.Action
+	if a != nil {
+		d.returned(o)
+	}
 	switch {
 	case a == nil || a.Progression == schedulingv1alpha1.ProgressionCalledOff:
 		d.Phase = schedulingv1alpha1.PairProtecting
@@ -93,10 +96,8 @@ func (d *Decision) phase(o Observation) {
 		d.returnSync(o)
 	case a.Mode == schedulingv1alpha1.Failover:
 		d.Phase = schedulingv1alpha1.PairFailedOver
-		d.returned(o)
 	default:
 		d.Phase = schedulingv1alpha1.PairRelocated
-		d.returned(o)
 	}
 }
 

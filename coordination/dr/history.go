@@ -104,7 +104,6 @@ func (d *Decision) protectedAgain(o Observation) {
 	if a.Progression != schedulingv1alpha1.ProgressionCompleted || a.CompletionTime == nil || a.ProtectedAgain != nil {
 		return
 	}
-	d.returned(o)
 	a.ProtectedAgain = &metav1.Duration{Duration: o.Now.Sub(a.CompletionTime.Time)}
 	d.recordReturn()
 }
