@@ -189,12 +189,19 @@ func (e *Environment) runController(ctx context.Context) error {
 	if addr == "" {
 		addr = "0"
 	}
-	return controllers.Run(ctx, e.Hub.Config, controllers.RunOptions{
+	// The controller acts as the identity config/rbac grants it, under config/admission's
+	// policies, as its Deployment's in-cluster config does.
+	cfg := rest.CopyConfig(e.Hub.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: controllerUser}
+	return controllers.Run(ctx, cfg, controllers.RunOptions{
 		// The brake of cmd/controller's defaults, as a production hub runs.
 		Options:     controllers.Options{HeartbeatGrace: e.opts.HeartbeatGrace, Brake: fencing.DefaultBrake},
 		MetricsAddr: addr, MetricsSecure: true, ProbeAddr: "0", Restartable: true,
 	})
 }
+
+// controllerUser is the hub identity of the controller: config/rbac's ServiceAccount.
+const controllerUser = "system:serviceaccount:custody-system:custody-controller"
 
 // StopController stops the hub controllers and waits until they stopped.
 func (e *Environment) StopController() error {

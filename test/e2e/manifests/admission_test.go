@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/access"
@@ -33,6 +35,8 @@ const (
 	ruleStatus     = "custody: a syncer may only write the status of objects placed on its target"
 	ruleDelete     = "custody: a syncer may only delete objects labelled Upsync for its own target"
 	ruleHubSource  = "custody: a syncer may only hold, let go of and acknowledge the removal of what the hub places on its target, not change its spec, data, labels, annotations or other finalizers"
+	ruleDrill      = "custody: the controller only "
+	ruleSandbox    = "custody: the controller only creates deployments inside the sandbox of the drill it names"
 )
 
 // One ordered container: the hub gets config/default and a token controller, join registers
@@ -231,6 +235,61 @@ var _ = Describe("The admission policy of config/admission", Ordered, func() {
 		}
 		expectDenied(report(syncerA), ruleStatus)
 		Expect(report(syncerB)).To(Succeed(), "the executor reports")
+	})
+
+	It("lets the controller make and remove namespaces, their objects and Placements only as a drill's sandboxes", func(ctx SpecContext) {
+		controller := clientAs(bed.Hub.Config, controllerSA)
+		drill := func(name string) map[string]string {
+			return map[string]string{schedulingv1alpha1.DrillLabel: name}
+		}
+		namespaceOf := func(name string, labels map[string]string) *corev1.Namespace {
+			return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+		}
+		deployment := func(namespace string, labels map[string]string) *appsv1.Deployment {
+			return &appsv1.Deployment{
+				ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "app", Labels: labels},
+				Spec: appsv1.DeploymentSpec{
+					Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "app"}},
+					Template: corev1.PodTemplateSpec{
+						ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "app"}},
+						Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app"}}},
+					},
+				},
+			}
+		}
+		placement := func(name string, labels map[string]string) *schedulingv1alpha1.Placement {
+			return &schedulingv1alpha1.Placement{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+				Spec:       schedulingv1alpha1.PlacementSpec{LocationName: "east", NamespaceSelector: metav1.LabelSelector{MatchLabels: drill("d1")}},
+			}
+		}
+
+		By("creating only a drill's namespace and Placement")
+		expectDenied(controller.Create(ctx, namespaceOf("not-a-sandbox", nil), client.DryRunAll), ruleDrill+"creates namespaces of a drill")
+		expectDenied(controller.Create(ctx, placement("not-a-drill", nil), client.DryRunAll), ruleDrill+"creates placements of a drill")
+		sandbox := namespaceOf("sandbox-d1", drill("d1"))
+		Expect(controller.Create(ctx, sandbox)).To(Succeed())
+		Expect(controller.Create(ctx, placement("drill-d1", drill("d1")), client.DryRunAll)).To(Succeed())
+
+		By("creating workloads only in the sandbox of the drill they name")
+		expectDenied(controller.Create(ctx, deployment(ns, nil), client.DryRunAll), ruleDrill+"creates deployments of a drill")
+		expectDenied(controller.Create(ctx, deployment(ns, drill("d1")), client.DryRunAll), ruleSandbox)
+		expectDenied(controller.Create(ctx, deployment(sandbox.Name, drill("d2")), client.DryRunAll), ruleSandbox)
+		Expect(controller.Create(ctx, deployment(sandbox.Name, drill("d1")), client.DryRunAll)).To(Succeed())
+
+		By("creating the VolSync keys in its own namespace, outside any drill")
+		key := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "volsync-key-probe"}}
+		Expect(controller.Create(ctx, key, client.DryRunAll)).To(Succeed())
+
+		By("deleting only a drill's namespace and Placement")
+		Expect(bed.Hub.Client.Create(ctx, placement("not-a-drill", nil))).To(Succeed())
+		expectDenied(controller.Delete(ctx, placement("not-a-drill", nil)), ruleDrill+"deletes placements of a drill")
+		expectDenied(controller.Delete(ctx, namespaceOf(ns, nil)), ruleDrill+"deletes namespaces of a drill")
+		Expect(controller.Delete(ctx, sandbox)).To(Succeed())
+
+		By("leaving everyone else alone")
+		Expect(bed.Hub.Client.Create(ctx, namespaceOf("not-a-sandbox", nil), client.DryRunAll)).To(Succeed())
+		Expect(bed.Hub.Client.Delete(ctx, placement("not-a-drill", nil))).To(Succeed())
 	})
 })
 

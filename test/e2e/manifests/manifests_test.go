@@ -72,6 +72,8 @@ var _ = Describe("config/", Ordered, func() {
 				"ValidatingAdmissionPolicyBinding custody-syncer-target",
 				"ValidatingAdmissionPolicy custody-protocol-keys",
 				"ValidatingAdmissionPolicyBinding custody-protocol-keys",
+				"ValidatingAdmissionPolicy custody-controller-drills",
+				"ValidatingAdmissionPolicyBinding custody-controller-drills",
 			}
 			for _, name := range crdNames() {
 				want = append(want, "CustomResourceDefinition "+name)
