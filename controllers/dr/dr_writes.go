@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -58,21 +59,36 @@ func (r *Reconciler) ensureKey(ctx context.Context, p *schedulingv1alpha1.Locati
 func (r *Reconciler) replicate(ctx context.Context, s *scope, d dr.Decision, schedule string) error {
 	wanted := map[string]bool{}
 	for _, w := range d.Replications {
-		k := w.Namespace + "/" + w.Claim
-		wanted[k] = true
-		if err := r.ensureReplication(ctx, s.pair, s.replications[k], w, schedule); err != nil {
-			return err
-		}
+		wanted[w.Namespace+"/"+w.Claim] = true
 	}
-	for k, vr := range s.replications {
-		if !wanted[k] && vr.DeletionTimestamp.IsZero() {
-			ctrl.LoggerFrom(ctx).Info("Deleting a replication the pair no longer needs", "volumeReplication", k)
-			if err := r.Client.Delete(ctx, vr); client.IgnoreNotFound(err) != nil {
-				return err
-			}
-		}
+	if err := inParallel(ctx, d.Replications, func(ctx context.Context, w dr.Want) error {
+		return r.ensureReplication(ctx, s.pair, s.replications[w.Namespace+"/"+w.Claim], w, schedule)
+	}); err != nil {
+		return err
 	}
-	return nil
+	unwanted := slices.DeleteFunc(slices.Sorted(maps.Keys(s.replications)), func(k string) bool {
+		return wanted[k] || !s.replications[k].DeletionTimestamp.IsZero()
+	})
+	return inParallel(ctx, unwanted, func(ctx context.Context, k string) error {
+		ctrl.LoggerFrom(ctx).Info("Deleting a replication the pair no longer needs", "volumeReplication", k)
+		return client.IgnoreNotFound(r.Client.Delete(ctx, s.replications[k]))
+	})
+}
+
+// writeParallelism bounds the writes of one kind in flight in one reconcile of a pair: a
+// switch writes each volume's claim, record and replication, a hundred volumes' worth at
+// once, which one at a time took 80 ms each on a hub under that load.
+const writeParallelism = 16
+
+// inParallel runs write for each item, writeParallelism at a time, and returns the first
+// error; the items are independent of each other.
+func inParallel[T any](ctx context.Context, items []T, write func(context.Context, T) error) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(writeParallelism)
+	for _, item := range items {
+		g.Go(func() error { return write(ctx, item) })
+	}
+	return g.Wait()
 }
 
 func (r *Reconciler) ensureReplication(ctx context.Context, p *schedulingv1alpha1.LocationPair, have *storagev1alpha1.VolumeReplication, w dr.Want, schedule string) error {
@@ -104,7 +120,7 @@ func (r *Reconciler) ensureReplication(ctx context.Context, p *schedulingv1alpha
 // replica the decision took, and the Replicated condition, each under a field manager of its
 // own, so that neither write sets the other field back to a value read from the cache.
 func (r *Reconciler) recordVolumes(ctx context.Context, s *scope, d dr.Decision) error {
-	for _, k := range slices.Sorted(maps.Keys(s.ownerships)) {
+	return inParallel(ctx, slices.Sorted(maps.Keys(s.ownerships)), func(ctx context.Context, k string) error {
 		vo := s.ownerships[k]
 		key := metav1.ObjectMeta{Namespace: vo.Namespace, Name: vo.Name}
 		if replica, ok := d.Replicas[k]; ok {
@@ -114,22 +130,19 @@ func (r *Reconciler) recordVolumes(ctx context.Context, s *scope, d dr.Decision)
 			}
 		}
 		if d.VolumeConditions == nil {
-			continue // the pair cannot tell now: the conditions stay as they are
+			return nil // the pair cannot tell now: the conditions stay as they are
 		}
 		had := meta.FindStatusCondition(vo.Status.Conditions, storagev1alpha1.ConditionReplicated)
 		c, ok := d.VolumeConditions[k]
 		if ok && had != nil && had.Status == c.Status && had.Reason == c.Reason && had.Message == c.Message || !ok && had == nil {
-			continue
+			return nil
 		}
 		applied := &storagev1alpha1.VolumeOwnership{ObjectMeta: key}
 		if ok {
 			applied.Status.Conditions = []metav1.Condition{status.Condition(vo.Status.Conditions, c)}
 		}
-		if err := status.Apply(ctx, r.Client, applied, conditionOwner); client.IgnoreNotFound(err) != nil {
-			return err
-		}
-	}
-	return nil
+		return client.IgnoreNotFound(status.Apply(ctx, r.Client, applied, conditionOwner))
+	})
 }
 
 // quiesce stops the workloads of the pair's namespaces while the decision says so, with the
@@ -157,7 +170,7 @@ func (r *Reconciler) quiesce(ctx context.Context, s *scope, d dr.Decision) error
 // askRestores writes the restore-from annotations the decision asks for on the claims, and
 // removes those of the restores that are over.
 func (r *Reconciler) askRestores(ctx context.Context, s *scope, d dr.Decision) error {
-	set := func(k string, f func(*corev1.PersistentVolumeClaim)) error {
+	set := func(ctx context.Context, k string, f func(*corev1.PersistentVolumeClaim)) error {
 		c := s.claims[k]
 		if c == nil {
 			return nil
@@ -166,10 +179,10 @@ func (r *Reconciler) askRestores(ctx context.Context, s *scope, d dr.Decision) e
 		f(c)
 		return client.IgnoreNotFound(r.Client.Patch(ctx, c, patch))
 	}
-	for _, k := range slices.Sorted(maps.Keys(d.Restores)) {
+	if err := inParallel(ctx, slices.Sorted(maps.Keys(d.Restores)), func(ctx context.Context, k string) error {
 		// The class goes in the same write: the claim's copy is made in it from the replica.
 		class, mapped := d.Classes[k]
-		if err := set(k, func(c *corev1.PersistentVolumeClaim) {
+		if err := set(ctx, k, func(c *corev1.PersistentVolumeClaim) {
 			metav1.SetMetaDataAnnotation(&c.ObjectMeta, storagev1alpha1.RestoreAnnotation, d.Restores[k])
 			switch {
 			case mapped && class != "":
@@ -181,14 +194,17 @@ func (r *Reconciler) askRestores(ctx context.Context, s *scope, d dr.Decision) e
 			return err
 		}
 		ctrl.LoggerFrom(ctx).Info("Asked to restore a claim", "claim", k, "from", d.Restores[k], "mappedClass", class)
+		return nil
+	}); err != nil {
+		return err
 	}
-	for _, k := range d.Unrestores {
-		if err := set(k, func(c *corev1.PersistentVolumeClaim) { delete(c.Annotations, storagev1alpha1.RestoreAnnotation) }); err != nil {
+	return inParallel(ctx, d.Unrestores, func(ctx context.Context, k string) error {
+		if err := set(ctx, k, func(c *corev1.PersistentVolumeClaim) { delete(c.Annotations, storagev1alpha1.RestoreAnnotation) }); err != nil {
 			return err
 		}
 		ctrl.LoggerFrom(ctx).Info("A claim's restore is over", "claim", k)
-	}
-	return nil
+		return nil
+	})
 }
 
 // ensureFences holds a Fence of each target the decision fences, in each of its storage

@@ -44,3 +44,5 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	Expect(err).NotTo(HaveOccurred())
 	framework.Cordon(ctx, hub, "m3", true)
 }, NodeTimeout(testbed.StartTimeout))
+
+var _ = AfterEach(func(ctx SpecContext) { framework.ReportPendingClaims(ctx, env) })

@@ -1,12 +1,14 @@
 package framework
 
 import (
+	"cmp"
 	"context"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -59,4 +61,38 @@ func ExpectLedger(storage *simstorage.Storage) {
 	GinkgoHelper()
 	Expect(storage.CheckSingleOwner()).To(Succeed())
 	Expect(storage.CheckReleases()).To(Succeed())
+}
+
+// ReportPendingClaims writes to the GinkgoWriter, when the current spec failed, every claim
+// of the members that is not Bound, with its annotations and the events about it: what a
+// claim that never bound (a destination's, a restore's) waited for, from the binder and the
+// storage, which the controllers' logs do not show.
+func ReportPendingClaims(ctx context.Context, env *environment.Environment) {
+	if !CurrentSpecReport().Failed() {
+		return
+	}
+	for _, m := range env.Members {
+		claims := &corev1.PersistentVolumeClaimList{}
+		if err := m.Client.List(ctx, claims); err != nil {
+			GinkgoWriter.Printf("claims of %s: %v\n", m.Name, err)
+			continue
+		}
+		for _, c := range claims.Items {
+			if c.Status.Phase == corev1.ClaimBound {
+				continue
+			}
+			GinkgoWriter.Printf("%s: claim %s/%s %s, class %s, created %s, deleted %v, annotations %v\n", m.Name, c.Namespace, c.Name,
+				c.Status.Phase, ptr.Deref(c.Spec.StorageClassName, ""), c.CreationTimestamp, c.DeletionTimestamp, c.Annotations)
+			events := &corev1.EventList{}
+			if err := m.Client.List(ctx, events, client.InNamespace(c.Namespace)); err != nil {
+				GinkgoWriter.Printf("  events: %v\n", err)
+				continue
+			}
+			for _, e := range events.Items {
+				if e.InvolvedObject.UID == c.UID {
+					GinkgoWriter.Printf("  %s %s %s (%d times, last %s): %s\n", e.Type, e.Reason, cmp.Or(e.Source.Component, e.ReportingController), e.Count, e.LastTimestamp, e.Message)
+				}
+			}
+		}
+	}
 }
