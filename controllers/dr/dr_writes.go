@@ -59,10 +59,10 @@ func (r *Reconciler) ensureKey(ctx context.Context, p *schedulingv1alpha1.Locati
 func (r *Reconciler) replicate(ctx context.Context, s *scope, d dr.Decision, schedule string) error {
 	wanted := map[string]bool{}
 	for _, w := range d.Replications {
-		wanted[w.Namespace+"/"+w.Claim] = true
+		wanted[w.Key()] = true
 	}
 	if err := inParallel(ctx, d.Replications, func(ctx context.Context, w dr.Want) error {
-		return r.ensureReplication(ctx, s.pair, s.replications[w.Namespace+"/"+w.Claim], w, schedule)
+		return r.ensureReplication(ctx, s.pair, s.replications[w.Key()], w, schedule)
 	}); err != nil {
 		return err
 	}

@@ -91,7 +91,7 @@ func (d *Decision) protection(o Observation) (bool, string, string) {
 	var missing, lagging, failing []string
 	d.VolumeConditions = map[string]metav1.Condition{}
 	for _, w := range d.Replications {
-		k := w.Namespace + "/" + w.Claim
+		k := w.Key()
 		d.Volumes++
 		r := replicas[k]
 		if r != nil && !o.together(r.Target, w.Destination) {

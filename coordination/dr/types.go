@@ -218,3 +218,6 @@ func (w Workload) Key() string { return w.Namespace + "/" + w.Kind + "/" + w.Nam
 
 // Key is a volume's key in Decision.Replicas.
 func (v Volume) Key() string { return v.Namespace + "/" + v.Claim }
+
+// Key is the key of the replication's volume, as Volume.Key.
+func (w Want) Key() string { return w.Namespace + "/" + w.Claim }

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -72,10 +73,17 @@ func ReportPendingClaims(ctx context.Context, env *environment.Environment) {
 		return
 	}
 	for _, m := range env.Members {
-		claims := &corev1.PersistentVolumeClaimList{}
+		claims, events := &corev1.PersistentVolumeClaimList{}, &corev1.EventList{}
 		if err := m.Client.List(ctx, claims); err != nil {
 			GinkgoWriter.Printf("claims of %s: %v\n", m.Name, err)
 			continue
+		}
+		if err := m.Client.List(ctx, events); err != nil {
+			GinkgoWriter.Printf("events of %s: %v\n", m.Name, err)
+		}
+		about := map[types.UID][]corev1.Event{}
+		for _, e := range events.Items {
+			about[e.InvolvedObject.UID] = append(about[e.InvolvedObject.UID], e)
 		}
 		for _, c := range claims.Items {
 			if c.Status.Phase == corev1.ClaimBound {
@@ -83,15 +91,8 @@ func ReportPendingClaims(ctx context.Context, env *environment.Environment) {
 			}
 			GinkgoWriter.Printf("%s: claim %s/%s %s, class %s, created %s, deleted %v, annotations %v\n", m.Name, c.Namespace, c.Name,
 				c.Status.Phase, ptr.Deref(c.Spec.StorageClassName, ""), c.CreationTimestamp, c.DeletionTimestamp, c.Annotations)
-			events := &corev1.EventList{}
-			if err := m.Client.List(ctx, events, client.InNamespace(c.Namespace)); err != nil {
-				GinkgoWriter.Printf("  events: %v\n", err)
-				continue
-			}
-			for _, e := range events.Items {
-				if e.InvolvedObject.UID == c.UID {
-					GinkgoWriter.Printf("  %s %s %s (%d times, last %s): %s\n", e.Type, e.Reason, cmp.Or(e.Source.Component, e.ReportingController), e.Count, e.LastTimestamp, e.Message)
-				}
+			for _, e := range about[c.UID] {
+				GinkgoWriter.Printf("  %s %s %s (%d times, last %s): %s\n", e.Type, e.Reason, cmp.Or(e.Source.Component, e.ReportingController), e.Count, e.LastTimestamp, e.Message)
 			}
 		}
 	}
