@@ -3,15 +3,19 @@ package location
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
@@ -29,14 +33,25 @@ type Reconciler struct {
 }
 
 // SetupWithManager registers the controller; every Location is reconciled when a SyncTarget
-// changes, as one whose labels change can leave one Location and join another.
+// changes what the counts read, as one whose labels change can leave one Location and join
+// another.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	all := enqueue.All(r.Client, func() client.ObjectList { return &schedulingv1alpha1.LocationList{} }, nil)
 	return ctrl.NewControllerManagedBy(mgr).Named("location").
 		For(&schedulingv1alpha1.Location{}).
-		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(all)).
+		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(all), builder.WithPredicates(predicate.Funcs{
+			UpdateFunc: func(e event.UpdateEvent) bool { return countChanged(e.ObjectOld, e.ObjectNew) },
+		})).
 		WithOptions(opts).
 		Complete(r)
+}
+
+// countChanged: a target counts in a Location by its labels, and as available by
+// Available(); a hub of a thousand targets would otherwise count every Location again at each
+// change of any target's status or spec.
+func countChanged(oldObj, newObj client.Object) bool {
+	o, n := oldObj.(*workloadv1alpha1.SyncTarget), newObj.(*workloadv1alpha1.SyncTarget)
+	return o.Available() != n.Available() || !maps.Equal(o.Labels, n.Labels)
 }
 
 // +kubebuilder:rbac:groups=scheduling.custody.dev,resources=locations,verbs=get;list;watch
@@ -49,7 +64,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	targets := &workloadv1alpha1.SyncTargetList{}
-	if err := r.Client.List(ctx, targets); err != nil {
+	// Read only, from the cache as it is: every Location counts every target.
+	if err := r.Client.List(ctx, targets, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, err
 	}
 	want := observe(loc, targets.Items)

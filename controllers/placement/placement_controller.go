@@ -40,19 +40,33 @@ type Reconciler struct {
 }
 
 // SetupWithManager registers the controller. Placements are reconciled when they change,
-// and all of them when a Location, a LocationPair, a SyncTarget or a namespace's labels
-// change.
+// and all of them when a Location comes, goes or changes its spec or labels, a LocationPair
+// changes, a SyncTarget comes, goes or changes its labels or restriction, or a namespace's
+// labels change.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	all := handler.EnqueueRequestsFromMapFunc(enqueue.All(r.Client, func() client.ObjectList { return &schedulingv1alpha1.PlacementList{} }, nil))
 	return ctrl.NewControllerManagedBy(mgr).Named("placement").
 		For(&schedulingv1alpha1.Placement{}).
-		Watches(&schedulingv1alpha1.Location{}, all).
-		Watches(&schedulingv1alpha1.LocationPair{}, all).
-		Watches(&workloadv1alpha1.SyncTarget{}, all, builder.WithPredicates(predicate.Or(
+		// A Location's spec and labels decide which Placements select it; its status counts
+		// only break a tie when a Placement first selects one, which it keeps, and change at
+		// every cordon.
+		Watches(&schedulingv1alpha1.Location{}, all, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Watches(&schedulingv1alpha1.LocationPair{}, all).
+		Watches(&workloadv1alpha1.SyncTarget{}, all, builder.WithPredicates(predicate.Funcs{
+			UpdateFunc: func(e event.UpdateEvent) bool { return selectionChanged(e.ObjectOld, e.ObjectNew) },
+		})).
 		Watches(&corev1.Namespace{}, all, builder.WithPredicates(userLabelsChanged)).
 		WithOptions(opts).
 		Complete(r)
+}
+
+// selectionChanged: of a target, a Placement reads its name (targetNames), its labels (the
+// Locations that select it) and whether it is restricted; its other changes, a cordon or a
+// heartbeat's, would read every namespace of the hub once for each Placement.
+func selectionChanged(oldObj, newObj client.Object) bool {
+	o, n := oldObj.(*workloadv1alpha1.SyncTarget), newObj.(*workloadv1alpha1.SyncTarget)
+	return o.Spec.Restricted != n.Spec.Restricted || !maps.Equal(o.Labels, n.Labels)
 }
 
 // userLabelsChanged passes namespace events that can change what a namespace selector

@@ -260,3 +260,29 @@ func TestDecideRefusesSystemNamespaces(t *testing.T) {
 		})
 	}
 }
+
+func TestSelectionChangedOnlyByLabelsAndRestriction(t *testing.T) {
+	base := func() *workloadv1alpha1.SyncTarget {
+		return &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: "t", Labels: map[string]string{"loc": "a"}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(*workloadv1alpha1.SyncTarget)
+		want   bool
+	}{
+		{"a label", func(t *workloadv1alpha1.SyncTarget) { t.Labels["loc"] = "b" }, true},
+		{"restricted", func(t *workloadv1alpha1.SyncTarget) { t.Spec.Restricted = true }, true},
+		{"cordoned", func(t *workloadv1alpha1.SyncTarget) { t.Spec.Unschedulable = true }, false},
+		{"its Ready condition", func(t *workloadv1alpha1.SyncTarget) {
+			t.Status.Conditions = []metav1.Condition{{Type: workloadv1alpha1.ConditionReady, Status: metav1.ConditionFalse}}
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := base()
+			tc.change(n)
+			if got := selectionChanged(base(), n); got != tc.want {
+				t.Errorf("selectionChanged = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

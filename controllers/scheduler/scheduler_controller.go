@@ -62,7 +62,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Watches(&schedulingv1alpha1.Placement{}, placed, builder.WithPredicates(predicate.Funcs{
 			UpdateFunc: func(e event.UpdateEvent) bool { return placementChanged(e.ObjectOld, e.ObjectNew) },
 		})).
-		Watches(&schedulingv1alpha1.Location{}, placed).
+		// A Location's spec says which targets it has; its status, counts the scheduler does
+		// not read, changes at every cordon and would queue every placed namespace.
+		Watches(&schedulingv1alpha1.Location{}, placed, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(r.namespacesOfTarget), builder.WithPredicates(predicate.Funcs{
 			UpdateFunc: func(e event.UpdateEvent) bool { return targetChanged(e.ObjectOld, e.ObjectNew) },
 		})).

@@ -169,8 +169,12 @@ var _ = Describe("A LocationPair's failover", func() {
 				protecting = time.Now()
 			}
 			for _, claim := range []string{"data", "shared"} {
-				err := m1.Get(ctx, client.ObjectKey{Namespace: downNamespace(ctx, "m1", ns), Name: claim}, &corev1.PersistentVolumeClaim{})
-				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "m1 keeps its copy of claim %s: %v", claim, err)
+				copied := &corev1.PersistentVolumeClaim{}
+				err := m1.Get(ctx, client.ObjectKey{Namespace: downNamespace(ctx, "m1", ns), Name: claim}, copied)
+				if err == nil {
+					g.Expect(err).To(HaveOccurred(), "m1 keeps its copy of claim %s: %s", claim, keptCopy(ctx, m1, ns, copied))
+				}
+				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "reading m1's copy of claim %s: %v", claim, err)
 			}
 			g.Expect(pair.Status.Phase).To(Equal(schedulingv1alpha1.PairProtecting), "%v; the old primary: %v", pair.Status.Conditions, targetConditions(ctx, "m1", "m3"))
 			g.Expect(meta.IsStatusConditionTrue(pair.Status.Conditions, schedulingv1alpha1.ConditionPeerReady)).To(BeTrue())
@@ -208,6 +212,21 @@ var _ = Describe("A LocationPair's failover", func() {
 		}
 	})
 })
+
+// keptCopy describes a copy that a member keeps, the pods beside it, and the hub's
+// namespace and claim it follows, for the message of a spec that waits for it to go.
+func keptCopy(ctx context.Context, member client.Client, ns string, copied *corev1.PersistentVolumeClaim) string {
+	hubNS, claim, pods := &corev1.Namespace{}, &corev1.PersistentVolumeClaim{}, &corev1.PodList{}
+	_ = hub.Get(ctx, client.ObjectKey{Name: ns}, hubNS)
+	_ = hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: copied.Name}, claim)
+	_ = member.List(ctx, pods, client.InNamespace(copied.Namespace))
+	var beside []string
+	for _, p := range pods.Items {
+		beside = append(beside, fmt.Sprintf("%s (%s on %q, deleted %v, finalizers %v)", p.Name, p.Status.Phase, p.Spec.NodeName, p.DeletionTimestamp, p.Finalizers))
+	}
+	return fmt.Sprintf("the copy: deleted %v, finalizers %v, labels %v, annotations %v; its pods: %v; the hub namespace: labels %v, annotations %v; the hub claim: labels %v, annotations %v",
+		copied.DeletionTimestamp, copied.Finalizers, copied.Labels, copied.Annotations, beside, hubNS.Labels, hubNS.Annotations, claim.Labels, claim.Annotations)
+}
 
 // noFencesOf fails if a Fence of any of the targets is left.
 func noFencesOf(ctx context.Context, targets ...string) {
