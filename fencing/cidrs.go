@@ -8,11 +8,26 @@ import (
 )
 
 // NodeCIDRs is one target's fencing as the overlap check reads it: its storage domains and
-// the node CIDRs a Fence of it cuts off.
+// the node CIDRs a Fence of it cuts off, parsed once (NewNodeCIDRs) for the checks against
+// every other target.
 type NodeCIDRs struct {
 	Target  string
 	Domains []string
 	CIDRs   []string
+	// prefixes are CIDRs parsed and masked, as the storage masks host bits; one that does
+	// not parse is the zero Prefix, which overlaps none.
+	prefixes []netip.Prefix
+}
+
+// NewNodeCIDRs parses a target's node CIDRs for Overlaps.
+func NewNodeCIDRs(target string, domains, cidrs []string) NodeCIDRs {
+	n := NodeCIDRs{Target: target, Domains: domains, CIDRs: cidrs, prefixes: make([]netip.Prefix, len(cidrs))}
+	for i, c := range cidrs {
+		if p, err := netip.ParsePrefix(c); err == nil {
+			n.prefixes[i] = p.Masked()
+		}
+	}
+	return n
 }
 
 // Overlap is a node CIDR of one target that shares addresses with a node CIDR of another
@@ -33,6 +48,8 @@ func (o Overlap) String() string {
 // Overlaps lists the overlaps of t's node CIDRs with those of every other target in all that
 // shares a storage domain with it, sorted by the other target, then by the CIDRs. Entries
 // that do not parse as CIDRs (which the CRD refuses) and t itself in all are passed over.
+// Each target's CIDRs are parsed once, by NewNodeCIDRs: checking every target of a hub
+// against every other compares a million pairs at a thousand targets.
 func Overlaps(t NodeCIDRs, all []NodeCIDRs) []Overlap {
 	var out []Overlap
 	for _, other := range all {
@@ -43,10 +60,10 @@ func Overlaps(t NodeCIDRs, all []NodeCIDRs) []Overlap {
 		if domain == "" {
 			continue
 		}
-		for _, a := range t.CIDRs {
-			for _, b := range other.CIDRs {
-				if overlaps(a, b) {
-					out = append(out, Overlap{Target: t.Target, CIDR: a, Other: other.Target, OtherCIDR: b, Domain: domain})
+		for i, a := range t.prefixes {
+			for j, b := range other.prefixes {
+				if a.IsValid() && b.IsValid() && a.Overlaps(b) {
+					out = append(out, Overlap{Target: t.Target, CIDR: t.CIDRs[i], Other: other.Target, OtherCIDR: other.CIDRs[j], Domain: domain})
 				}
 			}
 		}
@@ -66,15 +83,4 @@ func sharedDomain(a, b []string) string {
 		}
 	}
 	return shared
-}
-
-// overlaps tells whether two CIDRs share an address; a CIDR that does not parse shares
-// none. Host bits are ignored, as the storage masks them.
-func overlaps(a, b string) bool {
-	pa, errA := netip.ParsePrefix(a)
-	pb, errB := netip.ParsePrefix(b)
-	if errA != nil || errB != nil {
-		return false
-	}
-	return pa.Masked().Overlaps(pb.Masked())
 }

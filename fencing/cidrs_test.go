@@ -41,7 +41,11 @@ func TestOverlaps(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, o := range Overlaps(m1, append([]NodeCIDRs{m1}, tt.others...)) {
+			all := []NodeCIDRs{parsed(m1)}
+			for _, o := range tt.others {
+				all = append(all, parsed(o))
+			}
+			for _, o := range Overlaps(parsed(m1), all) {
 				got = append(got, o.String())
 			}
 			if !slices.Equal(got, tt.want) {
@@ -50,3 +54,6 @@ func TestOverlaps(t *testing.T) {
 		})
 	}
 }
+
+// parsed is n as NewNodeCIDRs makes it.
+func parsed(n NodeCIDRs) NodeCIDRs { return NewNodeCIDRs(n.Target, n.Domains, n.CIDRs) }

@@ -74,7 +74,9 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	opts.MaxConcurrentReconciles = Concurrency
 	r.metrics = newVolumeMetrics()
-	movingCollector.Register(mgr.GetCache())
+	if err := movingCollector.Register(mgr); err != nil {
+		return err
+	}
 	r.written = versions.New()
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.PersistentVolume{}, claimRefIndex, func(o client.Object) []string {
 		if ref := o.(*corev1.PersistentVolume).Spec.ClaimRef; ref != nil {

@@ -42,12 +42,13 @@ func (r *Reconciler) observe(ctx context.Context, claim *corev1.PersistentVolume
 	if s.volume, err = r.volumeOf(ctx, claim); err != nil {
 		return nil, err
 	}
+	// Targets, Fences and Leases are only read: the cache's own objects do (a claim's
+	// reconcile would otherwise copy every target of a hub of a thousand).
 	targets := &workloadv1alpha1.SyncTargetList{}
-	if err := r.Client.List(ctx, targets); err != nil {
+	if err := r.Client.List(ctx, targets, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	s.targets = targets.Items
-	// Fences and Leases are only read: the cache's own objects do.
 	fences := &storagev1alpha1.FenceList{}
 	if err := r.Client.List(ctx, fences, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err

@@ -57,7 +57,9 @@ type Reconciler struct {
 
 // SetupWithManager watches the pairs and everything their decision reads.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
-	registerMetrics(mgr.GetCache())
+	if err := registerMetrics(mgr); err != nil {
+		return err
+	}
 	r.written = versions.New()
 	all := handler.EnqueueRequestsFromMapFunc(enqueue.All(r.Client, func() client.ObjectList { return &schedulingv1alpha1.LocationPairList{} }, nil))
 	return ctrl.NewControllerManagedBy(mgr).Named("dr").

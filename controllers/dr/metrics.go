@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
@@ -96,9 +97,9 @@ func collect(ctx context.Context, r client.Reader, ch chan<- prometheus.Metric) 
 	return nil
 }
 
-// registerMetrics registers the metrics once, and reports the objects of reader, the cache
-// of the controller that starts now.
-func registerMetrics(reader client.Reader) { collector.Register(reader, switches) }
+// registerMetrics registers the metrics once, and reports the objects of the cache of mgr,
+// the controller that starts now.
+func registerMetrics(mgr manager.Manager) error { return collector.Register(mgr, switches) }
 
 // lastCompleted are, of each mode, the last switch or drill of the history that completed
 // with its costs measured.

@@ -42,7 +42,9 @@ type Reconciler struct {
 // it runs the check of the targets' node CIDRs: against each other's, and against the
 // clients their storage reports.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
-	registerMetrics(mgr.GetCache())
+	if err := registerMetrics(mgr); err != nil {
+		return err
+	}
 	if err := (&nodeCIDRs{client: r.Client, recorder: r.Recorder}).setup(mgr, opts); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
@@ -83,9 +84,9 @@ func collect(ctx context.Context, r client.Reader, ch chan<- prometheus.Metric) 
 	return nil
 }
 
-// registerMetrics registers the Fence metrics once, and reports the Fences of reader, the
-// cache of the controller that starts now.
-func registerMetrics(reader client.Reader) { collector.Register(reader, fenceDuration) }
+// registerMetrics registers the Fence metrics once, and reports the Fences of the cache of
+// mgr, the controller that starts now.
+func registerMetrics(mgr manager.Manager) error { return collector.Register(mgr, fenceDuration) }
 
 // observeFenced records how long the Fence took to hold.
 func observeFenced(st *storagev1alpha1.FenceStatus) {

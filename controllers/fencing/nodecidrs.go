@@ -68,13 +68,18 @@ func (n *nodeCIDRs) setup(mgr ctrl.Manager, opts controller.Options) error {
 // fencing, and takes them away from a target with none.
 func (n *nodeCIDRs) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
 	targets := &workloadv1alpha1.SyncTargetList{}
-	if err := n.client.List(ctx, targets); err != nil {
+	// Read only, from the cache as it is: every target is judged at each reconcile.
+	if err := n.client.List(ctx, targets, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, err
 	}
 	all := make([]fencing.NodeCIDRs, 0, len(targets.Items))
+	byName := make(map[string]fencing.NodeCIDRs, len(targets.Items))
 	for i := range targets.Items {
-		if t := &targets.Items[i]; t.Spec.Fencing != nil && t.DeletionTimestamp.IsZero() {
-			all = append(all, cidrsOf(t))
+		if t := &targets.Items[i]; t.Spec.Fencing != nil {
+			byName[t.Name] = cidrsOf(t)
+			if t.DeletionTimestamp.IsZero() {
+				all = append(all, byName[t.Name])
+			}
 		}
 	}
 	var errs []error
@@ -82,7 +87,7 @@ func (n *nodeCIDRs) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result,
 		t := &targets.Items[i]
 		var exclusive, verified *metav1.Condition
 		if t.Spec.Fencing != nil {
-			c := exclusiveCondition(fencing.Overlaps(cidrsOf(t), all))
+			c := exclusiveCondition(fencing.Overlaps(byName[t.Name], all))
 			c.ObservedGeneration = t.Generation
 			exclusive = &c
 			if c, ok := fencing.VerifiedCondition(t); ok {
@@ -122,7 +127,7 @@ func (n *nodeCIDRs) ensureCondition(ctx context.Context, t *workloadv1alpha1.Syn
 }
 
 func cidrsOf(t *workloadv1alpha1.SyncTarget) fencing.NodeCIDRs {
-	return fencing.NodeCIDRs{Target: t.Name, Domains: t.Spec.StorageDomains, CIDRs: t.Spec.Fencing.NodeCIDRs}
+	return fencing.NewNodeCIDRs(t.Name, t.Spec.StorageDomains, t.Spec.Fencing.NodeCIDRs)
 }
 
 // exclusiveCondition is the NodeCIDRsExclusive condition of a target with these overlaps.

@@ -55,7 +55,11 @@ type Reconciler struct {
 
 // SetupWithManager registers the reconciler with the hub's manager.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
-	r.states, r.contact = newTargetStates(mgr.GetCache()), &contact{}
+	states, err := newTargetStates(mgr)
+	if err != nil {
+		return err
+	}
+	r.states, r.contact = states, &contact{}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("custody-health")
 	}

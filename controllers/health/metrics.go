@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/cachemetrics"
@@ -29,14 +30,16 @@ type targetStates struct {
 	states map[string]string
 }
 
-// newTargetStates registers the metrics once, and reports the targets of reader, the cache of
+// newTargetStates registers the metrics once, and reports the targets of the cache of mgr,
 // the controller that starts now.
-func newTargetStates(reader client.Reader) *targetStates {
-	collector.Register(reader, targetsGauge)
+func newTargetStates(mgr manager.Manager) (*targetStates, error) {
+	if err := collector.Register(mgr, targetsGauge); err != nil {
+		return nil, err
+	}
 	for _, s := range []string{readyState, workloadv1alpha1.ReasonUnreachable, workloadv1alpha1.ReasonNeverSeen} {
 		targetsGauge.WithLabelValues(s).Set(0)
 	}
-	return &targetStates{states: map[string]string{}}
+	return &targetStates{states: map[string]string{}}, nil
 }
 
 // readyState is the gauge's name for a heartbeating target.

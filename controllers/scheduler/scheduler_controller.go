@@ -44,16 +44,33 @@ type Reconciler struct {
 }
 
 // targetIndex indexes the namespaces by the keys of their active targets, which the loads
-// are counted from.
-const targetIndex = "scheduler.active-targets"
+// are counted from; onIndex by the keys of every target they are on, leaving or not, and
+// placementIndex by the Placements bound to them: a target's change moves those namespaces.
+const (
+	targetIndex    = "scheduler.active-targets"
+	onIndex        = "scheduler.targets"
+	placementIndex = "scheduler.placements"
+)
+
+// indexes are the functions of the namespaces' indexes, by name.
+var indexes = map[string]client.IndexerFunc{
+	targetIndex: func(o client.Object) []string { return workloadv1alpha1.ActiveTargets(o) },
+	onIndex:     func(o client.Object) []string { return workloadv1alpha1.Targets(o) },
+	placementIndex: func(o client.Object) []string {
+		if v := o.GetAnnotations()[schedulingv1alpha1.PlacementAnnotation]; v != "" {
+			return strings.Split(v, ",")
+		}
+		return nil
+	},
+}
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	opts.MaxConcurrentReconciles = 4
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Namespace{}, targetIndex, func(o client.Object) []string {
-		return workloadv1alpha1.ActiveTargets(o)
-	}); err != nil {
-		return err
+	for name, f := range indexes {
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Namespace{}, name, f); err != nil {
+			return err
+		}
 	}
 	placed := handler.EnqueueRequestsFromMapFunc(r.placedNamespaces)
 	return ctrl.NewControllerManagedBy(mgr).Named("scheduler").
@@ -189,13 +206,14 @@ func (r *Reconciler) placedNamespaces(ctx context.Context, _ client.Object) []re
 // namespacesOfTarget maps a change of a target to the namespaces it can move: those on it,
 // and those bound to a Placement whose selected Location selects it (or has a selector that
 // does not parse). A choice reads only the targets of the namespace's Locations, so a hub of
-// many Locations does not queue every namespace behind each target that turns Ready or not.
+// many Locations does not queue every namespace behind each target that turns Ready or not;
+// and the namespaces are found by the cache's indexes, not by reading every namespace of the
+// hub at each cordon.
 func (r *Reconciler) namespacesOfTarget(ctx context.Context, target client.Object) []reconcile.Request {
 	locations := &schedulingv1alpha1.LocationList{}
 	placements := &schedulingv1alpha1.PlacementList{}
-	namespaces := &corev1.NamespaceList{}
 	// Read only, as placedNamespaces.
-	for _, l := range []client.ObjectList{locations, placements, namespaces} {
+	for _, l := range []client.ObjectList{locations, placements} {
 		if err := r.Client.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "Listing what a target's change moves")
 			return nil
@@ -206,19 +224,27 @@ func (r *Reconciler) namespacesOfTarget(ctx context.Context, target client.Objec
 		sel, err := metav1.LabelSelectorAsSelector(&locations.Items[i].Spec.InstanceSelector)
 		selecting[locations.Items[i].Name] = err != nil || sel.Matches(labels.Set(target.GetLabels()))
 	}
-	bound := map[string]bool{}
+	lookUps := map[string][]string{onIndex: {workloadv1alpha1.ToSyncTargetKey(target.GetName())}}
 	for i := range placements.Items {
 		if p := &placements.Items[i]; selecting[p.Status.SelectedLocation] {
-			bound[p.Name] = true
+			lookUps[placementIndex] = append(lookUps[placementIndex], p.Name)
 		}
 	}
-	key := workloadv1alpha1.ToSyncTargetKey(target.GetName())
+	seen := map[string]bool{}
 	var out []reconcile.Request
-	for i := range namespaces.Items {
-		ns := &namespaces.Items[i]
-		placed := strings.Split(ns.Annotations[schedulingv1alpha1.PlacementAnnotation], ",")
-		if slices.Contains(workloadv1alpha1.Targets(ns), key) || slices.ContainsFunc(placed, func(p string) bool { return bound[p] }) {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: ns.Name}})
+	for index, values := range lookUps {
+		for _, v := range values {
+			namespaces := &corev1.NamespaceList{}
+			if err := r.Client.List(ctx, namespaces, client.MatchingFields{index: v}, client.UnsafeDisableDeepCopy); err != nil {
+				ctrl.LoggerFrom(ctx).Error(err, "Listing what a target's change moves")
+				return nil
+			}
+			for i := range namespaces.Items {
+				if name := namespaces.Items[i].Name; !seen[name] {
+					seen[name] = true
+					out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: name}})
+				}
+			}
 		}
 	}
 	return out

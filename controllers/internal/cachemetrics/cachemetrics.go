@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -23,6 +24,9 @@ type Collector struct {
 	once   sync.Once
 	mu     sync.Mutex
 	reader client.Reader
+	// managers counts the managers Register was called for: a manager that stops lets go
+	// of its cache only while it is still the last one.
+	managers int
 }
 
 // New is a Collector of the descriptors descs, which collect sends; name names the
@@ -32,14 +36,37 @@ func New(name string, collect CollectFunc, descs ...*prometheus.Desc) *Collector
 }
 
 // Register registers c, and the collectors others that the controller keeps itself, with
-// controller-runtime's registry the first time it is called, and makes c read reader, the
-// cache of the controller that starts now, from then on.
-func (c *Collector) Register(reader client.Reader, others ...prometheus.Collector) {
+// controller-runtime's registry the first time it is called, and makes c read the cache of
+// mgr, the controller's manager that starts now, until that manager stops: a stopped
+// controller's cache, every object it held, is not kept for the next scrape.
+func (c *Collector) Register(mgr manager.Manager, others ...prometheus.Collector) error {
 	c.once.Do(func() { metrics.Registry.MustRegister(append([]prometheus.Collector{c}, others...)...) })
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.reader = reader
+	c.reader = mgr.GetCache()
+	c.managers++
+	return mgr.Add(release{c: c, manager: c.managers})
 }
+
+// release is a runnable of the manager'th manager that lets go of its cache as it stops.
+type release struct {
+	c       *Collector
+	manager int
+}
+
+// Start waits for the manager to stop.
+func (r release) Start(ctx context.Context) error {
+	<-ctx.Done()
+	r.c.mu.Lock()
+	defer r.c.mu.Unlock()
+	if r.c.managers == r.manager {
+		r.c.reader = nil
+	}
+	return nil
+}
+
+// NeedLeaderElection: every replica reports its cache, the leader or not.
+func (release) NeedLeaderElection() bool { return false }
 
 // Describe sends the descriptors c reports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {

@@ -55,3 +55,16 @@ test_since_timestamp_seconds{name="x"} 1500.5
 		t.Errorf("after a failed list, %d metrics; want none", n)
 	}
 }
+
+func TestReleaseLetsGoOfOnlyTheLastManagersCache(t *testing.T) {
+	c := New("test", func(context.Context, client.Reader, chan<- prometheus.Metric) error { return nil })
+	c.reader, c.managers = &reader{}, 2
+	stopped, stop := context.WithCancel(context.Background())
+	stop()
+	if err := (release{c: c, manager: 1}).Start(stopped); err != nil || c.reader == nil {
+		t.Fatalf("an earlier manager stopping: err %v, reader %v; want the cache of the one that runs kept", err, c.reader)
+	}
+	if err := (release{c: c, manager: 2}).Start(stopped); err != nil || c.reader != nil {
+		t.Fatalf("the last manager stopping: err %v, reader %v; want its cache let go", err, c.reader)
+	}
+}
