@@ -72,16 +72,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 			return err
 		}
 	}
-	placed := handler.EnqueueRequestsFromMapFunc(r.placedNamespaces)
 	return ctrl.NewControllerManagedBy(mgr).Named("scheduler").
 		For(&corev1.Namespace{}, builder.WithPredicates(predicate.Or(
 			predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Watches(&schedulingv1alpha1.Placement{}, placed, builder.WithPredicates(predicate.Funcs{
+		Watches(&schedulingv1alpha1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.boundNamespaces), builder.WithPredicates(predicate.Funcs{
 			UpdateFunc: func(e event.UpdateEvent) bool { return placementChanged(e.ObjectOld, e.ObjectNew) },
 		})).
 		// A Location's spec says which targets it has; its status, counts the scheduler does
 		// not read, changes at every cordon and would queue every placed namespace.
-		Watches(&schedulingv1alpha1.Location{}, placed, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&schedulingv1alpha1.Location{}, handler.EnqueueRequestsFromMapFunc(r.placedNamespaces), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&workloadv1alpha1.SyncTarget{}, handler.EnqueueRequestsFromMapFunc(r.namespacesOfTarget), builder.WithPredicates(predicate.Funcs{
 			UpdateFunc: func(e event.UpdateEvent) bool { return targetChanged(e.ObjectOld, e.ObjectNew) },
 		})).
@@ -185,11 +184,11 @@ func (r *Reconciler) now() time.Time {
 	return time.Now()
 }
 
-// placedNamespaces maps any change that can move namespaces to the namespaces bound to a
-// Placement.
+// placedNamespaces maps a change of a Location's spec, which can move any namespace, to
+// every namespace bound to a Placement or on a target.
 func (r *Reconciler) placedNamespaces(ctx context.Context, _ client.Object) []reconcile.Request {
 	list := &corev1.NamespaceList{}
-	// Read only: one change of a target maps to every namespace of the hub.
+	// Read only: one change maps to every namespace of the hub.
 	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing namespaces")
 		return nil
@@ -224,27 +223,36 @@ func (r *Reconciler) namespacesOfTarget(ctx context.Context, target client.Objec
 		sel, err := metav1.LabelSelectorAsSelector(&locations.Items[i].Spec.InstanceSelector)
 		selecting[locations.Items[i].Name] = err != nil || sel.Matches(labels.Set(target.GetLabels()))
 	}
-	lookUps := map[string][]string{onIndex: {workloadv1alpha1.ToSyncTargetKey(target.GetName())}}
+	var bound []string
 	for i := range placements.Items {
 		if p := &placements.Items[i]; selecting[p.Status.SelectedLocation] {
-			lookUps[placementIndex] = append(lookUps[placementIndex], p.Name)
+			bound = append(bound, p.Name)
 		}
 	}
-	seen := map[string]bool{}
+	return append(r.namespacesBy(ctx, onIndex, workloadv1alpha1.ToSyncTargetKey(target.GetName())),
+		r.namespacesBy(ctx, placementIndex, bound...)...)
+}
+
+// boundNamespaces maps a change of a Placement (its Location, its readiness, the targets it
+// names) to the namespaces bound to it, the only ones it moves: a failover of one pair does
+// not queue every namespace of the hub.
+func (r *Reconciler) boundNamespaces(ctx context.Context, p client.Object) []reconcile.Request {
+	return r.namespacesBy(ctx, placementIndex, p.GetName())
+}
+
+// namespacesBy are the namespaces the cache's index maps any of values to; one that more
+// than one value maps to comes more than once, which the queue takes once.
+func (r *Reconciler) namespacesBy(ctx context.Context, index string, values ...string) []reconcile.Request {
 	var out []reconcile.Request
-	for index, values := range lookUps {
-		for _, v := range values {
-			namespaces := &corev1.NamespaceList{}
-			if err := r.Client.List(ctx, namespaces, client.MatchingFields{index: v}, client.UnsafeDisableDeepCopy); err != nil {
-				ctrl.LoggerFrom(ctx).Error(err, "Listing what a target's change moves")
-				return nil
-			}
-			for i := range namespaces.Items {
-				if name := namespaces.Items[i].Name; !seen[name] {
-					seen[name] = true
-					out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: name}})
-				}
-			}
+	for _, v := range values {
+		namespaces := &corev1.NamespaceList{}
+		// Read only, as placedNamespaces.
+		if err := r.Client.List(ctx, namespaces, client.MatchingFields{index: v}, client.UnsafeDisableDeepCopy); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Listing the namespaces a change moves")
+			return nil
+		}
+		for i := range namespaces.Items {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: namespaces.Items[i].Name}})
 		}
 	}
 	return out
