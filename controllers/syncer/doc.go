@@ -38,6 +38,10 @@
 //     claim and PV each period, reading their labels and annotations in place
 //     (transform.Label, transform.Annotation) from lists that are not deep-copied.
 //
-// The hub's identity (the UID of its kube-system namespace) goes into every downstream name
-// the syncer makes up, so that two hubs never collide in one member.
+// The hub's identity (the UID of its kube-system namespace, or the one a restored hub keeps
+// in custody-system/custody-hub-identity: workloadv1alpha1.ReadHubIdentity) goes into every
+// downstream name the syncer makes up, so that two hubs never collide in one member. The
+// syncer reads it once, at start, and confirms it again before it removes or unfences
+// anything in the member (syncio.HubCheck): a hub wiped under it, or any other hub, has
+// another identity, and what its empty caches would have the syncer remove stays.
 package syncer

@@ -13,7 +13,6 @@ import (
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v6/apis/volumesnapshot/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -191,6 +190,7 @@ func setup(mgr ctrl.Manager, hub cluster.Cluster, o Options, target transform.Ta
 	clients := syncio.Clients{
 		Hub: hub.GetClient(), HubReader: hub.GetAPIReader(),
 		Member: mgr.GetClient(), MemberReader: mgr.GetAPIReader(),
+		SameHub: &syncio.HubCheck{Reader: hub.GetAPIReader(), Identity: target.Hub},
 	}
 	// A namespace also stays in the member while a VolumeReplication in it is the target's.
 	contents := []schema.GroupVersionKind{storagev1alpha1.GroupVersion.WithKind("VolumeReplication")}
@@ -333,21 +333,21 @@ func names(kinds []kind) []string {
 	return out
 }
 
-// hubIdentity reads the hub's identity, the UID of its kube-system namespace, waiting for
-// the hub to answer.
+// hubIdentity reads the hub's identity (workloadv1alpha1.ReadHubIdentity), waiting for the
+// hub to answer.
 func hubIdentity(ctx context.Context, cfg *rest.Config) (string, error) {
-	cs, err := kubernetes.NewForConfig(cfg)
+	c, err := client.New(cfg, client.Options{})
 	if err != nil {
 		return "", err
 	}
 	var id string
 	err = waitFor(ctx, func(ctx context.Context) bool {
-		ns, err := cs.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+		read, err := workloadv1alpha1.ReadHubIdentity(ctx, c)
 		if err != nil {
 			ctrl.LoggerFrom(ctx).Info("Waiting for the hub", "error", err.Error())
 			return false
 		}
-		id = string(ns.UID)
+		id = read
 		return true
 	})
 	return id, err

@@ -7,5 +7,7 @@
 // Each syncer and the controller run as goroutines that can be stopped and started again,
 // as the fault tests need. StopMember loses a member (its syncer and API server stop) or
 // partitions it (its syncer stops), and StartMember brings it back: custody-dev's stop and
-// start commands call them.
+// start commands call them. WipeHub loses the hub's state and installs Custody on it again,
+// and UseMemberManifest restarts a syncer with the hub credential of a member manifest, as an
+// admin restores a hub (kubectl custody hub import) and applies the manifests it wrote.
 package environment

@@ -98,6 +98,9 @@ func (e *Environment) credential(name string, m *testbed.Cluster) (*credential.R
 	if r := e.credentials[name]; r != nil {
 		return r, nil
 	}
+	if cfg := e.hubConfigs[name]; cfg.BearerToken == "" && cfg.BearerTokenFile == "" {
+		return nil, nil // a credential that is not renewed, such as a client certificate
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: syncerNamespace}}
@@ -156,6 +159,46 @@ func (e *Environment) Rejoin(ctx context.Context, member string) error {
 		return err
 	}
 	if err := e.Hub.Client.Patch(ctx, t, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"evict":false}}`))); err != nil {
+		return err
+	}
+	return e.RestartSyncerWith(member, cfg)
+}
+
+// WipeHub loses the hub's state and installs Custody on it again, as an admin rebuilds a
+// hub whose etcd was lost before restoring it: the API server comes back on the same address
+// with the same certificates, the CRDs, config/default and the metrics reader's binding as
+// at the first start, and nothing else. The controller and the syncers run on as they are;
+// a spec stops the controller first, as the restore asks.
+func (e *Environment) WipeHub(ctx context.Context) error {
+	if err := e.Hub.Wipe(ctx); err != nil {
+		return fmt.Errorf("wiping the hub: %w", err)
+	}
+	if err := e.installHub(ctx); err != nil {
+		return err
+	}
+	return e.bindMetricsReader(ctx)
+}
+
+// UseMemberManifest gives the named member's syncer the hub credential of the member
+// manifest at path (written by join or by hub import) and restarts it, as an admin applies
+// the manifest to the member and restarts the syncer's Deployment.
+func (e *Environment) UseMemberManifest(member, path string) error {
+	kubeconfig, err := hubKubeconfig(path)
+	if err != nil {
+		return fmt.Errorf("reading the manifest of %s: %w", member, err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+	if err != nil {
+		return err
+	}
+	return e.RestartSyncerWith(member, cfg)
+}
+
+// RestartSyncerWith restarts the named member's syncer with the hub config cfg, and a
+// Renewer of its token if it carries one to renew; a spec runs a syncer with a credential
+// that outlives the hub's state, as a client certificate does.
+func (e *Environment) RestartSyncerWith(member string, cfg *rest.Config) error {
+	if err := e.StopSyncer(member); err != nil {
 		return err
 	}
 	e.mu.Lock()

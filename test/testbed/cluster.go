@@ -270,6 +270,43 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 	return c.nodes.start(c)
 }
 
+// Wipe loses the cluster's state, as a hub whose etcd was lost and rebuilt empty: it stops
+// the API server and etcd, removes etcd's data, starts both again on the same addresses
+// with the same certificates and signing key, installs the CRDs as at the first start, and
+// starts the controller manager afresh. Every client made before works again against a
+// cluster that holds nothing but what an API server makes itself (a kube-system namespace
+// with a new UID among it).
+func (c *Cluster) Wipe(ctx context.Context) error {
+	if c.nodes != nil {
+		return errors.New("wiping a cluster with nodes, which would have to be registered again")
+	}
+	c.stopped, c.down = time.Now(), true
+	c.stopControllerManager()
+	etcd := c.env.ControlPlane.Etcd
+	if err := errors.Join(c.env.ControlPlane.APIServer.Stop(), etcd.Stop()); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(etcd.DataDir); err != nil {
+		return err
+	}
+	if err := etcd.Start(); err != nil {
+		return fmt.Errorf("starting etcd: %w", err)
+	}
+	if err := c.env.ControlPlane.APIServer.Start(); err != nil {
+		return err
+	}
+	c.down = false
+	if err := waitReady(ctx, c.Config); err != nil {
+		return err
+	}
+	if _, err := envtest.InstallCRDs(c.Config, envtest.CRDInstallOptions{
+		Paths: c.env.CRDDirectoryPaths, ErrorIfPathMissing: true, Scheme: c.env.Scheme,
+	}); err != nil {
+		return fmt.Errorf("installing the CRDs: %w", err)
+	}
+	return c.startControllerManager()
+}
+
 // unknownPath is a path no API server serves: it answers 404 once it installed all its paths,
 // and 503 with Retry-After: 5 before.
 const unknownPath = "/apis/unknown.testbed.custody.dev"

@@ -11,7 +11,10 @@
 // workload controllers, so binding and protection on a member are Kubernetes' own. Members are
 // attached to simulated storage domains (package simstorage), which provision their volumes.
 // Each member has node CIDRs of its own (Cluster.NodeCIDRs), stable for a bed, which its
-// storage domains know, so that a NetworkFence can name them to fence it.
+// storage domains know, so that a NetworkFence can name them to fence it. A cluster's API
+// server can be stopped and started again on the same state (an outage), and the hub's state
+// can be lost (Cluster.Wipe: etcd emptied, the API server back on the same address with the
+// same certificates and CRDs), as a hub whose etcd was lost and is about to be restored.
 //
 // Each member also has a few nodes (Options.Nodes, DefaultNodes unless set), the way
 // Kubernetes' own scale tests give a real control plane nodes: kwok (sigs.k8s.io/kwok) plays

@@ -1,5 +1,15 @@
 package v1alpha1
 
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
 // SyncerIdentityNamespace is the hub namespace of the syncers' ServiceAccounts, which
 // `kubectl custody join` makes, one per SyncTarget.
 const SyncerIdentityNamespace = "custody-system"
@@ -9,3 +19,32 @@ const SyncerIdentityNamespace = "custody-system"
 // target's key back from it, which is why a joined target's name is its key. The prefix
 // keeps it apart from the identities config/ ships, whatever the target's name.
 func SyncerIdentity(key string) string { return "custody-syncer-target-" + key }
+
+// A hub's identity is the UID of its kube-system namespace, unless the ConfigMap
+// HubIdentityConfigMap in SyncerIdentityNamespace holds another under HubIdentityKey: a hub
+// restored from an export (`kubectl custody hub import`) keeps the identity of the hub it was
+// exported from there, as its own kube-system namespace is new. Every syncer names what it
+// makes in its member after the identity, so a restored hub is the same hub to them.
+const (
+	HubIdentityConfigMap = "custody-hub-identity"
+	HubIdentityKey       = "identity"
+)
+
+// ReadHubIdentity reads the identity of the hub that c reads: the one HubIdentityConfigMap
+// holds, else the UID of kube-system. A reader that may not read the ConfigMap (a syncer
+// identity made before it existed) takes kube-system's UID, as before.
+func ReadHubIdentity(ctx context.Context, c client.Reader) (string, error) {
+	cm := &corev1.ConfigMap{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: SyncerIdentityNamespace, Name: HubIdentityConfigMap}, cm)
+	switch {
+	case err == nil && cm.Data[HubIdentityKey] != "":
+		return cm.Data[HubIdentityKey], nil
+	case err != nil && !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err):
+		return "", fmt.Errorf("reading the hub's identity: %w", err)
+	}
+	ns := &corev1.Namespace{}
+	if err := c.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, ns); err != nil {
+		return "", fmt.Errorf("reading the hub's identity: %w", err)
+	}
+	return string(ns.UID), nil
+}

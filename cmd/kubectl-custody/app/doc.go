@@ -26,6 +26,11 @@
 //     then its identity deleted, the token first, and the SyncTarget last; refused past
 //     --timeout, naming its claims, unless --force, which takes the target off what it still
 //     holds and lists what its member keeps.
+//   - hub export: the hub's identity and its Custody objects, with the namespaces, claims and
+//     PVs they coordinate, in one file; hub import: that file into an empty hub, the identity
+//     kept in custody-system/custody-hub-identity first, owners before what they own and
+//     references remapped to the new uids, then a new credential per joined target, as join
+//     makes it.
 //
 // The commands whose writes are not easily taken back (failover, relocate, fence
 // --powered-off, unfence, unjoin --force) say what they are about to do and ask for

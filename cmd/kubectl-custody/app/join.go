@@ -48,7 +48,8 @@ that runs its syncer in the member. On the hub it creates, or brings in line whe
     ClusterRole custody-syncer-hub;
   - the Role and RoleBinding custody-system/custody-syncer-target-TARGET-token, which let that
     identity request tokens of itself and of no other ServiceAccount, so that the syncer renews
-    its own credential;
+    its own credential, and read the ConfigMap custody-hub-identity, the identity a hub
+    restored by kubectl custody hub import keeps;
   - last, the SyncTarget TARGET: its storage domains, its labels (--location-label), which
     Location instance selectors match, and its fencing (--fencing-cidrs with
     --network-fence-class). Labels and fencing that the flags do not name are left as they are.
@@ -123,8 +124,13 @@ func (f *joinFlags) validate() error {
 	if (len(f.fencingCIDRs) == 0) != (f.fenceClass == "") {
 		return errors.New("--fencing-cidrs and --network-fence-class go together: a NetworkFence needs both")
 	}
-	if f.credentialTTL < MinCredentialTTL {
-		return fmt.Errorf("--credential-ttl %s is shorter than %s, the shortest token the API server gives", f.credentialTTL, MinCredentialTTL)
+	return checkCredentialTTL(f.credentialTTL)
+}
+
+// checkCredentialTTL refuses a --credential-ttl shorter than the API server gives.
+func checkCredentialTTL(ttl time.Duration) error {
+	if ttl < MinCredentialTTL {
+		return fmt.Errorf("--credential-ttl %s is shorter than %s, the shortest token the API server gives", ttl, MinCredentialTTL)
 	}
 	return nil
 }

@@ -93,16 +93,26 @@ func bindingOf(target string) desired {
 }
 
 // tokenRoleOf lets the hub identity of target's syncer request tokens of itself, and of no
-// other ServiceAccount, so that its syncer renews its own credential before it expires.
+// other ServiceAccount, so that its syncer renews its own credential before it expires, and
+// read the hub's identity that a restored hub keeps (workloadv1alpha1.HubIdentityConfigMap),
+// and no other ConfigMap of custody-system.
 func tokenRoleOf(target string) desired {
 	r := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: custodyNamespace, Name: tokenName(target)}}
 	return desired{r, func() error {
 		metav1.SetMetaDataLabel(&r.ObjectMeta, partOf, "custody")
-		r.Rules = []rbacv1.PolicyRule{{
-			APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"},
-			ResourceNames: []string{identityName(target)},
-		}}
+		r.Rules = syncerOwnRules(target)
 		return nil
+	}}
+}
+
+// syncerOwnRules are the rules of tokenRoleOf(target).
+func syncerOwnRules(target string) []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{{
+		APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"},
+		ResourceNames: []string{identityName(target)},
+	}, {
+		APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"},
+		ResourceNames: []string{workloadv1alpha1.HubIdentityConfigMap},
 	}}
 }
 

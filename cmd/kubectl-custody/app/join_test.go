@@ -213,7 +213,10 @@ func TestJoinCreatesTheIdentityThenTheSyncTarget(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name + "-token"}, r); err != nil {
 		t.Fatal(err)
 	}
-	wantRules := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}, ResourceNames: []string{key.Name}}}
+	wantRules := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}, ResourceNames: []string{key.Name}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}, ResourceNames: []string{"custody-hub-identity"}},
+	}
 	if !equality.Semantic.DeepEqual(r.Rules, wantRules) {
 		t.Errorf("the token role: %+v", r.Rules)
 	}

@@ -62,7 +62,8 @@ with a hub identity of its own and writes the manifest that runs its syncer) and
 them (unjoin drains a target, then removes it and its identity), cordons and uncordons
 targets, states that a lost target's member is powered off (fence --powered-off),
 unfences targets, fails a LocationPair over or relocates it to its other Location, and
-drills a pair's failover without disturbing it.`,
+drills a pair's failover without disturbing it. It exports the hub's Custody objects to a
+file and imports them into an empty hub (hub export, hub import).`,
 		Annotations:  map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl custody"},
 		SilenceUsage: true,
 		// Run prints the error once, on one line.
@@ -88,6 +89,7 @@ drills a pair's failover without disturbing it.`,
 		o.drillCommand(),
 		o.joinCommand(),
 		o.unjoinCommand(),
+		o.hubCommand(),
 	)
 	return cmd
 }
@@ -146,6 +148,7 @@ func restMapper() meta.RESTMapper {
 	m.Add(corev1.SchemeGroupVersion.WithKind("ServiceAccount"), meta.RESTScopeNamespace)
 	m.Add(corev1.SchemeGroupVersion.WithKind("Secret"), meta.RESTScopeNamespace)
 	m.Add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), meta.RESTScopeNamespace)
+	m.Add(corev1.SchemeGroupVersion.WithKind("Namespace"), meta.RESTScopeRoot)
 	m.Add(rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), meta.RESTScopeRoot)
 	m.Add(rbacv1.SchemeGroupVersion.WithKind("Role"), meta.RESTScopeNamespace)
 	m.Add(rbacv1.SchemeGroupVersion.WithKind("RoleBinding"), meta.RESTScopeNamespace)

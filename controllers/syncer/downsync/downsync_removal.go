@@ -54,7 +54,9 @@ func (r *Reconciler) remove(ctx context.Context, up, down *unstructured.Unstruct
 // kept, is bound to a PV the member provisioned for it that the hub has no record of yet.
 // The copy then waits for the upsync, which records the PV while up is Sync for the target:
 // once the copy goes, nothing records it, and the storage kept Retain would be known to
-// nobody. The record's coming brings the claim back here.
+// nobody. The record's coming brings the claim back here. The record is the hub PV the
+// PV's origin names, which was named after the claim's UID when it was made (a claim restored
+// from an export has another UID), else the one named after the claim's UID.
 func (r *Reconciler) unrecorded(ctx context.Context, up, down *unstructured.Unstructured, release corev1.PersistentVolumeReclaimPolicy) (bool, error) {
 	if r.GVK.GroupKind() != transform.PVCKind || release != corev1.PersistentVolumeReclaimRetain {
 		return false, nil
@@ -63,12 +65,15 @@ func (r *Reconciler) unrecorded(ctx context.Context, up, down *unstructured.Unst
 	if err != nil || pv == nil || r.Target.Owns(pv) || pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != down.GetUID() {
 		return false, err
 	}
-	name := workloadv1alpha1.UpsyncedPVName(up.GetUID())
-	record, err := syncio.Read(ctx, r.Hub, r.HubReader, transform.PVGVK, client.ObjectKey{Name: name})
+	name, _, ok := r.Target.Origin(pv)
+	if !ok {
+		name.Name = workloadv1alpha1.UpsyncedPVName(up.GetUID())
+	}
+	record, err := syncio.Read(ctx, r.Hub, r.HubReader, transform.PVGVK, client.ObjectKey{Name: name.Name})
 	if err != nil || record != nil {
 		return false, err
 	}
-	ctrl.LoggerFrom(ctx).V(1).Info("Waiting for the hub to record the volume the member provisioned before the claim leaves", "pv", pv.Name, "hubPV", name)
+	ctrl.LoggerFrom(ctx).V(1).Info("Waiting for the hub to record the volume the member provisioned before the claim leaves", "pv", pv.Name, "hubPV", name.Name)
 	return true, nil
 }
 
@@ -192,12 +197,16 @@ func (r *Reconciler) holdsContents(ctx context.Context, hubNamespace string) (bo
 	return false, nil
 }
 
-// deleteDownstream deletes a downstream object, once; its deletion event brings the hub
-// object back to the reconciler when it is gone. A claim's PV first takes the release
-// policy, so that deleting the claim releases the storage only when coordination said so.
+// deleteDownstream deletes a downstream object, once, if the hub is still the one the syncer
+// started with; its deletion event brings the hub object back to the reconciler when it is
+// gone. A claim's PV first takes the release policy, so that deleting the claim releases the
+// storage only when coordination said so.
 func (r *Reconciler) deleteDownstream(ctx context.Context, down *unstructured.Unstructured, release corev1.PersistentVolumeReclaimPolicy) error {
 	if down.GetDeletionTimestamp() != nil {
 		return nil
+	}
+	if err := r.SameHub.Confirm(ctx); err != nil {
+		return err
 	}
 	switch down.GroupVersionKind().GroupKind() {
 	case transform.PVCKind:

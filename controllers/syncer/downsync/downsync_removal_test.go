@@ -105,6 +105,11 @@ func TestUnrecorded(t *testing.T) {
 		}
 	}
 	record := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: workloadv1alpha1.UpsyncedPVName("hub")}}
+	// A claim restored from a hub export has another UID than the one its record is named
+	// after; the member's PV names that record as its origin.
+	restored := provisioned("copy", nil)
+	target.MarkOrigin(restored, workloadv1alpha1.UpsyncedPVName("exported"), types.NamespacedName{Namespace: "team-a", Name: "data"})
+	exported := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: workloadv1alpha1.UpsyncedPVName("exported")}}
 	retain, del := corev1.PersistentVolumeReclaimRetain, corev1.PersistentVolumeReclaimDelete
 	for _, tc := range []struct {
 		name    string
@@ -119,6 +124,8 @@ func TestUnrecorded(t *testing.T) {
 		{"a PV the syncer made", []client.Object{provisioned("copy", target.Markers())}, nil, retain, false},
 		{"a PV bound to another claim", []client.Object{provisioned("other", nil)}, nil, retain, false},
 		{"no PV", nil, nil, retain, false},
+		{"recorded under the name of its origin, the claim restored since", []client.Object{restored}, []client.Object{exported}, retain, false},
+		{"the record of its origin not made yet", []client.Object{restored}, []client.Object{record}, retain, true},
 	} {
 		r := &Reconciler{GVK: transform.PVCGVK, Target: target}
 		hub := fake.NewClientBuilder().WithObjects(tc.hub...).Build()

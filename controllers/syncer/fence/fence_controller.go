@@ -201,6 +201,10 @@ func (r *Reconciler) release(ctx context.Context, fence string, nf *csiaddonsv1a
 	case f != nil && f.Status.Phase != storagev1alpha1.FenceUnfenced:
 		return ctrl.Result{RequeueAfter: keepRecheck}, nil
 	}
+	// A Fence gone with the hub it was on (a hub wiped under the syncer) was not lifted.
+	if err := r.SameHub.Confirm(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 	patch := client.MergeFrom(nf.DeepCopy())
 	nf.Spec.FenceState = csiaddonsv1alpha1.Unfenced
 	ctrl.LoggerFrom(ctx).Info("Unfencing a NetworkFence whose Fence was lifted", "networkFence", nf.Name)

@@ -197,6 +197,9 @@ func (r *Reconciler) cleanUp(ctx context.Context, key types.NamespacedName) erro
 		}
 		left = true
 		if obj.GetDeletionTimestamp().IsZero() {
+			if err := r.SameHub.Confirm(ctx); err != nil {
+				return err
+			}
 			ctrl.LoggerFrom(ctx).Info("Deleting what a replication no longer needs", "object", client.ObjectKeyFromObject(obj))
 			if err := r.Member.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
 				return err

@@ -286,6 +286,8 @@ func expectBoundOnHub(ctx context.Context, target string) {
 	Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: sa + "-token"}, r)).To(Succeed())
 	Expect(r.Rules).To(Equal([]rbacv1.PolicyRule{{
 		APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}, ResourceNames: []string{sa},
+	}, {
+		APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}, ResourceNames: []string{"custody-hub-identity"},
 	}}))
 	rb := &rbacv1.RoleBinding{}
 	Expect(bed.Hub.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: sa + "-token"}, rb)).To(Succeed())

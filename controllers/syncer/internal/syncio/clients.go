@@ -26,6 +26,9 @@ type Clients struct {
 	Member client.Client
 	// MemberReader reads the member directly, for objects the cache does not hold.
 	MemberReader client.Reader
+	// SameHub confirms, before a removal or an unfence in the member, that the hub is still
+	// the one the syncer started with.
+	SameHub *HubCheck
 }
 
 // Read reads the object of the kind from the cache, and, when the cache does not hold it and
