@@ -150,7 +150,7 @@ func matchingNamespaces(s labels.Selector, drill string, namespaces []namespaceL
 	for _, ns := range namespaces {
 		switch {
 		case !s.Matches(ns.labels) || ns.labels[schedulingv1alpha1.DrillLabel] != drill:
-		case systemNamespace(ns.name):
+		case schedulingv1alpha1.SystemNamespace(ns.name):
 			refused = append(refused, ns.name)
 		default:
 			placed = append(placed, ns.name)
@@ -159,15 +159,6 @@ func matchingNamespaces(s labels.Selector, drill string, namespaces []namespaceL
 	sort.Strings(placed)
 	sort.Strings(refused)
 	return placed, refused
-}
-
-// systemNamespace tells whether a namespace is Kubernetes' own (kube-system, kube-public,
-// kube-node-lease, any kube-*) or Custody's (any custody-*: custody-system, the heartbeat
-// Leases' namespace). Placing one would copy the hub's own objects, Custody's identities among
-// them, into a member, and hand a member's syncer the namespace of every target's heartbeat:
-// no Placement ever selects one, however wide its selector.
-func systemNamespace(name string) bool {
-	return strings.HasPrefix(name, "kube-") || strings.HasPrefix(name, "custody-")
 }
 
 // namespacesCondition reports the system namespaces the selector matched and that were

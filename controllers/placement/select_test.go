@@ -186,8 +186,8 @@ func TestSystemNamespace(t *testing.T) {
 		{"app-custody-system", false},
 	}
 	for _, tt := range tests {
-		if got := systemNamespace(tt.name); got != tt.want {
-			t.Errorf("systemNamespace(%q) = %v, want %v", tt.name, got, tt.want)
+		if got := schedulingv1alpha1.SystemNamespace(tt.name); got != tt.want {
+			t.Errorf("SystemNamespace(%q) = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,4 +52,13 @@ func (p *Placement) MayUse(t *workloadv1alpha1.SyncTarget) bool {
 func (p *Placement) InEffect() bool {
 	return p.DeletionTimestamp.IsZero() && p.Status.SelectedLocation != "" &&
 		meta.IsStatusConditionTrue(p.Status.Conditions, ConditionReady)
+}
+
+// SystemNamespace tells whether a namespace is Kubernetes' own (kube-system, kube-public,
+// kube-node-lease, any kube-*) or Custody's (any custody-*: custody-system, the heartbeat
+// Leases' namespace). Placing one would copy the hub's own objects, Custody's identities among
+// them, into a member, and hand a member's syncer the namespace of every target's heartbeat:
+// no Placement ever selects one, however wide its selector.
+func SystemNamespace(name string) bool {
+	return strings.HasPrefix(name, "kube-") || strings.HasPrefix(name, "custody-")
 }

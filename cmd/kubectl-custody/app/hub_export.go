@@ -55,12 +55,6 @@ func isPlaced(ns *unstructured.Unstructured) bool {
 	return false
 }
 
-// systemNamespace tells whether the namespace is one that a hub has before anything is
-// placed on it: Kubernetes' and Custody's own, which export never copies whole.
-func systemNamespace(name string) bool {
-	return strings.HasPrefix(name, "kube-") || strings.HasPrefix(name, "custody-")
-}
-
 // exportSet gathers what export writes.
 type exportSet struct {
 	objs []*unstructured.Unstructured
@@ -103,7 +97,7 @@ func collect(ctx context.Context, dyn dynamic.Interface, cat catalog) ([]*unstru
 		}
 		s.add(objs...)
 		for _, o := range objs {
-			if ns := o.GetNamespace(); ns != "" && !systemNamespace(ns) {
+			if ns := o.GetNamespace(); ns != "" && !schedulingv1alpha1.SystemNamespace(ns) {
 				s.namespaces[ns] = true
 			}
 		}
@@ -137,7 +131,7 @@ func (s *exportSet) collectNamespaces(ctx context.Context, dyn dynamic.Interface
 		return err
 	}
 	for _, ns := range all {
-		if isPlaced(ns) && !systemNamespace(ns.GetName()) {
+		if isPlaced(ns) && !schedulingv1alpha1.SystemNamespace(ns.GetName()) {
 			s.namespaces[ns.GetName()] = true
 		}
 		if s.namespaces[ns.GetName()] {

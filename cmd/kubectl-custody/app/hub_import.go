@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
@@ -152,7 +154,7 @@ func (o *options) checkInto(ctx context.Context, h client.Client, dyn dynamic.In
 		return fmt.Errorf("reading the controller's leader Lease: %w", err)
 	} else if err == nil && leaseHeld(lease, time.Now()) {
 		return fmt.Errorf("the controller runs on the hub (its leader Lease %s is held by %s): stop it for the import, as it would act on a half-restored hub (kubectl -n custody-system scale deployment custody-controller --replicas 0), and start it once the syncers have their new credentials",
-			controllerLease, ptrOr(lease.Spec.HolderIdentity))
+			controllerLease, ptr.Deref(lease.Spec.HolderIdentity, ""))
 	}
 	if merge {
 		return nil
@@ -166,17 +168,10 @@ func (o *options) checkInto(ctx context.Context, h client.Client, dyn dynamic.In
 
 // leaseHeld tells whether a leader Lease is held at now.
 func leaseHeld(l *coordinationv1.Lease, now time.Time) bool {
-	if ptrOr(l.Spec.HolderIdentity) == "" || l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil {
+	if ptr.Deref(l.Spec.HolderIdentity, "") == "" || l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil {
 		return false
 	}
 	return now.Before(l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second))
-}
-
-func ptrOr(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // custodyObjects names Custody's objects on the hub, a few of each kind: its API objects, PVs,
@@ -306,8 +301,14 @@ func (o *options) restore(ctx context.Context, dyn dynamic.Interface, cat catalo
 	}
 	uids[obj.GetUID()] = created.GetUID()
 	if status, ok := obj.Object["status"]; ok && r.status && obj.GroupVersionKind().GroupKind() != namespaceKind {
-		created.Object["status"] = status
-		if _, err := c.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		// A patch, not an update: the hub's own controllers may have changed the object
+		// since its create (the PVC protection's finalizer on a claim), and the status is
+		// the import's to write whatever its version.
+		patch, err := json.Marshal(map[string]any{"status": status})
+		if err != nil {
+			return err
+		}
+		if _, err := c.Patch(ctx, created.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
 			return fmt.Errorf("writing the status of %s: %w", describe(obj), err)
 		}
 	}

@@ -140,3 +140,26 @@ var _ = Describe("A member's syncer identity", func() {
 		}).WithContext(ctx).Should(MatchError(ContainSubstring("cannot get resource")))
 	})
 })
+
+var _ = Describe("A member's syncer identity, on the hub's identity", func() {
+	It("reads the ConfigMap that keeps a restored hub's identity, and no other ConfigMap of custody-system", func(ctx SpecContext) {
+		// The hub's own identity, as an import writes it: the syncers' check finds the hub
+		// they started with.
+		identity := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: workloadv1alpha1.SyncerIdentityNamespace, Name: workloadv1alpha1.HubIdentityConfigMap},
+			Data: map[string]string{workloadv1alpha1.HubIdentityKey: hubID}}
+		other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: workloadv1alpha1.SyncerIdentityNamespace, Name: "custody-other-settings"}, Data: map[string]string{"a": "b"}}
+		for _, cm := range []*corev1.ConfigMap{identity, other} {
+			Expect(hub.Create(ctx, cm)).To(Succeed())
+			DeferCleanup(hub.Delete, cm)
+		}
+		for _, m := range []string{"m1", "m2"} {
+			got := &corev1.ConfigMap{}
+			Expect(syncer(m).Get(ctx, client.ObjectKeyFromObject(identity), got)).To(Succeed())
+			Expect(got.Data[workloadv1alpha1.HubIdentityKey]).To(Equal(hubID))
+			Expect(workloadv1alpha1.ReadHubIdentity(ctx, syncer(m))).To(Equal(hubID))
+			expectDenied(syncer(m).Get(ctx, client.ObjectKeyFromObject(other), &corev1.ConfigMap{}))
+			expectDenied(syncer(m).List(ctx, &corev1.ConfigMapList{}, client.InNamespace(workloadv1alpha1.SyncerIdentityNamespace)))
+			expectDenied(syncer(m).Update(ctx, got))
+		}
+	})
+})
