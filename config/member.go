@@ -42,6 +42,9 @@ type Member struct {
 	SyncerImage string
 	// HubKubeconfig is the syncer's kubeconfig for the hub.
 	HubKubeconfig []byte
+	// HubServers are the URLs of every API server of a hub across sites, which the syncer
+	// fails over between; empty: the kubeconfig's server alone.
+	HubServers []string
 }
 
 // RenderMember renders config/member for m, as `kubectl apply -k` renders an overlay of it
@@ -74,7 +77,9 @@ func (m Member) kustomization() *types.Kustomization {
 		Resources: []string{"../member"},
 		ConfigMapGenerator: []types.ConfigMapArgs{{GeneratorArgs: types.GeneratorArgs{
 			Namespace: namespace, Name: "custody-syncer", Behavior: "merge",
-			KvPairSources: types.KvPairSources{LiteralSources: []string{"sync-target-name=" + m.SyncTarget}},
+			KvPairSources: types.KvPairSources{LiteralSources: []string{
+				"sync-target-name=" + m.SyncTarget, "hub-servers=" + strings.Join(m.HubServers, ","),
+			}},
 		}}},
 		SecretGenerator: []types.SecretArgs{{GeneratorArgs: types.GeneratorArgs{
 			Namespace: namespace, Name: HubKubeconfigSecret,

@@ -67,12 +67,15 @@ func TestRenderMemberSetsTheSyncerImage(t *testing.T) {
 
 func TestRenderMemberHoldsTheTargetAndTheKubeconfig(t *testing.T) {
 	kubeconfig := []byte("apiVersion: v1\nkind: Config\n")
-	manifest, err := RenderMember(Member{SyncTarget: "eu-1a", HubKubeconfig: kubeconfig})
+	manifest, err := RenderMember(Member{SyncTarget: "eu-1a", HubKubeconfig: kubeconfig,
+		HubServers: []string{"https://hub-a:6443", "https://hub-b:6443"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range [][]byte{
 		[]byte("\n  sync-target-name: eu-1a\n"),
+		[]byte("\n  hub-servers: https://hub-a:6443,https://hub-b:6443\n"),
+		[]byte("\n        - --hub-servers=$(HUB_SERVERS)\n"),
 		[]byte("\n  name: " + HubKubeconfigSecret + "\n"),
 		[]byte("\n  " + HubKubeconfigKey + ": YXBpVmVyc2lvbjogdjEKa2luZDogQ29uZmlnCg==\n"),
 	} {

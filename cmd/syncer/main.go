@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -66,6 +67,10 @@ func main() {
 	)
 	flag.StringVar(&hubKubeconfig, "hub-kubeconfig", "", "Kubeconfig of the hub.")
 	flag.Var(&hubSecret, "hub-kubeconfig-secret", "NAMESPACE/NAME of the member Secret that holds the hub kubeconfig (key kubeconfig), where the syncer keeps each hub token it renews; empty: none.")
+	flag.Func("hub-servers", "Every API server of a hub across sites, as URLs separated by commas: the syncer reaches whichever answers, with the hub kubeconfig's credential and CA; empty: the kubeconfig's server alone.", func(v string) error {
+		o.HubServers = slices.DeleteFunc(strings.Split(v, ","), func(s string) bool { return s == "" })
+		return nil
+	})
 	flag.StringVar(&memberKubeconfig, "member-kubeconfig", "", "Kubeconfig of the member; empty: --kubeconfig, $KUBECONFIG or the in-cluster config.")
 	flag.StringVar(&o.SyncTargetName, "sync-target-name", "", "Name of the SyncTarget this syncer serves.")
 	flag.Var(&types, "resources", "Resource types to sync, as resource.group (deployments.apps), repeated or comma-separated. Default: "+

@@ -101,7 +101,7 @@ on from what it restored.`,
 	fs.StringVar(&f.credentialsDir, "credentials-dir", "", "The directory to write each joined target's member manifest to, with its new credential")
 	fs.BoolVar(&f.merge, "merge", false, "Import into a hub that holds Custody objects: what exists is kept as it is")
 	fs.StringVar(&f.join.syncerImage, "syncer-image", "", "The syncer's image in the manifests (default: the one config/syncer names)")
-	fs.StringVar(&f.join.hubServer, "hub-server", "", "The hub's address as the members' pods reach it (default: the server of the current context)")
+	fs.StringSliceVar(&f.join.hubServers, "hub-server", nil, hubServerUsage)
 	fs.DurationVar(&f.join.credentialTTL, "credential-ttl", time.Hour, "How long the syncers' new hub tokens last until they renew them; at least 10m")
 	return cmd
 }

@@ -335,9 +335,7 @@ func (o *options) reissue(ctx context.Context, h client.Client, targets []string
 	if f.join.hubCA, err = caOf(cfg); err != nil {
 		return err
 	}
-	if f.join.hubServer == "" {
-		f.join.hubServer = o.host
-	}
+	f.join.defaultHubServers(o.host)
 	w := newHubWriter(h, o.streams.Out, false)
 	for _, t := range targets {
 		jf := f.join

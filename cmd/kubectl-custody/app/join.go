@@ -27,7 +27,7 @@ type joinFlags struct {
 	fencingCIDRs   []string
 	fenceClass     string
 	syncerImage    string
-	hubServer      string
+	hubServers     []string
 	output         string
 	dryRun         bool
 	credentialTTL  time.Duration
@@ -67,7 +67,9 @@ namespace custody-system, the syncer's ServiceAccount and roles there, the Confi
 names TARGET, the syncer's Deployment (its image from --syncer-image), and the Secret
 custody-syncer-hub-kubeconfig with a kubeconfig for the hub that carries the token and the
 CA the plugin trusts the hub by. Its server is --hub-server, or the current context's; it must
-be an address of the hub that the member's pods reach. "kubectl apply -f member.yaml" against
+be an address of the hub that the member's pods reach. A hub across sites has an API server in
+each of its main sites: name each with --hub-server, and the syncer reaches whichever answers
+(the first is the kubeconfig's; their serving certificate must be valid for its name). "kubectl apply -f member.yaml" against
 the member is the only other step. join never prints a token to a terminal: with no -o and
 stdout a terminal it refuses; write to a file, or pipe the manifest to kubectl apply.
 
@@ -98,7 +100,7 @@ nothing is created, on the hub or in a file.`,
 	fs.StringSliceVar(&f.fencingCIDRs, "fencing-cidrs", nil, "The member's node addresses as its storage sees them, CIDRs separated by commas, which a NetworkFence cuts off; needs --network-fence-class")
 	fs.StringVar(&f.fenceClass, "network-fence-class", "", "The csi-addons NetworkFenceClass that fences the member")
 	fs.StringVar(&f.syncerImage, "syncer-image", "", "The syncer's image (default: the one config/syncer names)")
-	fs.StringVar(&f.hubServer, "hub-server", "", "The hub's address as the member's pods reach it (default: the server of the current context)")
+	fs.StringSliceVar(&f.hubServers, "hub-server", nil, hubServerUsage)
 	fs.StringVarP(&f.output, "output", "o", "-", "The file to write the member's manifest to; - is stdout")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "Print the manifest and what join would write on the hub, and write nothing")
 	fs.DurationVar(&f.credentialTTL, "credential-ttl", time.Hour, "How long the syncer's hub token lasts until the syncer renews it; at least 10m")
@@ -125,6 +127,18 @@ func (f *joinFlags) validate() error {
 		return errors.New("--fencing-cidrs and --network-fence-class go together: a NetworkFence needs both")
 	}
 	return checkCredentialTTL(f.credentialTTL)
+}
+
+// hubServerUsage is the help of --hub-server, which join and hub import share.
+const hubServerUsage = "The hub's address as the members' pods reach it (default: the server of the current context). " +
+	"For a hub across sites, every API server's, repeated or separated by commas: the syncer reaches whichever answers"
+
+// defaultHubServers makes the hub's servers the current context's server, host, when the
+// flags name none.
+func (f *joinFlags) defaultHubServers(host string) {
+	if len(f.hubServers) == 0 {
+		f.hubServers = []string{host}
+	}
 }
 
 // checkCredentialTTL refuses a --credential-ttl shorter than the API server gives.
@@ -177,9 +191,7 @@ func (o *options) join(ctx context.Context, f *joinFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.hubServer == "" {
-		f.hubServer = o.host
-	}
+	f.defaultHubServers(o.host)
 	return o.joinHub(ctx, h.Client, f)
 }
 
@@ -246,11 +258,15 @@ func identity(ctx context.Context, w *hubWriter, f *joinFlags) ([]byte, error) {
 	if err := w.remove(ctx, legacyToken(f.target), "it held a token that never expires, now revoked"); err != nil {
 		return nil, err
 	}
-	kubeconfig, err := hubKubeconfig(f.hubServer, ca, []byte(token), identityName(f.target))
+	kubeconfig, err := hubKubeconfig(f.hubServers[0], ca, []byte(token), identityName(f.target))
 	if err != nil {
 		return nil, err
 	}
-	return config.RenderMember(config.Member{SyncTarget: f.target, SyncerImage: f.syncerImage, HubKubeconfig: kubeconfig})
+	m := config.Member{SyncTarget: f.target, SyncerImage: f.syncerImage, HubKubeconfig: kubeconfig}
+	if len(f.hubServers) > 1 {
+		m.HubServers = f.hubServers
+	}
+	return config.RenderMember(m)
 }
 
 // isTerminal tells whether w is a terminal.

@@ -55,7 +55,7 @@ func runJoin(c client.Client, f joinFlags) (string, string, error) {
 // joinOf is join m1 in storage domain east, written to a file of the test.
 func joinOf(t *testing.T) joinFlags {
 	return joinFlags{
-		target: "m1", domains: []string{"east"}, hubServer: hubServer, credentialTTL: time.Hour, hubCA: []byte(hubCA),
+		target: "m1", domains: []string{"east"}, hubServers: []string{hubServer}, credentialTTL: time.Hour, hubCA: []byte(hubCA),
 		output: filepath.Join(t.TempDir(), "member.yaml"),
 	}
 }
@@ -313,8 +313,8 @@ func TestJoinWritesTheMembersManifest(t *testing.T) {
 
 	configMap := &corev1.ConfigMap{}
 	decodeInto(t, objs["ConfigMap "+cm], configMap)
-	if configMap.Data["sync-target-name"] != "m1" {
-		t.Errorf("ConfigMap %s: %v", cm, configMap.Data)
+	if configMap.Data["sync-target-name"] != "m1" || configMap.Data["hub-servers"] != "" {
+		t.Errorf("ConfigMap %s: %v, want the target and no other hub server", cm, configMap.Data)
 	}
 	d := &appsv1.Deployment{}
 	decodeInto(t, objs["Deployment custody-syncer"], d)
@@ -336,6 +336,30 @@ func TestJoinWritesTheMembersManifest(t *testing.T) {
 	if cfg.Host != hubServer || cfg.BearerToken != hubToken || string(cfg.CAData) != hubCA {
 		t.Errorf("the hub kubeconfig: server %s, token %q, CA %q", cfg.Host, cfg.BearerToken, cfg.CAData)
 	}
+}
+
+func TestJoinNamesEveryServerOfAHubAcrossSites(t *testing.T) {
+	f := joinOf(t)
+	f.hubServers = []string{hubServer, "https://hub-b.example:6443"}
+	if _, _, err := runJoin(newHub(tokenAPI(nil)), f); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(f.output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, obj := range decodeManifest(t, data) {
+		if !strings.HasPrefix(name, "ConfigMap custody-syncer-") {
+			continue
+		}
+		configMap := &corev1.ConfigMap{}
+		decodeInto(t, obj, configMap)
+		if got, want := configMap.Data["hub-servers"], hubServer+",https://hub-b.example:6443"; got != want {
+			t.Errorf("the syncer is given the hub servers %q, want %q", got, want)
+		}
+		return
+	}
+	t.Fatal("the manifest has no ConfigMap of the syncer")
 }
 
 func TestJoinIsIdempotent(t *testing.T) {
