@@ -50,8 +50,11 @@ func Run(ctx context.Context, cfg *rest.Config, o RunOptions) error {
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        "custody-controller",
 		LeaderElectionNamespace: o.LeaderNamespace,
-		Logger:                  ctrl.Log.WithName("controller"),
-		Controller:              config.Controller{SkipNameValidation: ptr.To(o.Restartable)},
+		// A replica that stops hands the lead over at once, not after the Lease expires: Run
+		// returns only once every controller stopped, and the process then ends.
+		LeaderElectionReleaseOnCancel: true,
+		Logger:                        ctrl.Log.WithName("controller"),
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.Restartable)},
 	})
 	if err != nil {
 		return err

@@ -26,6 +26,10 @@
 //     then its identity deleted, the token first, and the SyncTarget last; refused past
 //     --timeout, naming its claims, unless --force, which takes the target off what it still
 //     holds and lists what its member keeps.
+//   - hub status: the hub's etcd members from their JSON gateway (health, raft leader,
+//     quorum), each API server's /readyz with the kubeconfig's credentials, and the
+//     controller's leader election Lease; exit 1 when etcd has no quorum, no API server is
+//     ready or no replica leads;
 //   - hub export: the hub's identity and its Custody objects, with the namespaces, claims and
 //     PVs they coordinate, in one file; hub import: that file into an empty hub, the identity
 //     kept in custody-system/custody-hub-identity first, owners before what they own and

@@ -6,13 +6,13 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// hubCommand groups the commands on the hub as a whole: its backup and restore.
+// hubCommand groups the commands on the hub as a whole: its status, backup and restore.
 func (o *options) hubCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hub",
-		Short: "Back up the hub's Custody objects to a file, and restore them into an empty hub",
+		Short: "Check the hub's etcd, API servers and controller leader; back up its Custody objects to a file and restore them into an empty hub",
 	}
-	cmd.AddCommand(o.hubExportCommand(), o.hubImportCommand())
+	cmd.AddCommand(o.hubStatusCommand(), o.hubExportCommand(), o.hubImportCommand())
 	return cmd
 }
 

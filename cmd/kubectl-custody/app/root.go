@@ -62,7 +62,8 @@ with a hub identity of its own and writes the manifest that runs its syncer) and
 them (unjoin drains a target, then removes it and its identity), cordons and uncordons
 targets, states that a lost target's member is powered off (fence --powered-off),
 unfences targets, fails a LocationPair over or relocates it to its other Location, and
-drills a pair's failover without disturbing it. It exports the hub's Custody objects to a
+drills a pair's failover without disturbing it. It checks a hub across sites (hub status:
+its etcd members, API servers and controller leader), exports the hub's Custody objects to a
 file and imports them into an empty hub (hub export, hub import).`,
 		Annotations:  map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl custody"},
 		SilenceUsage: true,
