@@ -41,6 +41,10 @@ type Options struct {
 	// as it does controller-runtime's clients by default. client-go's own default (5 per
 	// second) would make a failover of a thousand volumes take minutes.
 	HubConfig, MemberConfig *rest.Config
+	// HubServers are the URLs of every API server of the hub, for a hub served from several
+	// sites: the syncer reaches whichever answers (reconnect.Servers), each with HubConfig's
+	// credential and CA. Empty: HubConfig's host alone.
+	HubServers []string
 	// SyncTargetName names the SyncTarget the syncer serves; its target key is
 	// ToSyncTargetKey of this name.
 	SyncTargetName string

@@ -68,6 +68,9 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if o.HubConfig, err = reconnect.Servers(o.HubConfig, o.HubServers); err != nil {
+		return err
+	}
 	hubID, err := hubIdentity(ctx, o.HubConfig)
 	if err != nil {
 		return err
