@@ -46,6 +46,10 @@ type Options struct {
 	// (testbed.Options.NoNodes). By default each member has testbed.DefaultNodes nodes, on
 	// which its workloads run and become Ready.
 	NoNodes bool
+	// HubSites spans the hub across that many sites (testbed.Options.HubSites): a replica of
+	// the controller runs beside each main site's API server, electing a leader, and the
+	// syncers reach whichever API server answers. Each Location names its site.
+	HubSites int
 }
 
 // LocationOptions describe one Location.
@@ -55,6 +59,8 @@ type LocationOptions struct {
 	Domain string
 	// Members are the names of its member clusters, also their SyncTargets' names.
 	Members []string
+	// Site is the hub site its members run in, for a hub across sites (Options.HubSites).
+	Site string
 }
 
 // Default is the local environment's default: n Locations of m members each, every
@@ -90,9 +96,11 @@ type Environment struct {
 	*testbed.Bed
 	opts Options
 
-	mu         sync.Mutex
-	controller *runner
-	syncers    map[string]*runner
+	mu sync.Mutex
+	// controllers are the controller's replicas by site: one, at site "", but in a hub
+	// across sites.
+	controllers map[string]*runner
+	syncers     map[string]*runner
 	// hubConfigs reach the hub as each member's syncer, by member.
 	hubConfigs map[string]*rest.Config
 	// credentials renew the hub token of each member's syncer, across its restarts.
@@ -107,17 +115,17 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 	if o.HeartbeatPeriod == 0 {
 		o.HeartbeatPeriod = time.Second
 	}
-	bedOpts := testbed.Options{Dir: o.Dir, VolSync: o.VolSync, NoNodes: o.NoNodes}
+	bedOpts := testbed.Options{Dir: o.Dir, VolSync: o.VolSync, NoNodes: o.NoNodes, HubSites: o.HubSites}
 	for _, l := range o.Locations {
 		for _, m := range l.Members {
-			bedOpts.Members = append(bedOpts.Members, testbed.MemberOptions{Name: m, Domains: []string{l.Domain}})
+			bedOpts.Members = append(bedOpts.Members, testbed.MemberOptions{Name: m, Domains: []string{l.Domain}, Site: l.Site})
 		}
 	}
 	bed, err := testbed.Start(ctx, bedOpts)
 	if err != nil {
 		return nil, err
 	}
-	e := &Environment{Bed: bed, opts: o, syncers: map[string]*runner{}, hubConfigs: map[string]*rest.Config{},
+	e := &Environment{Bed: bed, opts: o, controllers: map[string]*runner{}, syncers: map[string]*runner{}, hubConfigs: map[string]*rest.Config{},
 		credentials: map[string]*credential.Renewer{}}
 	defer func() {
 		if err != nil {
@@ -171,48 +179,59 @@ func (e *Environment) register(ctx context.Context) error {
 	return nil
 }
 
-// StartController runs the hub controllers. A controller that exits, for instance because
-// it started while the hub did not answer, runs again, as its Deployment's would.
+// StartController runs the hub controllers: one replica, or, in a hub across sites, one
+// beside the API server of each main site that is up, electing a leader. A replica that
+// exits, for instance because it started while the hub did not answer, runs again, as its
+// Deployment's would.
 func (e *Environment) StartController() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.controller != nil {
+	if len(e.controllers) > 0 {
 		return errors.New("the controller runs already")
 	}
-	e.controller = run(restarting("controller", e.runController))
+	for i, site := range e.replicaSites() {
+		metrics := i == 0
+		e.controllers[site] = run(restarting("controller "+site, func(ctx context.Context) error {
+			return e.runController(ctx, site, metrics)
+		}))
+		// The first replica leads, so that a spec knows which site's loss takes the leader.
+		if i == 0 && site != "" {
+			if err := e.waitNewLeader(); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
-// runController runs a new manager of the hub controllers until ctx ends.
-func (e *Environment) runController(ctx context.Context) error {
+// runController runs a new manager of the hub controllers at site until ctx ends; with
+// metrics, it serves them at Options.MetricsAddr.
+func (e *Environment) runController(ctx context.Context, site string, metrics bool) error {
 	addr := e.opts.MetricsAddr
-	if addr == "" {
+	if addr == "" || !metrics {
 		addr = "0"
 	}
-	// The controller acts as the identity config/rbac grants it, under config/admission's
-	// policies, as its Deployment's in-cluster config does.
-	cfg := rest.CopyConfig(e.Hub.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: controllerUser}
-	return controllers.Run(ctx, cfg, controllers.RunOptions{
+	return controllers.Run(ctx, e.controllerCfg(site), e.leaderElection(controllers.RunOptions{
 		// The brake of cmd/controller's defaults, as a production hub runs.
 		Options:     controllers.Options{HeartbeatGrace: e.opts.HeartbeatGrace, Brake: fencing.DefaultBrake},
 		MetricsAddr: addr, MetricsSecure: true, ProbeAddr: "0", Restartable: true,
-	})
+	}))
 }
 
 // controllerUser is the hub identity of the controller: config/rbac's ServiceAccount.
 const controllerUser = "system:serviceaccount:custody-system:custody-controller"
 
-// StopController stops the hub controllers and waits until they stopped.
+// StopController stops every replica of the hub controllers and waits until they stopped.
 func (e *Environment) StopController() error {
 	e.mu.Lock()
-	r := e.controller
-	e.controller = nil
+	rs := e.controllers
+	e.controllers = map[string]*runner{}
 	e.mu.Unlock()
-	if r == nil {
-		return nil
+	var errs []error
+	for _, r := range rs {
+		errs = append(errs, r.stop())
 	}
-	return r.stop()
+	return errors.Join(errs...)
 }
 
 // StartSyncer runs the syncer of the named member.
@@ -231,7 +250,7 @@ func (e *Environment) StartSyncer(name string) error {
 		return err
 	}
 	o := syncer.Options{
-		HubConfig: e.hubConfigs[name], MemberConfig: m.Config, SyncTargetName: name,
+		HubConfig: e.hubConfigs[name], HubServers: e.Hub.Servers(), MemberConfig: m.Config, SyncTargetName: name,
 		HeartbeatPeriod: e.opts.HeartbeatPeriod, Credential: cred,
 	}
 	e.syncers[name] = run(restarting("syncer "+name, func(ctx context.Context) error {

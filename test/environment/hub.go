@@ -58,11 +58,15 @@ func (e *Environment) join(ctx context.Context, l LocationOptions, m *testbed.Cl
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
-	if code, out, errOut := e.Custody(ctx, "join", m.Name, "--storage-domain", l.Domain,
-		"--location-label", LocationLabel+"="+l.Name,
+	args := []string{"join", m.Name, "--storage-domain", l.Domain,
+		"--location-label", LocationLabel + "=" + l.Name,
 		"--fencing-cidrs", strings.Join(m.NodeCIDRs, ","), "--network-fence-class", l.Domain,
 		"-o", path,
-	); code != 0 {
+	}
+	for _, s := range e.Hub.Servers() {
+		args = append(args, "--hub-server", s)
+	}
+	if code, out, errOut := e.Custody(ctx, args...); code != 0 {
 		return nil, fmt.Errorf("joining %s: %s", m.Name, strings.TrimSpace(out+errOut))
 	}
 	kubeconfig, err := hubKubeconfig(path)
@@ -85,7 +89,7 @@ func (e *Environment) SyncerHubConfig(member string) *rest.Config {
 func (e *Environment) Custody(ctx context.Context, args ...string) (code int, out, errOut string) {
 	var o, eo bytes.Buffer
 	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &o, ErrOut: &eo}
-	code = app.Run(ctx, append([]string{"--kubeconfig", e.Hub.Kubeconfig}, args...), streams)
+	code = app.Run(ctx, append([]string{"--kubeconfig", e.Hub.LiveKubeconfig()}, args...), streams)
 	return code, o.String(), eo.String()
 }
 

@@ -53,6 +53,11 @@ type Options struct {
 	// but stay Pending, and a claim is never in use by a pod. For a test that must not pay for
 	// them, or that needs pods never to run.
 	NoNodes bool
+	// HubSites is how many sites the hub spans. 0 or 1: one etcd and one API server. An odd
+	// number from 3: an etcd member in every site, HubSiteNames, and an API server and a
+	// kube-controller-manager with leader election in each but the last, the Witness; the
+	// hub's Config reaches whichever API server answers, and Cluster.StopSite loses a site.
+	HubSites int
 }
 
 // MemberOptions describe one member cluster.
@@ -65,6 +70,9 @@ type MemberOptions struct {
 	// besides their events (kube-controller-manager's --pvclaimbinder-sync-period). Zero:
 	// Kubernetes' default, 15 s, as a production member runs; a test that sets it says why.
 	BinderSyncPeriod time.Duration
+	// Site is the hub site the member runs in, one of HubSiteNames, for a hub across sites:
+	// what loses the site loses the member with it. Empty: none.
+	Site string
 }
 
 // TwoMembers is the smallest bed with a move in it: members m1 and m2 share storage domain
@@ -104,6 +112,9 @@ func Start(ctx context.Context, opts Options) (_ *Bed, err error) {
 		return nil, err
 	}
 	opts = withDefaults(opts, root)
+	if err := checkHubSites(opts.HubSites); err != nil {
+		return nil, err
+	}
 
 	b := &Bed{Dir: opts.Dir, storage: map[string]*simstorage.Storage{}}
 	if b.Dir == "" {
@@ -135,21 +146,28 @@ func Start(ctx context.Context, opts Options) (_ *Bed, err error) {
 	if opts.NoNodes {
 		nodeCount = 0
 	}
-	start := func(slot **Cluster, name string, role Role, crds []string, kcmFlags ...string) {
+	start := func(slot **Cluster, name string, role Role, crds, sites []string, kcmFlags ...string) {
 		g.Go(func() error {
 			c, err := startCluster(name, role, filepath.Join(b.Dir, "clusters", name), binDir,
-				filepath.Join(b.Dir, name+".kubeconfig"), crds, opts.Scheme, kcmFlags, nodeCount)
+				filepath.Join(b.Dir, name+".kubeconfig"), crds, opts.Scheme, kcmFlags, nodeCount, sites)
 			*slot = c
 			return err
 		})
 	}
-	start(&b.Hub, HubName, RoleHub, opts.HubCRDs)
+	var sites []string
+	if opts.HubSites > 1 {
+		sites = HubSiteNames(opts.HubSites)
+	}
+	start(&b.Hub, HubName, RoleHub, opts.HubCRDs, sites)
 	for i, m := range opts.Members {
+		if m.Site != "" && !slices.Contains(sites, m.Site) {
+			return b, fmt.Errorf("member %s is in site %q, which the hub does not have: its sites are %v", m.Name, m.Site, sites)
+		}
 		var flags []string
 		if m.BinderSyncPeriod > 0 {
 			flags = append(flags, "--pvclaimbinder-sync-period="+m.BinderSyncPeriod.String())
 		}
-		start(&b.Members[i], m.Name, RoleMember, opts.MemberCRDs, flags...)
+		start(&b.Members[i], m.Name, RoleMember, opts.MemberCRDs, nil, flags...)
 	}
 	if err := g.Wait(); err != nil {
 		return b, err
@@ -158,6 +176,7 @@ func Start(ctx context.Context, opts Options) (_ *Bed, err error) {
 	storageCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	b.cancel = cancel
 	for i, m := range opts.Members {
+		b.Members[i].Site = m.Site
 		b.Members[i].NodeCIDRs = []string{nodeCIDR(i)}
 		if err := b.Members[i].createNodes(ctx); err != nil {
 			return b, fmt.Errorf("registering the nodes of %s: %w", m.Name, err)

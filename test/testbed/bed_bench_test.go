@@ -18,12 +18,16 @@ import (
 // and reports the start time and the peak memory of the bed's processes: with the members'
 // nodes (the default) and without them (Options.NoNodes), so that the figures show what the
 // nodes cost. With nodes, it also reports how long after the start every node was Ready and
-// free of taints, which is when a member's pods can be scheduled.
+// free of taints, which is when a member's pods can be scheduled. A third run puts the hub
+// across three sites (Options.HubSites), for what that costs.
 func BenchmarkHubAndTwoMembers(b *testing.B) {
 	b.Run("nodes", func(b *testing.B) { benchmarkHubAndTwoMembers(b, TwoMembers()) })
 	noNodes := TwoMembers()
 	noNodes.NoNodes = true
 	b.Run("no-nodes", func(b *testing.B) { benchmarkHubAndTwoMembers(b, noNodes) })
+	acrossSites := TwoMembers()
+	acrossSites.HubSites = 3
+	b.Run("hub-across-3-sites", func(b *testing.B) { benchmarkHubAndTwoMembers(b, acrossSites) })
 }
 
 func benchmarkHubAndTwoMembers(b *testing.B, opts Options) {

@@ -12,9 +12,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
@@ -69,6 +71,8 @@ type Cluster struct {
 	// NodeCIDRs are a member's node addresses as its storage domains see them, the CIDRs a
 	// NetworkFence names to fence it; stable for a bed. Empty for the hub.
 	NodeCIDRs []string
+	// Site is the hub site a member runs in (MemberOptions.Site); empty for the hub.
+	Site string
 
 	dir    string
 	binDir string
@@ -86,12 +90,16 @@ type Cluster struct {
 	nodes *nodes
 	// kcmStarting: the API server stopped while the controller manager was still starting.
 	kcmStarting bool
+	// sites are the sites of a hub across sites, the Witness last; nil for a cluster of one.
+	sites []*hubSite
 }
 
 // startCluster starts a control plane whose state lives in dir, installs the CRDs found in
 // crdDirs and writes the admin kubeconfig to kubeconfigPath. A member with nodes > 0 also
 // runs kube-scheduler and kwok to play that many nodes (createNodes registers them).
-func startCluster(name string, role Role, dir, binDir, kubeconfigPath string, crdDirs []string, scheme *runtime.Scheme, kcmFlags []string, nodeCount int) (_ *Cluster, err error) {
+// A hub across the named sites (siteNames, HubSiteNames) runs an etcd member in each and an
+// API server and a controller manager in each main site.
+func startCluster(name string, role Role, dir, binDir, kubeconfigPath string, crdDirs []string, scheme *runtime.Scheme, kcmFlags []string, nodeCount int, siteNames []string) (_ *Cluster, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -122,9 +130,7 @@ func startCluster(name string, role Role, dir, binDir, kubeconfigPath string, cr
 		return c, err
 	}
 	apiServer := &envtest.APIServer{CertDir: pki, Out: log, Err: log}
-	// Close watches after 2s on shutdown instead of waiting 60s for them to go idle.
-	apiServer.Configure().Set("shutdown-send-retry-after", "true").
-		Set("service-account-key-file", c.signingKey).Set("service-account-signing-key-file", c.signingKey)
+	configureAPIServer(apiServer, c.signingKey)
 	c.env = &envtest.Environment{
 		BinaryAssetsDirectory:    binDir,
 		CRDDirectoryPaths:        crdDirs,
@@ -137,7 +143,15 @@ func startCluster(name string, role Role, dir, binDir, kubeconfigPath string, cr
 			APIServer: apiServer,
 		},
 	}
-	if _, err := c.env.Start(); err != nil {
+	var etcds errgroup.Group
+	if len(siteNames) > 1 {
+		if err := c.planSites(siteNames); err != nil {
+			return c, err
+		}
+		c.startSiteEtcds(&etcds)
+	}
+	_, err = c.env.Start()
+	if err := errors.Join(err, etcds.Wait()); err != nil {
 		return c, err
 	}
 	admin, err := c.writeKubeconfig("custody-admin", kubeconfigPath)
@@ -147,8 +161,16 @@ func startCluster(name string, role Role, dir, binDir, kubeconfigPath string, cr
 	// The bed's servers are local and tests hammer them: no client-side rate limit.
 	admin.QPS = -1
 	c.Config = admin
-	if c.Client, err = client.New(admin, client.Options{Scheme: scheme}); err != nil {
+	if c.sites != nil {
+		if err := c.startSites(context.Background()); err != nil {
+			return c, err
+		}
+	}
+	if c.Client, err = client.New(c.Config, client.Options{Scheme: scheme}); err != nil {
 		return c, err
+	}
+	if c.sites != nil {
+		return c, c.startSiteControllerManagers()
 	}
 	if err := c.startControllerManager(); err != nil {
 		return c, err
@@ -198,21 +220,7 @@ func (c *Cluster) startControllerManager() error {
 	if _, err := c.writeKubeconfig("system:kube-controller-manager", kubeconfig); err != nil {
 		return err
 	}
-	names := controllers[c.Role]
-	if c.nodes != nil {
-		names = append(slices.Clone(names), nodeControllers...)
-	}
-	kcm, err := startDaemon(c.log, filepath.Join(c.binDir, "kube-controller-manager"), append([]string{
-		"--kubeconfig=" + kubeconfig,
-		"--controllers=" + strings.Join(names, ","),
-		"--cluster-name=" + c.Name,
-		"--leader-elect=false",
-		"--secure-port=0",
-		"--service-account-private-key-file=" + c.signingKey,
-		// Its default client rate, 20 requests per second, would pace every volume test at
-		// the member's binder; large clusters raise it too.
-		"--kube-api-qps=500", "--kube-api-burst=1000",
-	}, c.kcmFlags...)...)
+	kcm, err := c.runControllerManager(kubeconfig, false)
 	if err != nil {
 		return fmt.Errorf("starting kube-controller-manager: %w", err)
 	}
@@ -220,9 +228,32 @@ func (c *Cluster) startControllerManager() error {
 	return nil
 }
 
+// runControllerManager runs a kube-controller-manager of the cluster's role that reaches its
+// API server with kubeconfig; with leaderElect, it acts only while it holds the leader Lease.
+func (c *Cluster) runControllerManager(kubeconfig string, leaderElect bool) (*daemon, error) {
+	names := controllers[c.Role]
+	if c.nodes != nil {
+		names = append(slices.Clone(names), nodeControllers...)
+	}
+	return startDaemon(c.log, filepath.Join(c.binDir, "kube-controller-manager"), append([]string{
+		"--kubeconfig=" + kubeconfig,
+		"--controllers=" + strings.Join(names, ","),
+		"--cluster-name=" + c.Name,
+		"--leader-elect=" + strconv.FormatBool(leaderElect),
+		"--secure-port=0",
+		"--service-account-private-key-file=" + c.signingKey,
+		// Its default client rate, 20 requests per second, would pace every volume test at
+		// the member's binder; large clusters raise it too.
+		"--kube-api-qps=500", "--kube-api-burst=1000",
+	}, c.kcmFlags...)...)
+}
+
 // StopAPIServer stops the cluster's API server and leaves etcd and the controller manager
 // running, as an outage of the API server alone would.
 func (c *Cluster) StopAPIServer() error {
+	if c.sites != nil {
+		return errAcrossSites
+	}
 	c.stopped, c.down = time.Now(), true
 	c.kcmStarting = c.stopped.Sub(c.kcmStarted) < kcmStartup
 	return c.env.ControlPlane.APIServer.Stop()
@@ -249,6 +280,9 @@ const kcmStartup = 10 * time.Second
 // lost its lease too, and kwok start afresh with it: after a long outage their watches would
 // otherwise come back only after client-go's backoff, up to 30 s after the API server.
 func (c *Cluster) StartAPIServer(ctx context.Context) error {
+	if c.sites != nil {
+		return errAcrossSites
+	}
 	if err := c.env.ControlPlane.APIServer.Start(); err != nil {
 		return err
 	}
@@ -279,6 +313,9 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 func (c *Cluster) Wipe(ctx context.Context) error {
 	if c.nodes != nil {
 		return errors.New("wiping a cluster with nodes, which would have to be registered again")
+	}
+	if c.sites != nil {
+		return errAcrossSites
 	}
 	c.stopped, c.down = time.Now(), true
 	c.stopControllerManager()
@@ -343,6 +380,7 @@ func (c *Cluster) stop() error {
 	var errs []error
 	c.nodes.stop()
 	c.stopControllerManager()
+	errs = append(errs, c.stopSites())
 	if c.env != nil {
 		errs = append(errs, c.env.Stop())
 	}
