@@ -10,4 +10,8 @@
 // start commands call them. WipeHub loses the hub's state and installs Custody on it again,
 // and UseMemberManifest restarts a syncer with the hub credential of a member manifest, as an
 // admin restores a hub (kubectl custody hub import) and applies the manifests it wrote.
+//
+// On a hub across sites (Options.HubSites) a replica of the controller runs beside each main
+// site's API server, electing a leader (the first site's leads from the start), the syncers
+// are given every API server, and StopSite loses a site with its members and replica.
 package environment

@@ -27,6 +27,13 @@
 // the node lifecycle controller, which takes off the not-ready taint a new node gets. A test
 // that must do without them sets Options.NoNodes: the member's pods then stay Pending.
 //
+// The hub can span sites (Options.HubSites, three or another odd number): an etcd member in
+// each site, and a kube-apiserver and a kube-controller-manager that elects a leader in each
+// site but the last, the witness. The API servers share one serving certificate, client CA,
+// token signing key and issuer, so that every client and token of the bed is good at each; the
+// hub's Config reaches whichever answers (reconnect.Servers), as a syncer does. A member runs
+// in a site (MemberOptions.Site), and Cluster.StopSite loses a whole site of the hub at once.
+//
 // The binaries come from bin/, built by hack/tools.sh from the versions pinned in
 // hack/tools/go.mod (kwok's in hack/tools/kwok/go.mod); the bed builds them when they are
 // missing. A reaper process kills every
