@@ -42,10 +42,13 @@ func checkHubSites(n int) error {
 	return nil
 }
 
-// etcdTimings are the etcd members' heartbeat interval and election timeout in milliseconds:
-// ten times etcd's defaults, which a loaded two-core machine misses, as etcd's tuning guide
-// advises for members that far apart in time.
-var etcdTimings = []string{"--heartbeat-interval=250", "--election-timeout=2500"}
+// The etcd members' heartbeat interval and election timeout in milliseconds: ten times
+// etcd's defaults, which a loaded two-core machine misses, as etcd's tuning guide advises for
+// members that far apart in time.
+const (
+	etcdHeartbeatInterval = "250"
+	etcdElectionTimeout   = "2500"
+)
 
 // serviceAccountIssuer is the issuer of every API server of a hub across sites, so that a
 // token that one of them gave is valid at the others.
@@ -82,17 +85,18 @@ func (c *Cluster) planSites(names []string) error {
 		initial = append(initial, name+"=http://"+peer)
 	}
 	for i, name := range names {
+		client, err := url.Parse(clients[i])
+		if err != nil {
+			return err
+		}
 		e := &envtest.Etcd{
-			Path: filepath.Join(c.binDir, "etcd"), DataDir: filepath.Join(c.dir, "etcd-"+name), URL: &url.URL{Scheme: "http", Host: strings.TrimPrefix(clients[i], "http://")},
+			Path: filepath.Join(c.binDir, "etcd"), DataDir: filepath.Join(c.dir, "etcd-"+name), URL: client,
 			Out: c.log, Err: c.log, StartTimeout: clusterStartTimeout, StopTimeout: stopTimeout,
 		}
 		e.Configure().Set("name", name).Set("listen-peer-urls", peers[i]).Set("initial-advertise-peer-urls", peers[i]).
 			Set("initial-cluster", strings.Join(initial, ",")).Set("initial-cluster-state", "new").
-			Set("initial-cluster-token", c.Name)
-		for _, t := range etcdTimings {
-			k, v, _ := strings.Cut(strings.TrimPrefix(t, "--"), "=")
-			e.Configure().Set(k, v)
-		}
+			Set("initial-cluster-token", c.Name).
+			Set("heartbeat-interval", etcdHeartbeatInterval).Set("election-timeout", etcdElectionTimeout)
 		c.sites = append(c.sites, &hubSite{name: name, etcd: e})
 	}
 	first := c.sites[0]
