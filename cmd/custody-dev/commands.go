@@ -22,24 +22,28 @@ var errUsage = errors.New("usage")
 // command is a subcommand that acts on a running custody-dev through its control socket.
 type command struct {
 	name, args, summary string
-	// member is true for a command that takes a member's name, partition for one that
-	// takes --partition.
-	member, partition bool
-	run               func(ctx context.Context, c *controlClient, a commandArgs, out io.Writer) error
+	// named is true for a command that takes a name, a member's or a site's; partition for
+	// one that takes --partition.
+	named, partition bool
+	run              func(ctx context.Context, c *controlClient, a commandArgs, out io.Writer) error
 }
 
 // commandArgs are what the command line gives a command.
 type commandArgs struct {
-	member    string
+	name      string
 	partition bool
 }
 
 var commands = []command{
 	{name: "status", summary: "List the members and whether their API server and syncer run", run: printStatuses},
-	{name: "stop", args: "MEMBER [--partition]", member: true, partition: true, run: stopMember,
+	{name: "stop", args: "MEMBER [--partition]", named: true, partition: true, run: stopMember,
 		summary: "Lose a member: stop its syncer and API server (--partition: its syncer only)"},
-	{name: "start", args: "MEMBER", member: true, run: startMember,
+	{name: "start", args: "MEMBER", named: true, run: startMember,
 		summary: "Bring back what stop stopped"},
+	{name: "stop-site", args: "SITE", named: true, run: stopSite,
+		summary: "Lose a site of a hub across sites (--hub-sites): its members, its etcd member, API server and controller replica at once"},
+	{name: "start-site", args: "SITE", named: true, run: startSite,
+		summary: "Bring back what stop-site stopped"},
 }
 
 // findCommand returns the command called name, or nil.
@@ -76,9 +80,9 @@ func runCommand(ctx context.Context, c *command, args []string, out, errOut io.W
 		return err
 	case err != nil:
 		return errUsage
-	case c.member && len(rest) == 1:
-		a.member = rest[0]
-	case c.member || len(rest) > 0:
+	case c.named && len(rest) == 1:
+		a.name = rest[0]
+	case c.named || len(rest) > 0:
 		fs.Usage()
 		return errUsage
 	}
@@ -107,19 +111,49 @@ func printStatuses(ctx context.Context, c *controlClient, _ commandArgs, out io.
 		return err
 	}
 	tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, "MEMBER\tLOCATION\tSTATE\tAPI SERVER\tSYNCER")
+	fmt.Fprintln(tw, "MEMBER\tLOCATION\tSITE\tSTATE\tAPI SERVER\tSYNCER")
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.Location, state(s), running(s.APIServer), running(s.Syncer))
+		site := s.Site
+		if site == "" {
+			site = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Location, site, state(s), running(s.APIServer), running(s.Syncer))
 	}
 	return tw.Flush()
 }
 
 func stopMember(ctx context.Context, c *controlClient, a commandArgs, out io.Writer) error {
-	return printMember(out)(c.stop(ctx, a.member, a.partition))
+	return printMember(out)(c.stop(ctx, a.name, a.partition))
 }
 
 func startMember(ctx context.Context, c *controlClient, a commandArgs, out io.Writer) error {
-	return printMember(out)(c.start(ctx, a.member))
+	return printMember(out)(c.start(ctx, a.name))
+}
+
+func stopSite(ctx context.Context, c *controlClient, a commandArgs, out io.Writer) error {
+	members, err := c.site(ctx, a.name, "stop")
+	return printSite(out, "site "+a.name+" is lost", members, err)
+}
+
+func startSite(ctx context.Context, c *controlClient, a commandArgs, out io.Writer) error {
+	members, err := c.site(ctx, a.name, "start")
+	return printSite(out, "site "+a.name+" is back", members, err)
+}
+
+// printSite says what became of a site, and what of each of its members runs; or returns err.
+func printSite(out io.Writer, became string, members []environment.MemberStatus, err error) error {
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(out, "%s: its etcd member, API server and controller replica, and %d members\n", became, len(members)); err != nil {
+		return err
+	}
+	for _, m := range members {
+		if _, err := fmt.Fprintln(out, describe(m)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // printMember returns a function that prints what of a member runs, or returns the error it

@@ -22,9 +22,12 @@ import (
 //	GET  /members               the members' statuses
 //	POST /members/{name}/stop   stop a member; ?partition=true stops only its syncer
 //	POST /members/{name}/start  bring back what stop stopped
+//	POST /sites/{name}/stop     lose a site of a hub across sites, with its members
+//	POST /sites/{name}/start    bring back what stop stopped
 //
-// Stop and start answer with the member's status; an error answers with its message as plain
-// text: 404 for an unknown member, 409 for a member already as asked, 500 otherwise.
+// Stop and start answer with the member's status, or the statuses of the site's members; an
+// error answers with its message as plain
+// text: 404 for an unknown member or site, 409 for a member already as asked, 500 otherwise.
 
 // socketName is the control socket's file in the state directory.
 const socketName = "control.sock"
@@ -35,6 +38,8 @@ type members interface {
 	StartMember(ctx context.Context, name string) error
 	MemberStatuses() []environment.MemberStatus
 	MemberStatus(name string) (environment.MemberStatus, error)
+	StopSite(site string) error
+	StartSite(ctx context.Context, site string) error
 }
 
 // controlServer serves the control API.
@@ -63,6 +68,8 @@ func serveControl(ctx context.Context, env members, path string, events io.Write
 	mux.HandleFunc("GET /members", s.list)
 	mux.HandleFunc("POST /members/{name}/stop", s.stop)
 	mux.HandleFunc("POST /members/{name}/start", s.start)
+	mux.HandleFunc("POST /sites/{name}/stop", s.stopSite)
+	mux.HandleFunc("POST /sites/{name}/start", s.startSite)
 	srv := &http.Server{Handler: mux}
 	go func() { _ = srv.Serve(l) }()
 	return func() error {
@@ -100,6 +107,31 @@ func (s *controlServer) start(w http.ResponseWriter, r *http.Request) {
 	s.act(w, r.PathValue("name"), func(name string) error { return s.env.StartMember(s.ctx, name) })
 }
 
+func (s *controlServer) stopSite(w http.ResponseWriter, r *http.Request) {
+	s.actOnSite(w, r.PathValue("name"), s.env.StopSite)
+}
+
+func (s *controlServer) startSite(w http.ResponseWriter, r *http.Request) {
+	s.actOnSite(w, r.PathValue("name"), func(site string) error { return s.env.StartSite(s.ctx, site) })
+}
+
+// actOnSite runs f on the named site and answers with the statuses of its members, or f's
+// error.
+func (s *controlServer) actOnSite(w http.ResponseWriter, site string, f func(string) error) {
+	if err := f(site); err != nil {
+		http.Error(w, err.Error(), statusOf(err))
+		return
+	}
+	var members []environment.MemberStatus
+	for _, m := range s.env.MemberStatuses() {
+		if m.Site == site {
+			members = append(members, m)
+			fmt.Fprintln(s.events, describe(m))
+		}
+	}
+	writeJSON(w, members)
+}
+
 // act runs f on the named member and answers with the member's status, or f's error.
 func (s *controlServer) act(w http.ResponseWriter, name string, f func(string) error) {
 	if err := f(name); err != nil {
@@ -119,7 +151,7 @@ func (s *controlServer) act(w http.ResponseWriter, name string, f func(string) e
 func statusOf(err error) int {
 	var state *environment.StateError
 	switch {
-	case errors.Is(err, environment.ErrNoMember):
+	case errors.Is(err, environment.ErrNoMember), errors.Is(err, environment.ErrNoSite):
 		return http.StatusNotFound
 	case errors.As(err, &state):
 		return http.StatusConflict
@@ -167,6 +199,12 @@ func (c *controlClient) stop(ctx context.Context, name string, partition bool) (
 func (c *controlClient) start(ctx context.Context, name string) (environment.MemberStatus, error) {
 	var out environment.MemberStatus
 	return out, c.call(ctx, http.MethodPost, "/members/"+url.PathEscape(name)+"/start", &out)
+}
+
+// site stops or starts (do) the named site and returns the statuses of its members.
+func (c *controlClient) site(ctx context.Context, name, do string) ([]environment.MemberStatus, error) {
+	var out []environment.MemberStatus
+	return out, c.call(ctx, http.MethodPost, "/sites/"+url.PathEscape(name)+"/"+do, &out)
 }
 
 // call sends a request and decodes the answer into out. An error answer becomes an error

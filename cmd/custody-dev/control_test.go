@@ -15,17 +15,47 @@ import (
 	"github.com/custody-dev/custody/test/environment"
 )
 
-// fakeMembers stands in for the environment: members whose API server and syncer are flags.
+// fakeMembers stands in for the environment: members whose API server and syncer are flags,
+// each in a site of the hub, which is down or up.
 type fakeMembers struct {
 	mu   sync.Mutex
 	list []environment.MemberStatus
+	down map[string]bool
 }
 
 func newFakeMembers() *fakeMembers {
 	return &fakeMembers{list: []environment.MemberStatus{
-		{Name: "m1", Location: "loc", APIServer: true, Syncer: true},
-		{Name: "m2", Location: "loc", APIServer: true, Syncer: true},
-	}}
+		{Name: "m1", Location: "loc", Site: "site-1", APIServer: true, Syncer: true},
+		{Name: "m2", Location: "loc", Site: "site-2", APIServer: true, Syncer: true},
+	}, down: map[string]bool{"site-1": false, "site-2": false, "witness": false}}
+}
+
+func (f *fakeMembers) StopSite(site string) error {
+	return f.site(site, true, func(s *environment.MemberStatus) { s.Syncer, s.APIServer = false, false })
+}
+
+func (f *fakeMembers) StartSite(_ context.Context, site string) error {
+	return f.site(site, false, func(s *environment.MemberStatus) { s.Syncer, s.APIServer = true, true })
+}
+
+// site takes the site down or up, and does to each of its members.
+func (f *fakeMembers) site(site string, down bool, do func(*environment.MemberStatus)) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	was, ok := f.down[site]
+	if !ok {
+		return environment.ErrNoSite
+	}
+	if was == down {
+		return &environment.StateError{Message: "site " + site + " is as asked already"}
+	}
+	f.down[site] = down
+	for i := range f.list {
+		if f.list[i].Site == site {
+			do(&f.list[i])
+		}
+	}
+	return nil
 }
 
 func (f *fakeMembers) StopMember(name string, partition bool) error {
@@ -111,9 +141,9 @@ func TestCommands(t *testing.T) {
 		{args: []string{"stop", "m1"}, out: "m1 is stopped: its syncer and API server are down\n"},
 		{args: []string{"stop", "--partition", "m2"}, out: "m2 is partitioned: its syncer is stopped, its API server runs\n"},
 		{args: []string{"status"}, out: "" +
-			"MEMBER   LOCATION   STATE         API SERVER   SYNCER\n" +
-			"m1       loc        Stopped       stopped      stopped\n" +
-			"m2       loc        Partitioned   running      stopped\n"},
+			"MEMBER   LOCATION   SITE     STATE         API SERVER   SYNCER\n" +
+			"m1       loc        site-1   Stopped       stopped      stopped\n" +
+			"m2       loc        site-2   Partitioned   running      stopped\n"},
 		{args: []string{"stop", "m1"}, wantErr: "m1 is stopped already"},
 		{args: []string{"stop", "m3"}, wantErr: "no such member"},
 		{args: []string{"start", "m1"}, out: "m1 runs: its API server and syncer are up\n"},
@@ -122,6 +152,13 @@ func TestCommands(t *testing.T) {
 		{args: []string{"stop"}, wantErr: errUsage.Error()},
 		{args: []string{"status", "m1"}, wantErr: errUsage.Error()},
 		{args: []string{"start", "m1", "--partition"}, wantErr: errUsage.Error()},
+		{args: []string{"stop-site", "site-1"}, out: "site site-1 is lost: its etcd member, API server and controller replica, and 1 members\n" +
+			"m1 is stopped: its syncer and API server are down\n"},
+		{args: []string{"stop-site", "site-1"}, wantErr: "site site-1 is as asked already"},
+		{args: []string{"stop-site", "site-9"}, wantErr: "no such site"},
+		{args: []string{"start-site", "site-1"}, out: "site site-1 is back: its etcd member, API server and controller replica, and 1 members\n" +
+			"m1 runs: its API server and syncer are up\n"},
+		{args: []string{"stop-site"}, wantErr: errUsage.Error()},
 	}
 	for _, s := range steps {
 		out, err := runLine(dir, s.args...)
@@ -141,7 +178,9 @@ func TestCommands(t *testing.T) {
 	want := "m1 is stopped: its syncer and API server are down\n" +
 		"m2 is partitioned: its syncer is stopped, its API server runs\n" +
 		"m1 runs: its API server and syncer are up\n" +
-		"m1 is partitioned: its syncer is stopped, its API server runs\n"
+		"m1 is partitioned: its syncer is stopped, its API server runs\n" +
+		"m1 is stopped: its syncer and API server are down\n" +
+		"m1 runs: its API server and syncer are up\n"
 	if events.String() != want {
 		t.Errorf("the server printed\n%s\nwant\n%s", events, want)
 	}

@@ -6,5 +6,7 @@
 // While it runs, it serves a control API on a unix socket in its state directory, which its
 // subcommands call from another terminal: `custody-dev stop MEMBER` loses a member (its
 // syncer and API server stop; with --partition only its syncer), `custody-dev start MEMBER`
-// brings it back, and `custody-dev status` lists what of each member runs.
+// brings it back, and `custody-dev status` lists what of each member runs. With
+// --hub-sites 3 the hub spans three sites, and `custody-dev stop-site SITE` loses a whole site
+// (its members, its etcd member, API server and controller replica) until `start-site SITE`.
 package main

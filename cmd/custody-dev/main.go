@@ -27,6 +27,7 @@ func main() {
 	var (
 		dir                string
 		locations, members int
+		hubSites           int
 		wipe               bool
 		heartbeat          time.Duration
 		metricsAddr        string
@@ -34,6 +35,7 @@ func main() {
 	flag.StringVar(&dir, "dir", defaultDir, "Directory for the clusters' state and kubeconfigs; kept between runs.")
 	flag.IntVar(&locations, "locations", 2, "Number of Locations, each over a storage domain of its own.")
 	flag.IntVar(&members, "members", 2, "Number of member clusters in each Location.")
+	flag.IntVar(&hubSites, "hub-sites", 1, "Sites the hub spans: 1, or 3 (or another odd number) for an etcd member in each, an API server and a controller replica in each but the last, the witness, and the Locations in the main sites in turn; stop-site loses one.")
 	flag.BoolVar(&wipe, "wipe", false, "Start from nothing: remove the state of earlier runs first.")
 	flag.DurationVar(&heartbeat, "heartbeat-period", 2*time.Second, "How often each syncer renews its heartbeat. A target is Unreachable after three periods without one, and an owner Unreachable for three times that is fenced off its volumes.")
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "127.0.0.1:8443", "Where the controller serves its Prometheus metrics, over HTTPS to the hub's ServiceAccount custody-system/custody-metrics-reader, as deployed; 0 disables them.")
@@ -46,7 +48,7 @@ func main() {
 		os.Exit(2)
 	}
 
-	if err := run(dir, locations, members, wipe, heartbeat, metricsAddr, zapOpts); err != nil {
+	if err := run(dir, locations, members, hubSites, wipe, heartbeat, metricsAddr, zapOpts); err != nil {
 		fmt.Fprintln(os.Stderr, "custody-dev:", err)
 		os.Exit(1)
 	}
@@ -79,7 +81,7 @@ func commandMain(c *command, args []string) int {
 	return 1
 }
 
-func run(dir string, locations, members int, wipe bool, heartbeat time.Duration, metricsAddr string, zapOpts zap.Options) error {
+func run(dir string, locations, members, hubSites int, wipe bool, heartbeat time.Duration, metricsAddr string, zapOpts zap.Options) error {
 	if locations < 1 || members < 1 {
 		return fmt.Errorf("--locations and --members must be at least 1, got %d and %d", locations, members)
 	}
@@ -110,7 +112,7 @@ func run(dir string, locations, members int, wipe bool, heartbeat time.Duration,
 	defer stop()
 
 	start := time.Now()
-	o := environment.Default(locations, members)
+	o := environment.AcrossSites(environment.Default(locations, members), hubSites)
 	o.Dir, o.HeartbeatPeriod, o.MetricsAddr = dir, heartbeat, metricsAddr
 	// The members run VolSync and a snapshotter, as simulated, for LocationPairs.
 	o.VolSync = true
@@ -149,6 +151,9 @@ func printUsage(env *environment.Environment, dir string, took time.Duration) {
 	}
 	fmt.Printf("\nCustody is running: every target Ready after %s.\n\n", took.Round(100*time.Millisecond))
 	fmt.Printf("  hub:  export KUBECONFIG=%s\n", rel(env.Hub.Kubeconfig))
+	if sites := env.Hub.Sites(); len(sites) > 0 {
+		fmt.Printf("        across sites %s; API servers %s\n", strings.Join(sites, ", "), strings.Join(env.Hub.Servers(), ", "))
+	}
 	for _, m := range env.Members {
 		fmt.Printf("  %s: %s\n", m.Name, rel(m.Kubeconfig))
 	}

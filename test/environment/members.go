@@ -27,6 +27,8 @@ func (e *StateError) Error() string { return e.Message }
 type MemberStatus struct {
 	Name     string `json:"name"`
 	Location string `json:"location"`
+	// Site is the hub site the member runs in; empty for a hub of one site.
+	Site string `json:"site,omitempty"`
 	// APIServer is true while its API server runs.
 	APIServer bool `json:"apiServer"`
 	// Syncer is true from the syncer's start until it is stopped.
@@ -111,7 +113,8 @@ func (e *Environment) MemberStatus(name string) (MemberStatus, error) {
 func (e *Environment) status(name, location string) MemberStatus {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return MemberStatus{Name: name, Location: location, APIServer: e.Member(name).APIServerRunning(), Syncer: e.syncers[name] != nil}
+	m := e.Member(name)
+	return MemberStatus{Name: name, Location: location, Site: m.Site, APIServer: m.APIServerRunning(), Syncer: e.syncers[name] != nil}
 }
 
 // stoppedAlready is the error for stopping a member whose syncer is stopped.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -50,9 +52,16 @@ func (e *Environment) replicaSites() []string {
 // dies with its site: its API server gone, it cannot hand its leader Lease over, and the
 // other replica takes it only once it expires.
 func (e *Environment) StopSite(site string) error {
+	if err := e.checkSite(site); err != nil {
+		return err
+	}
+	if e.Hub.SiteDown(site) {
+		return &StateError{"site " + site + " is down already"}
+	}
 	var errs []error
 	for _, m := range e.Members {
-		if m.Site == site {
+		// A member stopped before is lost with the site all the same.
+		if s := e.status(m.Name, ""); m.Site == site && s.Syncer {
 			errs = append(errs, e.StopMember(m.Name, false))
 		}
 	}
@@ -70,6 +79,12 @@ func (e *Environment) StopSite(site string) error {
 // StartSite brings the named site back: the hub's part there first, then the site's members
 // and their syncers, then its controller replica.
 func (e *Environment) StartSite(ctx context.Context, site string) error {
+	if err := e.checkSite(site); err != nil {
+		return err
+	}
+	if !e.Hub.SiteDown(site) {
+		return &StateError{"site " + site + " is up already"}
+	}
 	if err := e.Hub.StartSite(ctx, site); err != nil {
 		return err
 	}
@@ -142,4 +157,33 @@ func (e *Environment) waitNewLeader() error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// ErrNoSite is the error for a site the hub does not have.
+var ErrNoSite = errors.New("no such site")
+
+// checkSite refuses a site the hub does not have, naming those it has.
+func (e *Environment) checkSite(site string) error {
+	if slices.Contains(e.Hub.Sites(), site) {
+		return nil
+	}
+	if len(e.Hub.Sites()) == 0 {
+		return fmt.Errorf("%w %q: the hub runs in one site (--hub-sites 3 spans it across three)", ErrNoSite, site)
+	}
+	return fmt.Errorf("%w %q: the hub's sites are %s", ErrNoSite, site, strings.Join(e.Hub.Sites(), ", "))
+}
+
+// AcrossSites spans o's hub across n sites (testbed.HubSiteNames), each Location's members in
+// a main site, the Locations taking the main sites in turn. n of 0 or 1 leaves o as it is.
+func AcrossSites(o Options, n int) Options {
+	if n <= 1 {
+		return o
+	}
+	o.HubSites = n
+	sites := testbed.HubSiteNames(n)
+	main := sites[:len(sites)-1]
+	for i := range o.Locations {
+		o.Locations[i].Site = main[i%len(main)]
+	}
+	return o
 }
