@@ -100,6 +100,9 @@ type Environment struct {
 	// controllers are the controller's replicas by site: one, at site "", but in a hub
 	// across sites.
 	controllers map[string]*runner
+	// metricsSite is the site of the replica that serves Options.MetricsAddr: one replica of
+	// the process at a time can.
+	metricsSite string
 	syncers     map[string]*runner
 	// hubConfigs reach the hub as each member's syncer, by member.
 	hubConfigs map[string]*rest.Config
@@ -190,6 +193,9 @@ func (e *Environment) StartController() error {
 		return errors.New("the controller runs already")
 	}
 	for i, site := range e.replicaSites() {
+		if i == 0 {
+			e.metricsSite = site
+		}
 		metrics := i == 0
 		e.controllers[site] = run(restarting("controller "+site, func(ctx context.Context) error {
 			return e.runController(ctx, site, metrics)

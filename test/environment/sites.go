@@ -69,6 +69,9 @@ func (e *Environment) StopSite(site string) error {
 	e.mu.Lock()
 	r := e.controllers[site]
 	delete(e.controllers, site)
+	if e.metricsSite == site {
+		e.metricsSite = ""
+	}
 	e.mu.Unlock()
 	if r != nil {
 		errs = append(errs, r.stop())
@@ -103,8 +106,12 @@ func (e *Environment) StartSite(ctx context.Context, site string) error {
 	if e.controllers[site] != nil {
 		return fmt.Errorf("the controller replica of %s runs already", site)
 	}
-	// Options.MetricsAddr is served by one replica of the process at a time.
-	metrics := len(e.controllers) == 0
+	// Options.MetricsAddr is served by one replica of the process at a time: this one when
+	// the one that served it was lost with its site.
+	metrics := e.metricsSite == ""
+	if metrics {
+		e.metricsSite = site
+	}
 	e.controllers[site] = run(restarting("controller "+site, func(ctx context.Context) error {
 		return e.runController(ctx, site, metrics)
 	}))
