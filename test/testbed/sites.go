@@ -177,8 +177,14 @@ func writeKubeconfigAt(from, path, server string) error {
 	return clientcmd.WriteToFile(*cfg, path)
 }
 
-// mainSites are the sites with an API server: all but the Witness.
-func (c *Cluster) mainSites() []*hubSite { return c.sites[:len(c.sites)-1] }
+// mainSites are the sites with an API server: all but the Witness; none for a cluster of one
+// site.
+func (c *Cluster) mainSites() []*hubSite {
+	if len(c.sites) == 0 {
+		return nil
+	}
+	return c.sites[:len(c.sites)-1]
+}
 
 // site is the site called name of a hub across sites, or nil.
 func (c *Cluster) site(name string) *hubSite {
