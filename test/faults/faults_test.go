@@ -81,6 +81,9 @@ func TestFaults(t *testing.T) {
 		mu        sync.Mutex
 		converged []time.Duration
 		failed    int
+		// failures are the failed schedules, a line each, repeated at the end of the output,
+		// where a truncated log still shows them.
+		failures []string
 	)
 	// report records and prints one schedule's result.
 	report := func(res Result) {
@@ -90,6 +93,7 @@ func TestFaults(t *testing.T) {
 		converged = append(converged, res.Converged)
 		if len(res.Violations) > 0 {
 			failed++
+			failures = append(failures, fmt.Sprintf("schedule %d (make faults SEED=%d N=1): %s", s.Seed, s.Seed, res.Violations[0]))
 			t.Errorf("%s\nas run:\n  %s\nviolations:\n  %s\nreplay: make faults SEED=%d N=1\nlogs: %s",
 				s, strings.Join(res.Notes, "\n  "), strings.Join(res.Violations, "\n  "), s.Seed, logs.Name())
 		}
@@ -161,6 +165,9 @@ func TestFaults(t *testing.T) {
 	}
 	fmt.Printf("%d schedules in %s (%.1f per minute), %d failed; time to settle after the last heal: %s; the bed's processes at their peak: %d MiB\n",
 		ran, took.Round(time.Second), float64(ran)/took.Minutes(), failed, distribution(converged), peak>>20)
+	for _, f := range failures {
+		fmt.Printf("failed: %s\n", f)
+	}
 	if t.Failed() || *keep {
 		fmt.Printf("logs: %s\n", dir)
 	} else {

@@ -3,6 +3,7 @@ package placedcache
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -165,13 +166,41 @@ func nameOf(obj any) string {
 func (c *Cache) place(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.spaces[name]; ok || name == "" {
-		return
+	if name != "" {
+		c.placeLocked(name)
+	}
+}
+
+// placeLocked returns the namespace's space, made and its cache started if there was none.
+func (c *Cache) placeLocked(name string) *space {
+	if s, ok := c.spaces[name]; ok {
+		return s
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	s := &space{name: name, ready: make(chan struct{}), cancel: cancel}
 	c.spaces[name] = s
 	go c.run(ctx, s)
+	return s
+}
+
+// space is the namespace's space, nil when the namespace is not placed. The all-namespaces
+// cache tells: a namespace it shows, whose add its handler (place) was not given yet, is
+// placed now. The handlers of one informer run apart, so a reconcile that the namespace's add
+// brought may read before place ran, as when the syncer starts, and must not find the
+// namespace empty. The namespace is read under the lock: the informer's store changes before
+// its handlers run, so a namespace gone from the store is not placed again after leave.
+func (c *Cache) space(ctx context.Context, name string) (*space, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.spaces[name]; ok {
+		return s, nil
+	}
+	if err := c.all.Get(ctx, client.ObjectKey{Name: name}, namespaceObject()); apierrors.IsNotFound(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	return c.placeLocked(name), nil
 }
 
 // leave stops the cache of a namespace no longer placed on the target.
@@ -225,7 +254,8 @@ func (c *Cache) run(ctx context.Context, s *space) {
 	})
 }
 
-// start makes the namespace's cache and starts it; nil when the namespace left.
+// start makes the namespace's cache, starts it and waits until it synced; nil when the
+// namespace left.
 func (c *Cache) start(ctx context.Context, s *space) (cache.Cache, error) {
 	opts := c.opts
 	opts.DefaultNamespaces = map[string]cache.Config{s.name: {}}
@@ -241,6 +271,11 @@ func (c *Cache) start(ctx context.Context, s *space) (cache.Cache, error) {
 			ctrl.LoggerFrom(c.ctx).Error(err, "Running the cache of a placed namespace", "namespace", s.name)
 		}
 	}()
+	// Reads wait until this returns: before the cache started they would fail, and before it
+	// synced they would find it empty.
+	if !nc.WaitForCacheSync(ctx) {
+		return nil, nil // the namespace left
+	}
 	return nc, nil
 }
 
@@ -312,11 +347,9 @@ func (c *Cache) everywhere(obj runtime.Object) (schema.GroupVersionKind, bool, e
 // reader is the cache of a namespace, once it started and before ctx ends; nil when the
 // namespace is not placed, or holds nothing for the target.
 func (c *Cache) reader(ctx context.Context, namespace string) (cache.Cache, error) {
-	c.mu.Lock()
-	s := c.spaces[namespace]
-	c.mu.Unlock()
-	if s == nil {
-		return nil, nil
+	s, err := c.space(ctx, namespace)
+	if err != nil || s == nil {
+		return nil, err
 	}
 	select {
 	case <-s.ready:
@@ -334,12 +367,10 @@ func (c *Cache) reader(ctx context.Context, namespace string) (cache.Cache, erro
 
 // readers are the caches of every placed namespace, each within the read timeout.
 func (c *Cache) readers(ctx context.Context) ([]cache.Cache, error) {
-	c.mu.Lock()
-	names := make([]string, 0, len(c.spaces))
-	for name := range c.spaces {
-		names = append(names, name)
+	names, err := c.placed(ctx)
+	if err != nil {
+		return nil, err
 	}
-	c.mu.Unlock()
 	var out []cache.Cache
 	for _, name := range names {
 		r, err := c.reader(ctx, name)
@@ -351,6 +382,22 @@ func (c *Cache) readers(ctx context.Context) ([]cache.Cache, error) {
 		}
 	}
 	return out, nil
+}
+
+// placed are the names of the placed namespaces: those the all-namespaces cache shows,
+// placed now if their adds were not handled yet (see space), and those that are leaving.
+func (c *Cache) placed(ctx context.Context) ([]string, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "NamespaceList"})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.all.List(ctx, list); err != nil {
+		return nil, err
+	}
+	for i := range list.Items {
+		c.placeLocked(list.Items[i].GetName())
+	}
+	return slices.Collect(maps.Keys(c.spaces)), nil
 }
 
 // Get reads an object from the cache of its namespace; one in a namespace that is not placed

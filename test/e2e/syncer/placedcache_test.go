@@ -105,6 +105,44 @@ var _ = Describe("The cache of placed namespaces", func() {
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "want not found, got %v", err)
 	})
 
+	It("finds what a placed namespace holds from its first add, before the cache's own handler placed it", func(ctx SpecContext) {
+		const label = "placed"
+		user := "placedcache-" + rand.String(5)
+		cfg, err := bed.Hub.UserConfig(user)
+		Expect(err).NotTo(HaveOccurred())
+		grant(ctx, "", user, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}})
+		placed := "started-" + rand.String(5)
+		Expect(bed.Hub.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: placed, Labels: map[string]string{label: "yes"}}})).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(bed.Hub.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: placed}})).To(Succeed())
+		})
+		Expect(bed.Hub.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: placed, Name: "settings", Labels: map[string]string{label: "yes"}}})).To(Succeed())
+		grant(ctx, placed, user, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps", "persistentvolumeclaims"}, Verbs: []string{"get", "list", "watch"}})
+
+		// A syncer's reconcile of the namespace, as its add brings it: the handler reads there
+		// at once, as the namespace's removal does to know what the namespace still holds.
+		c := newPlacedCache(cfg, labels.SelectorFromSet(labels.Set{label: "yes"}))
+		inf, err := c.GetInformer(ctx, &corev1.Namespace{}, cache.BlockUntilSynced(false))
+		Expect(err).NotTo(HaveOccurred())
+		found := make(chan int, 1)
+		_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+			if obj.(*corev1.Namespace).Name != placed {
+				return
+			}
+			list := &corev1.ConfigMapList{}
+			if err := c.List(ctx, list, client.InNamespace(placed)); err != nil {
+				GinkgoWriter.Printf("listing in %s: %v\n", placed, err)
+			}
+			found <- len(list.Items)
+		}})
+		Expect(err).NotTo(HaveOccurred())
+		cacheCtx, stop := context.WithCancel(ctx)
+		DeferCleanup(stop)
+		go func() { _ = c.Start(cacheCtx) }()
+		Eventually(found).Should(Receive(Equal(1)), "the namespace's ConfigMap, read as the namespace came")
+		Expect(c.Namespaces()).To(Equal([]string{placed}))
+	})
+
 	It("finds nothing at once in a placed namespace being deleted before its grant came", func(ctx SpecContext) {
 		const label = "placed"
 		user := "placedcache-" + rand.String(5)
