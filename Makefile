@@ -77,10 +77,15 @@ vet: ## Check formatting, run go vet, and check that no controller package impor
 test: tools verify-gen vet ## Run every test: unit, envtest and multi-cluster suites, then a batch of fault schedules.
 	go test ./... -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(TEST_FLAGS)
 	$(MAKE) --no-print-directory faults N=$(FAULTS_BATCH) SEED=0
+	$(MAKE) --no-print-directory faults N=$(FAULTS_BATCH) SEED=0 HUB_SITES=3 FAULTS_BUDGET=$(FAULTS_SITES_BUDGET)
 
 # The fault schedules run alone, after the other tests: they measure how many fit in a minute.
-# make test runs FAULTS_BATCH of them from a seed drawn from the clock, printed first.
+# make test runs FAULTS_BATCH of them from a seed drawn from the clock, printed first, then
+# as many as FAULTS_SITES_BUDGET allows on a hub across three sites, where a lost hub site
+# is drawn in place of a restarted hub.
 FAULTS_BATCH ?= 100
+FAULTS_SITES_BUDGET ?= 4m
+HUB_SITES ?= 1
 N ?= 100
 SEED ?= 0
 FAULTS_BUDGET ?= 9m
@@ -88,9 +93,9 @@ FAULTS_TIMEOUT ?= 30m
 # More flags of the harness, e.g. -keep-going (run every schedule after one failed) or -at-once=4.
 FAULTS_FLAGS ?=
 .PHONY: faults
-faults: tools ## Run N fault schedules (default 100) on one bed from SEED (default: from the clock); the soak: N=10000 FAULTS_BUDGET=0 FAULTS_TIMEOUT=0 FAULTS_FLAGS=-keep-going.
+faults: tools ## Run N fault schedules (default 100) on one bed from SEED (default: from the clock), its hub across HUB_SITES; the soak: N=10000 FAULTS_BUDGET=0 FAULTS_TIMEOUT=0 FAULTS_FLAGS=-keep-going.
 	go test -tags faults ./test/faults -run '^TestFaults$$' -count=1 -v -timeout $(FAULTS_TIMEOUT) \
-		-args -n=$(N) -seed=$(SEED) -budget=$(FAULTS_BUDGET) $(if $(filter 1,$(N)),-steps) $(FAULTS_FLAGS)
+		-args -n=$(N) -seed=$(SEED) -budget=$(FAULTS_BUDGET) -hub-sites=$(HUB_SITES) $(if $(filter 1,$(N)),-steps) $(FAULTS_FLAGS)
 
 .PHONY: bench
 bench: tools ## Run the benchmarks once each and print their figures.

@@ -183,25 +183,29 @@ func (e *Environment) register(ctx context.Context) error {
 }
 
 // StartController runs the hub controllers: one replica, or, in a hub across sites, one
-// beside the API server of each main site that is up, electing a leader. A replica that
-// exits, for instance because it started while the hub did not answer, runs again, as its
-// Deployment's would.
+// beside the API server of each main site that is up and runs none (StartSite may have
+// started its site's), electing a leader. A replica that exits, for instance because it
+// started while the hub did not answer, runs again, as its Deployment's would.
 func (e *Environment) StartController() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if len(e.controllers) > 0 {
+	sites := slices.DeleteFunc(e.replicaSites(), func(site string) bool { return e.controllers[site] != nil })
+	if len(sites) == 0 {
 		return errors.New("the controller runs already")
 	}
-	for i, site := range e.replicaSites() {
-		if i == 0 {
+	// The first replica of a controller that ran nowhere leads, so that a spec knows which
+	// site's loss takes the leader.
+	lead := len(e.controllers) == 0
+	for _, site := range sites {
+		metrics := len(e.controllers) == 0
+		if metrics {
 			e.metricsSite = site
 		}
-		metrics := i == 0
 		e.controllers[site] = run(restarting("controller "+site, func(ctx context.Context) error {
 			return e.runController(ctx, site, metrics)
 		}))
-		// The first replica leads, so that a spec knows which site's loss takes the leader.
-		if i == 0 && site != "" {
+		if lead && site != "" {
+			lead = false
 			if err := e.waitNewLeader(); err != nil {
 				return err
 			}

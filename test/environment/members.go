@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -46,6 +47,41 @@ func (e *Environment) StopMember(name string, partition bool) error {
 	}
 	e.lifecycle.Lock()
 	defer e.lifecycle.Unlock()
+	return e.stopMember(name, m, partition)
+}
+
+// StopMembers loses the named members at once, as a disaster loses them: each as
+// StopMember does.
+func (e *Environment) StopMembers(names ...string) error {
+	return e.stopAtOnce(names, nil)
+}
+
+// stopAtOnce stops the named members side by side, and runs also, unless nil, beside them.
+func (e *Environment) stopAtOnce(names []string, also func() error) error {
+	errs := make([]error, len(names)+1)
+	members := make([]*testbed.Cluster, len(names))
+	for i, name := range names {
+		m, err := e.lookUp(name)
+		if err != nil {
+			return err
+		}
+		members[i] = m
+	}
+	e.lifecycle.Lock()
+	defer e.lifecycle.Unlock()
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() { errs[i] = e.stopMember(name, members[i], false) })
+	}
+	if also != nil {
+		wg.Go(func() { errs[len(names)] = also() })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// stopMember is StopMember, under e.lifecycle.
+func (e *Environment) stopMember(name string, m *testbed.Cluster, partition bool) error {
 	if s := e.status(name, ""); !s.Syncer {
 		return stoppedAlready(s)
 	}

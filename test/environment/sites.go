@@ -46,9 +46,9 @@ func (e *Environment) replicaSites() []string {
 	return up
 }
 
-// StopSite loses the named site of a hub across sites at once: the members of the site
-// (StopMember), the hub's kube-controller-manager, API server and etcd member there
-// (testbed.Cluster.StopSite), and the controller replica that runs there, last, as one that
+// StopSite loses the named site of a hub across sites: at once, the members of the site
+// (StopMember) and the hub's kube-controller-manager, API server and etcd member there
+// (testbed.Cluster.StopSite); then the controller replica that runs there, as one that
 // dies with its site: its API server gone, it cannot hand its leader Lease over, and the
 // other replica takes it only once it expires.
 func (e *Environment) StopSite(site string) error {
@@ -58,14 +58,14 @@ func (e *Environment) StopSite(site string) error {
 	if e.Hub.SiteDown(site) {
 		return &StateError{"site " + site + " is down already"}
 	}
-	var errs []error
+	var names []string
 	for _, m := range e.Members {
 		// A member stopped before is lost with the site all the same.
 		if s := e.status(m.Name, ""); m.Site == site && s.Syncer {
-			errs = append(errs, e.StopMember(m.Name, false))
+			names = append(names, m.Name)
 		}
 	}
-	errs = append(errs, e.Hub.StopSite(site))
+	errs := []error{e.stopAtOnce(names, func() error { return e.Hub.StopSite(site) })}
 	e.mu.Lock()
 	r := e.controllers[site]
 	delete(e.controllers, site)
@@ -104,7 +104,7 @@ func (e *Environment) StartSite(ctx context.Context, site string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.controllers[site] != nil {
-		return fmt.Errorf("the controller replica of %s runs already", site)
+		return nil // StartController started it once the site's API server answered
 	}
 	// Options.MetricsAddr is served by one replica of the process at a time: this one when
 	// the one that served it was lost with its site.
@@ -130,11 +130,17 @@ func (e *Environment) leaderElection(o controllers.RunOptions) controllers.RunOp
 // leaderLease is the Lease the controller's replicas elect their leader with.
 var leaderLease = client.ObjectKey{Namespace: "custody-system", Name: "custody-controller"}
 
+// ControllerLease is the Lease the controller's replicas elect their leader with.
+func (e *Environment) ControllerLease(ctx context.Context) (*coordinationv1.Lease, error) {
+	lease := &coordinationv1.Lease{}
+	return lease, e.Hub.Client.Get(ctx, leaderLease, lease)
+}
+
 // ControllerLeader is the identity of the controller replica that holds the leader Lease, and
 // when it last renewed it; "" when none holds it.
 func (e *Environment) ControllerLeader(ctx context.Context) (string, time.Time, error) {
-	lease := &coordinationv1.Lease{}
-	if err := e.Hub.Client.Get(ctx, leaderLease, lease); err != nil {
+	lease, err := e.ControllerLease(ctx)
+	if err != nil {
 		return "", time.Time{}, client.IgnoreNotFound(err)
 	}
 	var renewed time.Time

@@ -55,14 +55,18 @@ type Bed struct {
 	shared   *shared
 	// pairs lets one pair schedule run at a time: a pair protects every namespace of its
 	// primary.
-	pairs  sync.Mutex
-	cancel context.CancelFunc
+	pairs sync.Mutex
+	// lostSite is the hub site lost while LoseHubSite holds; the shared fault's lock guards
+	// it, as the schedules that draw it at once share the first one's site.
+	lostSite string
+	cancel   context.CancelFunc
 }
 
-// StartBed starts a hub and the members of the Locations in dir, with VolSync played in
-// each, and nodes unless not nodes, the controller, the syncers and an observer of every
-// version of the volumes, and waits until every target is Ready.
-func StartBed(ctx context.Context, dir string, nodes bool) (_ *Bed, err error) {
+// StartBed starts a hub, across hubSites when more than one, and the members of the
+// Locations in dir, with VolSync played in each, and nodes unless not nodes, the controller,
+// the syncers and an observer of every version of the volumes, and waits until every target
+// is Ready. The members run in no site of the hub: a lost site loses the hub's part there.
+func StartBed(ctx context.Context, dir string, nodes bool, hubSites int) (_ *Bed, err error) {
 	env, err := environment.Start(ctx, environment.Options{
 		Dir: dir,
 		Locations: []environment.LocationOptions{
@@ -73,6 +77,7 @@ func StartBed(ctx context.Context, dir string, nodes bool) (_ *Bed, err error) {
 		HeartbeatPeriod: heartbeatPeriod,
 		VolSync:         true,
 		NoNodes:         !nodes,
+		HubSites:        hubSites,
 	})
 	if err != nil {
 		return nil, err

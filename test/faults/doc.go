@@ -36,8 +36,15 @@
 // four times its length after its own). A replay (N=1) runs the schedule alone, so it
 // repeats its steps but not the faults of the schedules that ran beside it.
 //
-// TestFaults (build tag faults; make faults, and make test with a batch of 100) runs the
-// regression schedules, kept as steps, then a batch drawn from a seed that changes with each
-// run unless -seed fixes it; a failing schedule prints its seed, its steps as drawn and as
-// run, and the make command that replays it.
+// With -hub-sites 3 (make faults HUB_SITES=3) the bed's hub spans three sites (two main
+// sites, each with an API server and a controller replica, and a witness; the members run in
+// none), and a schedule loses one of the sites, etcd member, API server and controller
+// replica together, where a hub of one site would restart its API server.
+//
+// TestFaults (build tag faults; make faults, and make test with a batch of 100, then as many
+// as four minutes allow on a hub across three sites) runs the regression schedules, kept as
+// steps (on a hub of one site, where they were drawn), then a batch drawn from a seed that
+// changes with each run unless -seed fixes it; a failing schedule prints its seed, its steps
+// as drawn and as run, and the make command that replays it, and the batch's last lines
+// repeat each failed schedule's first violation.
 package faults

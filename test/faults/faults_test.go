@@ -30,6 +30,7 @@ var (
 	keep      = flag.Bool("keep", false, "keep the logs even when every schedule passed")
 	atOnce    = flag.Int("at-once", 8, "how many schedules run at once")
 	noNodes   = flag.Bool("no-nodes", false, "start the members without nodes, so that their pods stay Pending (testbed.Options.NoNodes)")
+	hubSites  = flag.Int("hub-sites", 1, "span the bed's hub across that many sites (3: two main sites and a witness); lose-hub-site is then drawn where restart-hub would be")
 )
 
 // pairAllowance is how much sooner than the others pair schedules stop starting: about the
@@ -50,12 +51,18 @@ type queue struct {
 func TestFaults(t *testing.T) {
 	first := *seed
 	batch := []Schedule{}
+	var sites []string
+	if *hubSites > 1 {
+		sites = testbed.HubSiteNames(*hubSites)
+	}
 	if first == 0 {
 		first = uint64(time.Now().UnixNano())
-		batch = append(batch, regressions...)
+		if sites == nil { // they were drawn on a hub of one site, and restart it
+			batch = append(batch, regressions...)
+		}
 	}
 	for i := range *schedules {
-		batch = append(batch, Draw(first+uint64(i), targets))
+		batch = append(batch, Draw(first+uint64(i), targets, sites))
 	}
 	fmt.Printf("fault schedules: %d regressions, then %d from seed %d; replay one with: make faults SEED=<seed> N=1\n", len(batch)-*schedules, *schedules, first)
 	dir, err := os.MkdirTemp("", "custody-faults-")
@@ -70,7 +77,7 @@ func TestFaults(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), testbed.StartTimeout)
 	bedStart := time.Now()
-	bed, err := StartBed(ctx, filepath.Join(dir, "bed"), !*noNodes)
+	bed, err := StartBed(ctx, filepath.Join(dir, "bed"), !*noNodes, *hubSites)
 	cancel()
 	if err != nil {
 		t.Fatalf("starting the bed: %v", err)
@@ -84,6 +91,8 @@ func TestFaults(t *testing.T) {
 		// failures are the failed schedules, a line each, repeated at the end of the output,
 		// where a truncated log still shows them.
 		failures []string
+		// lostSites counts the schedules run that lost a hub site.
+		lostSites int
 	)
 	// report records and prints one schedule's result.
 	report := func(res Result) {
@@ -91,6 +100,9 @@ func TestFaults(t *testing.T) {
 		defer mu.Unlock()
 		s := res.Schedule
 		converged = append(converged, res.Converged)
+		if slices.ContainsFunc(s.Steps, func(st Step) bool { return st.Kind == LoseHubSite }) {
+			lostSites++
+		}
 		if len(res.Violations) > 0 {
 			failed++
 			failures = append(failures, fmt.Sprintf("schedule %d (make faults SEED=%d N=1): %s", s.Seed, s.Seed, res.Violations[0]))
@@ -165,6 +177,9 @@ func TestFaults(t *testing.T) {
 	}
 	fmt.Printf("%d schedules in %s (%.1f per minute), %d failed; time to settle after the last heal: %s; the bed's processes at their peak: %d MiB\n",
 		ran, took.Round(time.Second), float64(ran)/took.Minutes(), failed, distribution(converged), peak>>20)
+	if sites != nil {
+		fmt.Printf("on a hub across %d sites: %d of the schedules lost a hub site\n", len(sites), lostSites)
+	}
 	for _, f := range failures {
 		fmt.Printf("failed: %s\n", f)
 	}

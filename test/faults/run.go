@@ -323,6 +323,11 @@ func (r *run) actions(st Step) (start, heal func(context.Context) error) {
 			}
 	case RestartHub:
 		return r.held(st.Kind, noContext(env.Hub.StopAPIServer), env.Hub.StartAPIServer)
+	case LoseHubSite:
+		return r.held(st.Kind, func(context.Context) error {
+			r.lostSite = st.Site
+			return env.StopSite(st.Site)
+		}, func(ctx context.Context) error { return env.StartSite(ctx, r.lostSite) })
 	case SlowStorage:
 		return r.degrade(st.Kind, func(s *simstorage.Storage) { s.SlowVolumes(st.Delay) }, func(s *simstorage.Storage) { s.SlowVolumes(0) })
 	case FailStorage:

@@ -47,6 +47,11 @@ const (
 	Partition Kind = "partition"
 	// RestartHub stops the hub's API server and starts it again.
 	RestartHub Kind = "restart-hub"
+	// LoseHubSite loses Site of a hub across sites, as a disaster of that site: its etcd
+	// member, its API server and kube-controller-manager, and the controller replica beside
+	// them, which holds the lead when it is the leader's. The other sites keep a quorum and
+	// serve on; the site returns after For. It is drawn in RestartHub's place on such a hub.
+	LoseHubSite Kind = "lose-hub-site"
 	// SlowStorage delays every volume operation of the storage by Delay.
 	SlowStorage Kind = "slow-storage"
 	// FailStorage fails every volume operation of the storage.
@@ -83,6 +88,8 @@ type Step struct {
 	Threshold time.Duration
 	// Partition: a lost primary's members run on without their syncers.
 	Partition bool
+	// Site is the hub site a LoseHubSite loses.
+	Site string
 	// For is how long a fault or a cordon lasts before it heals.
 	For time.Duration
 }
@@ -105,7 +112,7 @@ func (s Step) resource() string {
 	switch s.Kind {
 	case KillController:
 		return "controller"
-	case RestartHub:
+	case RestartHub, LoseHubSite:
 		return "hub"
 	case KillSyncer, StopMember, Partition:
 		return "member " + s.Target
@@ -124,7 +131,7 @@ func (s Step) resource() string {
 func (s Step) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "+%5.2fs %s", s.At.Seconds(), s.Kind)
-	for _, part := range []string{s.Target, s.Name, string(s.Mode)} {
+	for _, part := range []string{s.Target, s.Site, s.Name, string(s.Mode)} {
 		if part != "" {
 			b.WriteString(" " + part)
 		}
@@ -188,9 +195,10 @@ const pairOdds = 20
 // and at times a StatefulSet, then within the window one to three faults and up to two
 // cordons, a kept PV and a deleted claim. One schedule in pairOdds runs in the pair's primary
 // instead of the Location of the targets: it protects its claims with the pair first, and
-// loses the primary within the window. The same seed and targets always draw the same
-// schedule.
-func Draw(seed uint64, targets []string) Schedule {
+// loses the primary within the window. On a hub across hubSites, a LoseHubSite of one of
+// them is drawn where a RestartHub would be. The same seed, targets and sites always draw the
+// same schedule, and a hub of one site the schedule it drew before sites were drawn.
+func Draw(seed uint64, targets, hubSites []string) Schedule {
 	r := rand.New(rand.NewPCG(seed, 0x637573746f6479)) //nolint:gosec // a test schedule, not a secret
 	s := Schedule{Seed: seed}
 	paired := r.IntN(pairOdds) == 0
@@ -226,6 +234,9 @@ func Draw(seed uint64, targets []string) Schedule {
 	}
 	for range 1 + r.IntN(3) {
 		f := Step{At: at(), Kind: faultKinds[r.IntN(len(faultKinds))]}
+		if f.Kind == RestartHub && len(hubSites) > 0 {
+			f.Kind, f.Site = LoseHubSite, hubSites[r.IntN(len(hubSites))]
+		}
 		switch f.Kind {
 		case KillSyncer, StopMember, Partition:
 			// Twice in three times where the volumes are.
@@ -239,6 +250,9 @@ func Draw(seed uint64, targets []string) Schedule {
 			f.For = lasting(10*time.Millisecond, 1500*time.Millisecond)
 		case RestartHub:
 			f.For = lasting(200*time.Millisecond, 2500*time.Millisecond)
+		case LoseHubSite:
+			// Past etcd's election timeout, and at times past the controller's Lease.
+			f.For = lasting(3*time.Second, 20*time.Second)
 		case StopMember, Partition:
 			// Past the heartbeat grace and the fence delay half of the times.
 			f.For = lasting(300*time.Millisecond, 4*time.Second)

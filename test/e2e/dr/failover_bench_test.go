@@ -2,6 +2,7 @@ package dr
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -36,8 +37,12 @@ const (
 // BenchmarkLocationFailover100Volumes binds 100 owned volumes in Location east, 50 of a
 // namespace on each of its members m1 and m3, protects them with a LocationPair to west (m2)
 // that replicates every minute, and writes a timestamped record to every volume every 100 ms
-// until both members stop (syncer and API server), half an interval after a scheduled sync of
-// every volume. It reports, from the stop, when the pair's failover started (start-s: the
+// until both members stop at once (syncer and API server), half an interval after a
+// scheduled sync of every volume. It runs twice: with the primary lost alone
+// (primary-lost), and on a hub across three sites, east in site-1 with the hub's leading API
+// server and controller replica, west in site-2, with the whole of site-1 lost
+// (hub-site-lost-too); the second also reports when the other replica took the lead
+// (handover-s). Each reports, from the stop, when the pair's failover started (start-s: the
 // targets' grace and the pair's threshold of 5 s) and when every volume was bound in west
 // again (total-s: the RTO); the restore itself, from the failover's start (restore-s); the
 // data each volume lost, from its write logs: the time from its newest record in the restored
@@ -47,14 +52,21 @@ const (
 // replicas, 16 at a time (floor-s), with the ratio restore-s / floor-s; and east's return
 // (benchReturn).
 func BenchmarkLocationFailover100Volumes(b *testing.B) {
+	ctrl.SetLogger(logr.Discard())
+	b.Run("primary-lost", func(b *testing.B) { benchFailover100(b, 1) })
+	b.Run("hub-site-lost-too", func(b *testing.B) { benchFailover100(b, 3) })
+}
+
+// benchFailover100 is BenchmarkLocationFailover100Volumes on a hub of hubSites: with more
+// than one, east's site is lost with the members.
+func benchFailover100(b *testing.B, hubSites int) {
 	const volumes = 100
 	ctx := context.Background()
-	ctrl.SetLogger(logr.Discard())
 	for b.Loop() {
-		e, err := environment.Start(ctx, environment.Options{VolSync: true, Locations: []environment.LocationOptions{
+		e, err := environment.Start(ctx, environment.AcrossSites(environment.Options{VolSync: true, Locations: []environment.LocationOptions{
 			{Name: "east", Domain: "east", Members: []string{"m1", "m3"}},
 			{Name: "west", Domain: "west", Members: []string{"m2"}},
-		}})
+		}}, hubSites))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -143,12 +155,19 @@ func BenchmarkLocationFailover100Volumes(b *testing.B) {
 				}
 			}
 		}
+		leader, _, err := e.ControllerLeader(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
 		writes := stopWriting()
 		stop := time.Now()
-		for _, m := range []string{"m1", "m3"} {
-			if err := e.StopMember(m, false); err != nil {
-				b.Fatal(err)
-			}
+		if hubSites > 1 {
+			err = e.StopSite(e.Hub.Sites()[0])
+		} else {
+			err = e.StopMembers("m1", "m3")
+		}
+		if err != nil {
+			b.Fatal(err)
 		}
 		started := waitFor(b, "the failover's start", func() (time.Duration, bool) {
 			if err := c.Get(ctx, client.ObjectKeyFromObject(pair), pair); err != nil {
@@ -199,6 +218,11 @@ func BenchmarkLocationFailover100Volumes(b *testing.B) {
 		b.ReportMetric(rpoMax.Seconds(), "rpo-max-s")
 		b.ReportMetric(rpoMedian.Seconds(), "rpo-median-s")
 		b.ReportMetric(bound.Seconds(), "rpo-bound-s")
+		if hubSites > 1 {
+			took := handover(ctx, b, e, leader, stop)
+			b.ReportMetric(took.Seconds(), "handover-s")
+			b.Logf("with east's hub site: the controller replica of site-2 took the lead %s after the stop", took.Round(time.Millisecond))
+		}
 		b.Logf("%d volumes on two members failed over from east to west: the failover started %s after the stop (grace and threshold %s), every volume was bound in west %s after it (RTO); the restore took %s, the floor %s (%.1fx); each volume lost at most %s of writes, %s in the median (bound: interval %s and one sync %s)",
 			volumes, started.Round(time.Millisecond), benchThreshold, total.Round(time.Millisecond), restore.Round(time.Millisecond),
 			floor.Round(time.Millisecond), restore.Seconds()/floor.Seconds(), rpoMax.Round(time.Millisecond), rpoMedian.Round(time.Millisecond),
@@ -206,7 +230,7 @@ func BenchmarkLocationFailover100Volumes(b *testing.B) {
 		if rpoMax > bound {
 			b.Errorf("a volume lost %s of writes, more than one interval and one sync (%s): %s (stopped at %s)", rpoMax, bound, worst, stop.UTC().Format(time.RFC3339Nano))
 		}
-		benchReturn(ctx, b, e, pair, protect)
+		benchReturn(ctx, b, e, pair, protect, hubSites > 1)
 		if err := e.Stop(); err != nil {
 			b.Fatal(err)
 		}
@@ -220,13 +244,17 @@ func BenchmarkLocationFailover100Volumes(b *testing.B) {
 // syncs that took (return-sync-s). Its floor is the pair's first protection of the same
 // volumes, from the pair's creation to a replica of every one (protect-s): the same
 // replications made and synced once, the other way.
-func benchReturn(ctx context.Context, b *testing.B, e *environment.Environment, pair *schedulingv1alpha1.LocationPair, protect time.Duration) {
+func benchReturn(ctx context.Context, b *testing.B, e *environment.Environment, pair *schedulingv1alpha1.LocationPair, protect time.Duration, site bool) {
 	c := e.Hub.Client
 	back := time.Now()
-	for _, m := range []string{"m1", "m3"} {
-		if err := e.StartMember(ctx, m); err != nil {
-			b.Fatal(err)
-		}
+	var err error
+	if site {
+		err = e.StartSite(ctx, e.Hub.Sites()[0])
+	} else {
+		err = errors.Join(e.StartMember(ctx, "m1"), e.StartMember(ctx, "m3"))
+	}
+	if err != nil {
+		b.Fatal(err)
 	}
 	var lift time.Duration
 	protected := waitFor(b, "the pair protecting again", func() (time.Duration, bool) {
@@ -260,6 +288,19 @@ func benchReturn(ctx context.Context, b *testing.B, e *environment.Environment, 
 		"as its history records, %s after it saw east able to take replicas again, the longest sync %s; its first protection took %s",
 		lift.Round(time.Millisecond), protected.Round(time.Millisecond), h.ProtectedAfterReturn().Round(time.Millisecond), h.ReturnSync.Round(time.Millisecond),
 		protect.Round(time.Millisecond))
+}
+
+// handover is the time from stop to when a controller replica other than leader took the
+// lead, as its leader Lease records.
+func handover(ctx context.Context, b *testing.B, e *environment.Environment, leader string, stop time.Time) time.Duration {
+	lease, err := e.ControllerLease(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if holder := ptr.Deref(lease.Spec.HolderIdentity, ""); holder == "" || holder == leader || lease.Spec.AcquireTime == nil {
+		b.Fatalf("the lead was not handed over: the Lease is held by %q since %v", holder, lease.Spec.AcquireTime)
+	}
+	return lease.Spec.AcquireTime.Sub(stop)
 }
 
 // write100ms writes a record "<unix nanoseconds>" to each volume every 100 ms, as the member
