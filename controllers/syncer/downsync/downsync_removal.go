@@ -3,12 +3,16 @@ package downsync
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -194,7 +198,35 @@ func (r *Reconciler) holdsContents(ctx context.Context, hubNamespace string) (bo
 			return true, nil
 		}
 	}
-	return false, nil
+	return false, r.noClaimLive(ctx, hubNamespace)
+}
+
+// noClaimLive confirms at the hub's API server that no claim in the namespace is Sync or
+// Upsync for the target before the namespace goes: coordination may have given the target a
+// claim just as the namespace left it, which the cache does not show yet, and the namespace's
+// release takes the syncer's grant there, after which it could never let the claim go. A
+// claim found is an error, so that the removal is tried again. A namespace whose reads were
+// not granted holds nothing for the target.
+func (r *Reconciler) noClaimLive(ctx context.Context, hubNamespace string) error {
+	if !slices.Contains(r.Contents, transform.PVCGVK) {
+		return nil
+	}
+	given, err := labels.NewRequirement(r.Target.StateLabel(), selection.In,
+		[]string{string(workloadv1alpha1.ResourceStateSync), string(workloadv1alpha1.ResourceStateUpsync)})
+	if err != nil {
+		return err
+	}
+	list := transform.EmptyList(transform.PVCGVK)
+	err = r.HubReader.List(ctx, list, client.InNamespace(hubNamespace), client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*given)}, client.Limit(1))
+	switch {
+	case apierrors.IsForbidden(err):
+		return nil
+	case err != nil:
+		return err
+	case len(list.Items) > 0:
+		return fmt.Errorf("claim %s/%s is the target's, though the cache does not show it yet: the namespace stays", hubNamespace, list.Items[0].GetName())
+	}
+	return nil
 }
 
 // deleteDownstream deletes a downstream object, once, if the hub is still the one the syncer
