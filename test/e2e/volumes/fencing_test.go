@@ -516,7 +516,11 @@ func failedOver(ctx context.Context, ns, lost string) string {
 		Expect(storage.Fenced(lost)).To(BeTrue(), "the volume is bound on %s while %s is not fenced", survivor, lost)
 	}
 	Expect(vo.Status.FencedOff).To(ContainElement(lost), "the volume did not move on the strength of the Fence")
-	Expect(targetCondition(ctx, Default, lost, workloadv1alpha1.ConditionFenced).Status).To(Equal(metav1.ConditionTrue))
+	// The Fence's controller writes the target's condition apart from the volume's move: a
+	// controller restarted just then writes it again.
+	Eventually(func(g Gomega) {
+		g.Expect(targetCondition(ctx, g, lost, workloadv1alpha1.ConditionFenced).Status).To(Equal(metav1.ConditionTrue))
+	}).WithContext(ctx).Should(Succeed())
 	// The lost member keeps its attachment until it is back; fenced, it cannot use it.
 	Eventually(func() []string { return volume(handle(ctx, vo.Status.VolumeName)).Holders }).WithContext(ctx).Should(ContainElement(survivor))
 	return survivor
