@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
@@ -121,8 +120,7 @@ func Run(ctx context.Context, o Options) error {
 // namespace (placedcache), where the hub grants the syncer's identity its reads. Both
 // caches keep objects as trimCached leaves them.
 func newHubCluster(o Options, target transform.Target, recovery *reconnect.Recovery) (cluster.Cluster, error) {
-	placed, err := labels.NewRequirement(target.StateLabel(), selection.In,
-		[]string{string(workloadv1alpha1.ResourceStateSync), string(workloadv1alpha1.ResourceStateUpsync)})
+	given, err := target.Given()
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +134,7 @@ func newHubCluster(o Options, target transform.Target, recovery *reconnect.Recov
 		co.Cache = cache.Options{
 			NewInformer:          recovery.NewInformer,
 			DefaultTransform:     trimCached,
-			DefaultLabelSelector: labels.NewSelector().Add(*placed),
+			DefaultLabelSelector: given,
 			ByObject: map[client.Object]cache.ByObject{
 				&workloadv1alpha1.SyncTarget{}: {
 					Label: labels.Everything(),

@@ -9,10 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -211,13 +209,12 @@ func (r *Reconciler) noClaimLive(ctx context.Context, hubNamespace string) error
 	if !slices.Contains(r.Contents, transform.PVCGVK) {
 		return nil
 	}
-	given, err := labels.NewRequirement(r.Target.StateLabel(), selection.In,
-		[]string{string(workloadv1alpha1.ResourceStateSync), string(workloadv1alpha1.ResourceStateUpsync)})
+	given, err := r.Target.Given()
 	if err != nil {
 		return err
 	}
 	list := transform.EmptyList(transform.PVCGVK)
-	err = r.HubReader.List(ctx, list, client.InNamespace(hubNamespace), client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*given)}, client.Limit(1))
+	err = r.HubReader.List(ctx, list, client.InNamespace(hubNamespace), client.MatchingLabelsSelector{Selector: given}, client.Limit(1))
 	switch {
 	case apierrors.IsForbidden(err):
 		return nil

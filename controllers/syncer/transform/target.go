@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
@@ -93,6 +94,16 @@ func (t Target) Markers() map[string]string {
 
 // Selector selects the downstream objects this syncer created.
 func (t Target) Selector() labels.Selector { return labels.SelectorFromSet(t.Markers()) }
+
+// Given selects the hub objects given to the target: Sync or Upsync for it.
+func (t Target) Given() (labels.Selector, error) {
+	given, err := labels.NewRequirement(t.StateLabel(), selection.In,
+		[]string{string(workloadv1alpha1.ResourceStateSync), string(workloadv1alpha1.ResourceStateUpsync)})
+	if err != nil {
+		return nil, err
+	}
+	return labels.NewSelector().Add(*given), nil
+}
 
 // Owns tells whether this syncer created the downstream object.
 func (t Target) Owns(obj metav1.Object) bool {
