@@ -49,7 +49,7 @@ var clusterLabels = sets.New(corev1.LabelMetadataName, corev1.LastAppliedConfigA
 // is among them: on a member PV it keeps the policy the syncer gave it there, which must
 // neither reach the hub nor come back down to another member's copy.
 var syncerKeys = sets.New(TargetLabel, HubLabel, HubNamespaceAnnotation, HubNameAnnotation, AppliedAnnotation, OriginAnnotation, HubClaimAnnotation,
-	storagev1alpha1.ReleasePolicyAnnotation)
+	ProvisionedPolicyAnnotation, storagev1alpha1.ReleasePolicyAnnotation)
 
 // crosses tells whether a label or annotation is copied between the hub and a member.
 func crosses(key string) bool {

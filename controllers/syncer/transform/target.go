@@ -38,6 +38,10 @@ const (
 	// HubClaimAnnotation names the hub claim of a PV the member provisioned, as
 	// "namespace/name".
 	HubClaimAnnotation = "workload.custody.dev/hub-claim"
+	// ProvisionedPolicyAnnotation keeps the reclaim policy a PV the member provisioned for a
+	// copy of a hub claim came with, once the syncer made it Retain (KeepProvisioned): the
+	// hub PV records that one.
+	ProvisionedPolicyAnnotation = "workload.custody.dev/provisioned-reclaim-policy"
 )
 
 // KeepLabel keeps VolSync from deleting a VolumeSnapshot it took: the snapshot is then

@@ -770,6 +770,43 @@ func TestUpsyncPV(t *testing.T) {
 	}
 }
 
+func TestKeepProvisioned(t *testing.T) {
+	provisioned := func(policy corev1.PersistentVolumeReclaimPolicy, annotations map[string]string) *corev1.PersistentVolume {
+		return &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: "pvc-member-uid", Annotations: annotations},
+			Spec:       corev1.PersistentVolumeSpec{PersistentVolumeReclaimPolicy: policy},
+		}
+	}
+	claim := &metav1.ObjectMeta{Namespace: "team-a", Name: "data", UID: "hub-claim-uid"}
+
+	pv := provisioned(corev1.PersistentVolumeReclaimDelete, nil)
+	if !KeepProvisioned(pv) || pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimRetain {
+		t.Fatalf("a PV provisioned Delete was not kept: %s", pv.Spec.PersistentVolumeReclaimPolicy)
+	}
+	if pv.Annotations[ProvisionedPolicyAnnotation] != string(corev1.PersistentVolumeReclaimDelete) {
+		t.Fatalf("the policy it came with is lost: %v", pv.Annotations)
+	}
+	if got := target.UpsyncPV(pv, claim).Spec.PersistentVolumeReclaimPolicy; got != corev1.PersistentVolumeReclaimDelete {
+		t.Fatalf("the hub records %s, not the policy the PV was provisioned with", got)
+	}
+	if KeepProvisioned(pv) {
+		t.Fatal("a PV kept already changed again")
+	}
+
+	retained := provisioned(corev1.PersistentVolumeReclaimRetain, nil)
+	if KeepProvisioned(retained) || retained.Annotations != nil {
+		t.Fatalf("a PV provisioned Retain changed: %v", retained.Annotations)
+	}
+	if got := target.UpsyncPV(retained, claim).Spec.PersistentVolumeReclaimPolicy; got != corev1.PersistentVolumeReclaimRetain {
+		t.Fatalf("the hub records %s for a PV provisioned Retain", got)
+	}
+
+	released := provisioned(corev1.PersistentVolumeReclaimDelete, map[string]string{storagev1alpha1.ReleasePolicyAnnotation: string(corev1.PersistentVolumeReclaimDelete)})
+	if KeepProvisioned(released) || released.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimDelete {
+		t.Fatal("the policy the syncer gave a PV to release it was undone")
+	}
+}
+
 func TestDownstreamJobDropsTheGeneratedSelector(t *testing.T) {
 	generated := map[string]string{"controller-uid": "hub-uid", "batch.kubernetes.io/controller-uid": "hub-uid", "job-name": "once"}
 	job := func(manual bool) *unstructured.Unstructured {

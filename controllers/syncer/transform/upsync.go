@@ -7,14 +7,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
 
 // UpsyncPV returns the hub PV that records pv, a PV the member provisioned and bound to the
 // downstream copy of the hub claim. It carries everything needed to use the volume in another
 // member: the volume source with its handle, capacity, access modes, class, node affinity,
-// mount options and reclaim policy. Its claimRef names the hub claim without a uid, its state
-// label for this target is Upsync, and PVNameAnnotation keeps the member's name for it.
+// mount options and reclaim policy: the one the member provisioned it with
+// (ProvisionedPolicyAnnotation), which the syncer may have changed to Retain. Its claimRef
+// names the hub claim without a uid, its state label for this target is Upsync, and
+// PVNameAnnotation keeps the member's name for it.
 func (t Target) UpsyncPV(pv *corev1.PersistentVolume, claim metav1.Object) *corev1.PersistentVolume {
 	out := &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{
@@ -29,8 +32,28 @@ func (t Target) UpsyncPV(pv *corev1.PersistentVolume, claim metav1.Object) *core
 		APIVersion: "v1", Kind: "PersistentVolumeClaim",
 		Namespace: claim.GetNamespace(), Name: claim.GetName(),
 	}
+	if p := pv.Annotations[ProvisionedPolicyAnnotation]; p != "" {
+		out.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimPolicy(p)
+	}
 	workloadv1alpha1.SetState(out, t.Key, workloadv1alpha1.ResourceStateUpsync)
 	return out
+}
+
+// KeepProvisioned makes pv, a PV the member provisioned for a copy of a hub claim, Retain
+// before the hub records it, keeping the policy it came with in ProvisionedPolicyAnnotation;
+// it tells whether pv changed. A volume the hub recorded is then released only through the
+// syncer, with the policy coordination gives the claim: the copy may go without it, as when
+// the member deletes its namespace, which would otherwise release storage the hub counts on.
+// A policy the syncer gave the PV (ReleasePolicyAnnotation) stays.
+func KeepProvisioned(pv *corev1.PersistentVolume) bool {
+	if pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRetain || pv.Annotations[storagev1alpha1.ReleasePolicyAnnotation] != "" {
+		return false
+	}
+	if pv.Annotations[ProvisionedPolicyAnnotation] == "" {
+		metav1.SetMetaDataAnnotation(&pv.ObjectMeta, ProvisionedPolicyAnnotation, string(pv.Spec.PersistentVolumeReclaimPolicy))
+	}
+	pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain
+	return true
 }
 
 // Origin returns the hub PV and the hub claim that pv, a PV the member provisioned, was

@@ -6,7 +6,10 @@
 // api/workload/v1alpha1). Before it makes the hub PV, it marks the member's PV with the
 // target, the hub PV and the hub claim (transform.OriginAnnotation), so that the syncer knows
 // the PV for its own whatever becomes of them: the downsync removes it, Retain, once the hub
-// gives the target neither, as on a Fence, and the heartbeat counts it until then. While the
+// gives the target neither, as on a Fence, and the heartbeat counts it until then. The same
+// write makes a PV provisioned for the syncer's copy Retain, keeping the policy it came with
+// for the hub PV: a volume the hub recorded is released only through the syncer, not when
+// the copy goes some other way, as with its namespace deleted in the member. While the
 // label says Upsync it keeps the hub PV in line with the member's, except its binding and
 // reclaim policy, which are the hub's, and removes it if the member's PV goes. A claim being
 // deleted in the member is not upsynced. Once coordination switches the label to Sync it

@@ -77,12 +77,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.adopt(ctx, req.NamespacedName); err != nil {
 		return ctrl.Result{}, err
 	}
-	claim, pv, err := r.provisioned(ctx, req.NamespacedName)
+	claim, pv, copied, err := r.provisioned(ctx, req.NamespacedName)
 	if err != nil || pv == nil {
 		return ctrl.Result{}, err
 	}
 	want := r.Target.UpsyncPV(pv, claim)
-	if err := r.markOrigin(ctx, pv, want.Name, req.NamespacedName); err != nil {
+	if err := r.markOrigin(ctx, pv, want.Name, req.NamespacedName, copied); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, r.ensureHubPV(ctx, want)

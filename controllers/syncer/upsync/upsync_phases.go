@@ -23,60 +23,67 @@ import (
 )
 
 // provisioned returns the hub claim and the member PV to upsync for it: the hub claim is
-// synced to the target, its downstream copy (created by the syncer) is Bound and not being
-// deleted, and the PV it is bound to was not made by the syncer. For a hub claim upsynced
-// from a claim the member made itself (labelled Upsync), that claim stands for the
-// downstream copy. Both are nil when there is nothing to upsync.
-func (r *Reconciler) provisioned(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, *corev1.PersistentVolume, error) {
-	claim := transform.Empty(transform.PVCGVK)
+// synced to the target, its downstream copy is Bound and not being deleted, and the PV it is
+// bound to was not made by the syncer and is Bound. For a hub claim upsynced from a claim
+// the member made itself (labelled Upsync), that claim stands for the downstream copy;
+// copied tells that the syncer made the copy. Both objects are nil when there is nothing to
+// upsync.
+func (r *Reconciler) provisioned(ctx context.Context, key types.NamespacedName) (claim *unstructured.Unstructured, pv *corev1.PersistentVolume, copied bool, err error) {
+	claim = transform.Empty(transform.PVCGVK)
 	if err := r.Hub.Get(ctx, key, claim); err != nil {
-		return nil, nil, client.IgnoreNotFound(err)
+		return nil, nil, false, client.IgnoreNotFound(err)
 	}
 	state, _ := r.Target.State(claim)
 	if state != workloadv1alpha1.ResourceStateSync && state != workloadv1alpha1.ResourceStateUpsync {
-		return nil, nil, nil
+		return nil, nil, false, nil
 	}
 	down, err := r.memberClaim(ctx, key)
 	if err != nil || down == nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
+	copied = r.Target.Owns(down)
 	phase, _, _ := unstructured.NestedString(down.Object, "status", "phase")
 	volumeName, _, _ := unstructured.NestedString(down.Object, "spec", "volumeName")
 	// A claim being deleted in the member takes its volume along, or leaves it Retain there,
 	// as the syncer settled it: a hub record of it would hand the volume on.
-	if (!r.Target.Owns(down) && state == workloadv1alpha1.ResourceStateSync) || phase != string(corev1.ClaimBound) || volumeName == "" || down.GetDeletionTimestamp() != nil {
-		return nil, nil, nil
+	if (!copied && state == workloadv1alpha1.ResourceStateSync) || phase != string(corev1.ClaimBound) || volumeName == "" || down.GetDeletionTimestamp() != nil {
+		return nil, nil, false, nil
 	}
 	memberPV := transform.Empty(transform.PVGVK)
 	if err := r.Member.Get(ctx, client.ObjectKey{Name: volumeName}, memberPV); err != nil {
-		return nil, nil, client.IgnoreNotFound(err)
+		return nil, nil, false, client.IgnoreNotFound(err)
 	}
 	if r.Target.Owns(memberPV) {
-		return nil, nil, nil
+		return nil, nil, false, nil
 	}
-	pv := &corev1.PersistentVolume{}
+	pv = &corev1.PersistentVolume{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(memberPV.Object, pv); err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	if pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != down.GetUID() {
-		return nil, nil, nil
+	// A PV Released already lost its claim, and its class's policy may be releasing it.
+	if pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != down.GetUID() || pv.Status.Phase != corev1.VolumeBound {
+		return nil, nil, false, nil
 	}
-	return claim, pv, nil
+	return claim, pv, copied, nil
 }
 
 // markOrigin marks the member PV as upsynced as the hub PV hubName for the hub claim, before
 // the hub PV is made: whatever becomes of either, the syncer can then tell the member PV for
-// its own, and remove it when the hub gives neither to the target.
-func (r *Reconciler) markOrigin(ctx context.Context, pv *corev1.PersistentVolume, hubName string, claim types.NamespacedName) error {
-	if r.Target.MarkedOrigin(pv, hubName, claim) {
+// its own, and remove it when the hub gives neither to the target. A PV provisioned for the
+// syncer's copy becomes Retain in the same write (transform.KeepProvisioned): the patch is
+// made against the PV read Bound, so that a PV whose claim went since is not kept, nor
+// recorded. A PV bound to a claim the member made itself stays as the member made it.
+func (r *Reconciler) markOrigin(ctx context.Context, pv *corev1.PersistentVolume, hubName string, claim types.NamespacedName, copied bool) error {
+	orig := pv.DeepCopy()
+	kept := copied && transform.KeepProvisioned(pv)
+	if !kept && r.Target.MarkedOrigin(pv, hubName, claim) {
 		return nil
 	}
-	orig := pv.DeepCopy()
 	r.Target.MarkOrigin(pv, hubName, claim)
 	if err := r.Member.Patch(ctx, pv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("marking member PV %s as upsynced: %w", pv.Name, err)
 	}
-	ctrl.LoggerFrom(ctx).V(1).Info("Marked the member's PV as upsynced", "memberPV", pv.Name, "hubPV", hubName)
+	ctrl.LoggerFrom(ctx).V(1).Info("Marked the member's PV as upsynced", "memberPV", pv.Name, "hubPV", hubName, "reclaimPolicy", pv.Spec.PersistentVolumeReclaimPolicy)
 	return nil
 }
 

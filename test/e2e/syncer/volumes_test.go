@@ -397,6 +397,48 @@ var _ = Describe("Volumes", Ordered, func() {
 		Expect(v.Releases).To(BeZero())
 	})
 
+	It("keeps the storage the hub recorded when member 1 deletes the claim's copy itself, as deleting its namespace does", func(ctx SpecContext) {
+		cascaded, pv, upsynced := provisionedInM1(ctx, "cascaded")
+		Expect(upsynced.Spec.PersistentVolumeReclaimPolicy).To(Equal(corev1.PersistentVolumeReclaimDelete), "the hub records the policy m1 provisioned the PV with")
+		Expect(m1.Get(ctx, client.ObjectKeyFromObject(pv), pv)).To(Succeed())
+		Expect(pv.Spec.PersistentVolumeReclaimPolicy).To(Equal(corev1.PersistentVolumeReclaimRetain), "m1's PV was recorded on the hub before it was kept")
+		Expect(pv.Annotations).To(HaveKeyWithValue(transform.ProvisionedPolicyAnnotation, string(corev1.PersistentVolumeReclaimDelete)))
+
+		By("asking the claim to leave m1, held as coordination holds it, as when its namespace leaves m1")
+		framework.Update(ctx, hub, cascaded, func() {
+			metav1.SetMetaDataAnnotation(&cascaded.ObjectMeta, workloadv1alpha1.DeletionAnnotation("m1"), time.Now().UTC().Format(time.RFC3339))
+			metav1.SetMetaDataAnnotation(&cascaded.ObjectMeta, workloadv1alpha1.FinalizersAnnotation("m1"), "coordination.example/drain")
+		})
+		By("deleting the claim's copy in m1 behind the syncer, as deleting the namespace that holds it does")
+		down := &corev1.PersistentVolumeClaim{}
+		Expect(m1.Get(ctx, downKey("m1", cascaded), down)).To(Succeed())
+		Expect(m1.Delete(ctx, down)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(m1.Get(ctx, client.ObjectKeyFromObject(pv), pv)).To(Succeed())
+			g.Expect(pv.Status.Phase).To(Equal(corev1.VolumeReleased))
+		}).WithContext(ctx).Should(Succeed())
+		Consistently(func(g Gomega) {
+			v, found := storage.Volume(pv.Spec.CSI.VolumeHandle)
+			g.Expect(found).To(BeTrue())
+			g.Expect(v.Deleted).To(BeZero(), "m1 released storage the hub recorded")
+		}).WithContext(ctx).WithTimeout(3 * time.Second).Should(Succeed())
+
+		By("letting the claim and then the hub PV leave m1: m1 removes its PV, keeping the storage")
+		framework.Update(ctx, hub, cascaded, func() { delete(cascaded.Annotations, workloadv1alpha1.FinalizersAnnotation("m1")) })
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(cascaded), cascaded)).To(Succeed())
+			g.Expect(cascaded.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel("m1")))
+		}).WithContext(ctx).Should(Succeed(), "m1 did not let the claim go")
+		framework.Update(ctx, hub, upsynced, func() {
+			metav1.SetMetaDataAnnotation(&upsynced.ObjectMeta, workloadv1alpha1.DeletionAnnotation("m1"), time.Now().UTC().Format(time.RFC3339))
+		})
+		Eventually(framework.Deleted(ctx, m1, client.ObjectKeyFromObject(pv), &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		Expect(hub.Get(ctx, client.ObjectKeyFromObject(upsynced), upsynced)).To(Succeed(), "the hub PV is the record of the storage kept")
+		v, _ := storage.Volume(pv.Spec.CSI.VolumeHandle)
+		Expect(v.Deleted).To(BeZero(), "the storage was released")
+		Expect(v.Releases).To(BeZero())
+	})
+
 	It("keeps the reclaim policy a user set on an upsynced PV while it follows member 1's", func(ctx SpecContext) {
 		_, pv, upsynced := provisionedInM1(ctx, "kept-by-user")
 		framework.Update(ctx, hub, upsynced, func() { upsynced.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain })
