@@ -150,6 +150,33 @@ var _ = Describe("Volumes", Ordered, func() {
 		return c, pv, upsynced
 	}
 
+	// dropCopyHeld asks claim to leave m1, held as coordination holds it, deletes its copy in
+	// m1 behind the syncer, and waits until pv, the PV m1 provisioned for it, is Released.
+	dropCopyHeld := func(ctx context.Context, claim *corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume) {
+		GinkgoHelper()
+		framework.Update(ctx, hub, claim, func() {
+			metav1.SetMetaDataAnnotation(&claim.ObjectMeta, workloadv1alpha1.DeletionAnnotation("m1"), time.Now().UTC().Format(time.RFC3339))
+			metav1.SetMetaDataAnnotation(&claim.ObjectMeta, workloadv1alpha1.FinalizersAnnotation("m1"), "coordination.example/drain")
+		})
+		down := &corev1.PersistentVolumeClaim{}
+		Expect(m1.Get(ctx, downKey("m1", claim), down)).To(Succeed())
+		Expect(m1.Delete(ctx, down)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(m1.Get(ctx, client.ObjectKeyFromObject(pv), pv)).To(Succeed())
+			g.Expect(pv.Status.Phase).To(Equal(corev1.VolumeReleased))
+		}).WithContext(ctx).Should(Succeed())
+	}
+
+	// letGo lets the claim dropCopyHeld held leave m1, and waits until m1 let it go.
+	letGo := func(ctx context.Context, claim *corev1.PersistentVolumeClaim) {
+		GinkgoHelper()
+		framework.Update(ctx, hub, claim, func() { delete(claim.Annotations, workloadv1alpha1.FinalizersAnnotation("m1")) })
+		Eventually(func(g Gomega) {
+			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(claim), claim)).To(Succeed())
+			g.Expect(claim.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel("m1")))
+		}).WithContext(ctx).Should(Succeed(), "m1 did not let the claim go")
+	}
+
 	BeforeAll(func(ctx SpecContext) {
 		hub, m1, m2, storage = bed.Hub.Client, bed.Member("m1").Client, bed.Member("m2").Client, bed.Storage("shared")
 		rec1, rec2 = recordPhases(bed.Member("m1").Config), recordPhases(bed.Member("m2").Config)
@@ -404,19 +431,8 @@ var _ = Describe("Volumes", Ordered, func() {
 		Expect(pv.Spec.PersistentVolumeReclaimPolicy).To(Equal(corev1.PersistentVolumeReclaimRetain), "m1's PV was recorded on the hub before it was kept")
 		Expect(pv.Annotations).To(HaveKeyWithValue(transform.ProvisionedPolicyAnnotation, string(corev1.PersistentVolumeReclaimDelete)))
 
-		By("asking the claim to leave m1, held as coordination holds it, as when its namespace leaves m1")
-		framework.Update(ctx, hub, cascaded, func() {
-			metav1.SetMetaDataAnnotation(&cascaded.ObjectMeta, workloadv1alpha1.DeletionAnnotation("m1"), time.Now().UTC().Format(time.RFC3339))
-			metav1.SetMetaDataAnnotation(&cascaded.ObjectMeta, workloadv1alpha1.FinalizersAnnotation("m1"), "coordination.example/drain")
-		})
-		By("deleting the claim's copy in m1 behind the syncer, as deleting the namespace that holds it does")
-		down := &corev1.PersistentVolumeClaim{}
-		Expect(m1.Get(ctx, downKey("m1", cascaded), down)).To(Succeed())
-		Expect(m1.Delete(ctx, down)).To(Succeed())
-		Eventually(func(g Gomega) {
-			g.Expect(m1.Get(ctx, client.ObjectKeyFromObject(pv), pv)).To(Succeed())
-			g.Expect(pv.Status.Phase).To(Equal(corev1.VolumeReleased))
-		}).WithContext(ctx).Should(Succeed())
+		By("asking the claim to leave m1, held as coordination holds it, as when its namespace leaves m1, and deleting its copy in m1 behind the syncer, as deleting that namespace does")
+		dropCopyHeld(ctx, cascaded, pv)
 		Consistently(func(g Gomega) {
 			v, found := storage.Volume(pv.Spec.CSI.VolumeHandle)
 			g.Expect(found).To(BeTrue())
@@ -424,11 +440,7 @@ var _ = Describe("Volumes", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(3 * time.Second).Should(Succeed())
 
 		By("letting the claim and then the hub PV leave m1: m1 removes its PV, keeping the storage")
-		framework.Update(ctx, hub, cascaded, func() { delete(cascaded.Annotations, workloadv1alpha1.FinalizersAnnotation("m1")) })
-		Eventually(func(g Gomega) {
-			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(cascaded), cascaded)).To(Succeed())
-			g.Expect(cascaded.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel("m1")))
-		}).WithContext(ctx).Should(Succeed(), "m1 did not let the claim go")
+		letGo(ctx, cascaded)
 		framework.Update(ctx, hub, upsynced, func() {
 			metav1.SetMetaDataAnnotation(&upsynced.ObjectMeta, workloadv1alpha1.DeletionAnnotation("m1"), time.Now().UTC().Format(time.RFC3339))
 		})
@@ -497,19 +509,8 @@ var _ = Describe("Volumes", Ordered, func() {
 			workloadv1alpha1.Release(upsynced, "m1")
 			upsynced.Finalizers = nil
 		})
-		By("asking the claim to leave m1, held as coordination holds it, and deleting its copy Retain before the hub lets it go")
-		framework.Update(ctx, hub, left, func() {
-			metav1.SetMetaDataAnnotation(&left.ObjectMeta, workloadv1alpha1.DeletionAnnotation("m1"), time.Now().UTC().Format(time.RFC3339))
-			metav1.SetMetaDataAnnotation(&left.ObjectMeta, workloadv1alpha1.FinalizersAnnotation("m1"), "coordination.example/drain")
-		})
-		framework.Update(ctx, m1, pv, func() { pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain })
-		down := &corev1.PersistentVolumeClaim{}
-		Expect(m1.Get(ctx, downKey("m1", left), down)).To(Succeed())
-		Expect(m1.Delete(ctx, down)).To(Succeed())
-		Eventually(func(g Gomega) {
-			g.Expect(m1.Get(ctx, client.ObjectKeyFromObject(pv), pv)).To(Succeed())
-			g.Expect(pv.Status.Phase).To(Equal(corev1.VolumeReleased))
-		}).WithContext(ctx).Should(Succeed())
+		By("asking the claim to leave m1, held as coordination holds it, and deleting its copy, Retain as the upsync made its PV, before the hub lets it go")
+		dropCopyHeld(ctx, left, pv)
 		By("deleting the hub PV, which the upsync no longer makes again without the copy: as if the hub had never recorded it")
 		Expect(hub.Delete(ctx, upsynced)).To(Succeed())
 		Eventually(framework.Deleted(ctx, hub, client.ObjectKeyFromObject(upsynced), &corev1.PersistentVolume{})).WithContext(ctx).Should(Succeed())
@@ -521,11 +522,7 @@ var _ = Describe("Volumes", Ordered, func() {
 		Eventually(cleanOf(ctx, "m1")).WithContext(ctx).Should(Equal(metav1.ConditionFalse), "a claim the hub takes away counts as held")
 
 		By("letting the claim go: its going is the only news m1 has")
-		framework.Update(ctx, hub, left, func() { delete(left.Annotations, workloadv1alpha1.FinalizersAnnotation("m1")) })
-		Eventually(func(g Gomega) {
-			g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(left), left)).To(Succeed())
-			g.Expect(left.Labels).NotTo(HaveKey(workloadv1alpha1.StateLabel("m1")))
-		}).WithContext(ctx).Should(Succeed(), "m1 did not let the claim go")
+		letGo(ctx, left)
 		Eventually(framework.Deleted(ctx, m1, client.ObjectKeyFromObject(pv), &corev1.PersistentVolume{})).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), "m1 kept the PV of a claim it no longer has")
 		Eventually(cleanOf(ctx, "m1")).WithContext(ctx).Should(Equal(metav1.ConditionTrue))
 		v, found := storage.Volume(pv.Spec.CSI.VolumeHandle)
