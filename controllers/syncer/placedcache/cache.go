@@ -92,6 +92,10 @@ type Cache struct {
 	o      Options
 	access authorizationclient.SelfSubjectAccessReviewInterface
 
+	// scopes memoizes, by kind, whether a type is read from the all-namespaces cache: the
+	// REST mapper's answer, looked up on every read, costs more than the read itself.
+	scopes sync.Map
+
 	mu sync.Mutex
 	// ctx is Start's; nil before.
 	ctx       context.Context
@@ -337,11 +341,19 @@ func (c *Cache) everywhere(obj runtime.Object) (schema.GroupVersionKind, bool, e
 	if _, ok := obj.(client.ObjectList); ok {
 		gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
 	}
-	if slices.Contains(c.o.Everywhere, gvk.GroupKind()) {
-		return gvk, true, nil
+	if all, ok := c.scopes.Load(gvk); ok {
+		return gvk, all.(bool), nil
 	}
-	namespaced, err := apiutil.IsGVKNamespaced(gvk, c.opts.Mapper)
-	return gvk, !namespaced, err
+	all := slices.Contains(c.o.Everywhere, gvk.GroupKind())
+	if !all {
+		namespaced, err := apiutil.IsGVKNamespaced(gvk, c.opts.Mapper)
+		if err != nil {
+			return gvk, false, err
+		}
+		all = !namespaced
+	}
+	c.scopes.Store(gvk, all)
+	return gvk, all, nil
 }
 
 // reader is the cache of a namespace, once it started and before ctx ends; nil when the
