@@ -59,6 +59,12 @@
 // its claim copy, the status of each). The rest goes to the reasons above, and to the
 // record of Moving (WaitingForDetach) written before h is asked.
 //
+// A restore from a replica, after a lost owner h, takes the volume from h and sets it aside
+// in one step: the patch that drops h from the hub PV also takes off its protection finalizer,
+// and the PV is deleted in the same step, so that the restored volume may take its name. One
+// step, one record and one PV patch fewer than dropping h first and deleting after; an owner
+// that answers is asked to let go first, as in a move.
+//
 // A hold (the HoldFinalizer in the claim's per-target coordination finalizers) keeps a claim
 // on a target while leaving it would break an invariant: during provisioning, for internal
 // volumes, for moves the storage class refuses, and on the owner of a deleted claim until

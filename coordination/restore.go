@@ -109,13 +109,15 @@ func keptPolicy(o Observation) corev1.PersistentVolumeReclaimPolicy {
 }
 
 // setAside lets go of the volume the replica replaces, then records it set aside and deletes
-// its hub PV.
+// its hub PV: in the same step when every holder is dropped, as lost or fenced holders are.
 func setAside(o Observation, d *Decision, r Restore, domain string) {
 	d.Reason = storagev1alpha1.ReasonSettingAside
 	if held := holders(o); len(held) > 0 {
 		letGo(o, d, held, domain)
-		d.Message = fmt.Sprintf("replica %s on %s replaces the volume; waiting for %v to let go of it (its storage is kept)", r.Snapshot, r.Target, held)
-		return
+		if !drops(d, held) {
+			d.Message = fmt.Sprintf("replica %s on %s replaces the volume; waiting for %v to let go of it (its storage is kept)", r.Snapshot, r.Target, held)
+			return
+		}
 	}
 	a := storagev1alpha1.SetAsideVolume{Driver: o.Volume.Driver, VolumeHandle: o.Volume.Handle, Domain: domain,
 		Target: o.Record.Owner, For: storagev1alpha1.Replica{Target: r.Target, Snapshot: r.Snapshot}, Time: metav1.NewTime(o.Now)}
@@ -130,6 +132,13 @@ func setAside(o Observation, d *Decision, r Restore, domain string) {
 	d.Message = fmt.Sprintf("volume %s is set aside, its storage kept; its hub PV goes so that the volume restored from replica %s on %s takes its name",
 		d.SetAside.VolumeHandle, r.Snapshot, r.Target)
 	d.Actions = append(d.Actions, Action{Kind: DeleteVolume})
+}
+
+// drops tells whether the decision drops every one of the targets.
+func drops(d *Decision, keys []string) bool {
+	return !slices.ContainsFunc(keys, func(k string) bool {
+		return !slices.Contains(d.Actions, Action{Kind: DropTarget, Target: k})
+	})
 }
 
 // provisionReplica gives the claim, which has no volume, to the replica's target, whose member

@@ -53,10 +53,14 @@ func restoreCases() []decideCase {
 			o:         restoreObs("snap-1", map[string]Presence{"a": departing, "c": placed}, map[string]Presence{"a": pvSync}, "h-old", bound),
 			wantPhase: storagev1alpha1.Restoring, wantOwner: "a", wantReason: storagev1alpha1.ReasonSettingAside,
 			wantActions: []Action{act(Unhold, "a"), act(RemoveVolume, "a")}},
-		{name: "restore: an old owner that does not answer is dropped, the replica standing in for it",
+		{name: "restore: an old owner that does not answer is dropped, the replica standing in for it, and the volume set aside in the same step",
 			o:         lostA(restoreObs("snap-1", map[string]Presence{"a": departing, "c": placed}, map[string]Presence{"a": pvSync}, "h-old", moving)),
 			wantPhase: storagev1alpha1.Restoring, wantOwner: "a", wantReason: storagev1alpha1.ReasonSettingAside,
-			wantActions: []Action{act(DropTarget, "a")}},
+			wantActions: []Action{act(DropTarget, "a"), act(DeleteVolume, "")}},
+		{name: "restore: with one of two holders answering, the lost one is dropped and the volume waits for the other",
+			o:         lostA(restoreObs("snap-1", map[string]Presence{"a": departing, "b": departing, "c": placed}, map[string]Presence{"a": pvSync, "b": pvSync}, "h-old", moving)),
+			wantPhase: storagev1alpha1.Restoring, wantOwner: "a", wantReason: storagev1alpha1.ReasonSettingAside,
+			wantActions: []Action{act(DropTarget, "a"), act(Unhold, "b"), act(RemoveVolume, "b")}},
 		{name: "restore: an old owner that stopped answering a moment ago is asked, not dropped",
 			o: func() Observation {
 				o := restoreObs("snap-1", map[string]Presence{"a": departing, "c": placed}, map[string]Presence{"a": pvSync}, "h-old", moving)

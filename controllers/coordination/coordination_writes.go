@@ -122,6 +122,11 @@ func (w *writes) add(a coordination.Action) {
 	case coordination.RequestFence:
 		w.order = append(w.order, func(ctx context.Context, c client.Client) error { return requestFence(ctx, c, w.nameOf(key), w.domain) })
 	case coordination.DeleteVolume:
+		// The protection finalizer goes in the PV's patch, which a dropped target's labels may
+		// share: the deletion then takes effect at once.
+		if w.pv.DeletionTimestamp.IsZero() {
+			w.onVolume(func(pv *corev1.PersistentVolume) { controllerutil.RemoveFinalizer(pv, protection.PVFinalizer) })
+		}
 		w.order = append(w.order, func(ctx context.Context, c client.Client) error { return protection.Delete(ctx, c, w.pv) })
 	case coordination.RetainVolume:
 		w.onVolume(func(pv *corev1.PersistentVolume) { retain(pv, w.claim, key) })

@@ -26,15 +26,23 @@ func finalizerOf(obj client.Object) string {
 }
 
 // Delete deletes the object, exactly the version the caller decided on (its UID and
-// resourceVersion), so that a decision taken on a stale copy is refused with a conflict;
-// once it is being deleted, it lets go of its protection finalizer. The deletion's own event
-// brings the caller back to the object, so each call does one of the two writes.
+// resourceVersion), so that a decision taken on a stale copy is refused with a conflict. Its
+// protection finalizer goes first, in a patch under the same optimistic lock, so that the
+// deletion takes effect at once rather than on the caller's next pass; an object already
+// being deleted only lets go of its finalizer.
 func Delete(ctx context.Context, c client.Client, obj client.Object) error {
-	if obj.GetDeletionTimestamp().IsZero() {
-		uid, rv := obj.GetUID(), obj.GetResourceVersion()
-		return client.IgnoreNotFound(c.Delete(ctx, obj, client.Preconditions{UID: &uid, ResourceVersion: &rv}))
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return Release(ctx, c, obj)
 	}
-	return Release(ctx, c, obj)
+	if f := finalizerOf(obj); controllerutil.ContainsFinalizer(obj, f) {
+		orig := obj.DeepCopyObject().(client.Object)
+		controllerutil.RemoveFinalizer(obj, f)
+		if err := c.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+	}
+	uid, rv := obj.GetUID(), obj.GetResourceVersion()
+	return client.IgnoreNotFound(c.Delete(ctx, obj, client.Preconditions{UID: &uid, ResourceVersion: &rv}))
 }
 
 // Release drops the protection finalizer of an object being deleted, if it has it.
