@@ -169,6 +169,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.writeStatus(ctx, p, d); err != nil {
 		return ctrl.Result{}, err
 	}
+	// The claims are asked to restore as soon as the status says the step began, before the
+	// Fences' and the replications' writes: their namespaces follow the active Location from
+	// that status, and a claim whose namespace leaves before it is asked starts a move first.
+	if err := r.askRestores(ctx, s, d); err != nil {
+		return ctrl.Result{}, err
+	}
 	if started := d.Action != nil && (o.Action == nil || !o.Action.StartTime.Equal(&d.Action.StartTime)); started {
 		switches.WithLabelValues(p.Name, string(d.Action.Mode), strconv.FormatBool(d.Action.Automatic)).Inc()
 		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, string(d.Action.Mode), "Switch", "%s from %s to %s (automatic: %t)",
@@ -189,9 +195,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if err := r.replicate(ctx, s, d, o.Pair.Schedule); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := r.askRestores(ctx, s, d); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.quiesce(ctx, s, d); err != nil {
