@@ -35,8 +35,8 @@ func (d *Decision) protect(o Observation) {
 		if !v.Bound || !o.Locations[d.Active].has(v.Owner) {
 			// A volume on its way (moving, or its owner lost) keeps the replication it has:
 			// its replicas are what a failover restores it from.
-			if r := v.Replication; r != nil {
-				d.Replications = append(d.Replications, Want{Namespace: v.Namespace, Claim: v.Claim, Source: r.Source, Destination: r.Destination})
+			if v.Replication != nil {
+				d.Replications = append(d.Replications, keep(v))
 			}
 			continue
 		}
@@ -190,11 +190,18 @@ func (d *Decision) volumeCondition(k string, ok bool, reason, msg string) {
 func (o Observation) current() []Want {
 	var out []Want
 	for _, v := range o.Volumes {
-		if r := v.Replication; r != nil {
-			out = append(out, Want{Namespace: v.Namespace, Claim: v.Claim, Source: r.Source, Destination: r.Destination})
+		if v.Replication != nil {
+			out = append(out, keep(v))
 		}
 	}
 	return out
+}
+
+// keep is the Want that keeps the volume's replication as it is, in the class it keeps the
+// replicas in: a destination made while it is kept makes its volume in that class.
+func keep(v Volume) Want {
+	r := v.Replication
+	return Want{Namespace: v.Namespace, Claim: v.Claim, Source: r.Source, Destination: r.Destination, Class: r.Class}
 }
 
 // newReplicas are the ready images of the volumes that differ from what their records say.

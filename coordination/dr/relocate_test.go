@@ -1,6 +1,7 @@
 package dr
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -276,3 +277,23 @@ func stopped() Observation {
 }
 
 func TestRelocate(t *testing.T) { runCases(t, relocateCases()) }
+
+// A relocate that keeps the replications as they are (on its triggers) keeps the class each
+// destination keeps its replicas in: a destination made again while it syncs makes its
+// volume in that class, not in the class the volume has where it runs.
+func TestRelocateKeepsTheReplicationsClass(t *testing.T) {
+	east := "east"
+	o := Observation{Volumes: []Volume{
+		{Namespace: "app", Claim: "mapped", Replication: &Replication{Source: "m2", Destination: "m1", Class: &east}},
+		{Namespace: "app", Claim: "own", Replication: &Replication{Source: "m2", Destination: "m1"}},
+		{Namespace: "app", Claim: "none"},
+	}}
+	got := o.triggered("relocate-1")
+	want := []Want{
+		{Namespace: "app", Claim: "mapped", Source: "m2", Destination: "m1", Class: &east, ManualTrigger: "relocate-1"},
+		{Namespace: "app", Claim: "own", Source: "m2", Destination: "m1", ManualTrigger: "relocate-1"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("triggered replications %+v, want %+v", got, want)
+	}
+}

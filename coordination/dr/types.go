@@ -51,6 +51,8 @@ type Location struct {
 // Replication is what the two syncers of a volume's VolumeReplication reported.
 type Replication struct {
 	Source, Destination string
+	// Class is the class the destination keeps the replicas in (Want.Class).
+	Class *string
 	// SourceLastSyncStart and SourceLastSync are the ReplicationSource's last completed sync.
 	SourceLastSyncStart, SourceLastSync time.Time
 	// LastManualSync is the manual trigger the source's last completed sync answered.
