@@ -34,12 +34,8 @@ func Delete(ctx context.Context, c client.Client, obj client.Object) error {
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return Release(ctx, c, obj)
 	}
-	if f := finalizerOf(obj); controllerutil.ContainsFinalizer(obj, f) {
-		orig := obj.DeepCopyObject().(client.Object)
-		controllerutil.RemoveFinalizer(obj, f)
-		if err := c.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-			return client.IgnoreNotFound(err)
-		}
+	if err := dropFinalizer(ctx, c, obj); err != nil {
+		return client.IgnoreNotFound(err)
 	}
 	uid, rv := obj.GetUID(), obj.GetResourceVersion()
 	return client.IgnoreNotFound(c.Delete(ctx, obj, client.Preconditions{UID: &uid, ResourceVersion: &rv}))
@@ -47,11 +43,20 @@ func Delete(ctx context.Context, c client.Client, obj client.Object) error {
 
 // Release drops the protection finalizer of an object being deleted, if it has it.
 func Release(ctx context.Context, c client.Client, obj client.Object) error {
+	if obj.GetDeletionTimestamp().IsZero() {
+		return nil
+	}
+	return client.IgnoreNotFound(dropFinalizer(ctx, c, obj))
+}
+
+// dropFinalizer patches the object's protection finalizer off, if it has it, under an
+// optimistic lock on the version read; obj becomes the version written.
+func dropFinalizer(ctx context.Context, c client.Client, obj client.Object) error {
 	f := finalizerOf(obj)
-	if obj.GetDeletionTimestamp().IsZero() || !controllerutil.ContainsFinalizer(obj, f) {
+	if !controllerutil.ContainsFinalizer(obj, f) {
 		return nil
 	}
 	orig := obj.DeepCopyObject().(client.Object)
 	controllerutil.RemoveFinalizer(obj, f)
-	return client.IgnoreNotFound(c.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
+	return c.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 }
