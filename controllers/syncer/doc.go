@@ -43,5 +43,7 @@
 // downstream name the syncer makes up, so that two hubs never collide in one member. The
 // syncer reads it once, at start, and confirms it again before it removes or unfences
 // anything in the member (syncio.HubCheck): a hub wiped under it, or any other hub, has
-// another identity, and what its empty caches would have the syncer remove stays.
+// another identity, and what its empty caches would have the syncer remove stays; a hub an
+// import is still restoring has its identity marked so (workloadv1alpha1.HubRestoringAnnotation),
+// and nothing is removed before the import completes.
 package syncer

@@ -30,21 +30,34 @@ const (
 	HubIdentityKey       = "identity"
 )
 
+// HubRestoringAnnotation on HubIdentityConfigMap says that an import is restoring the hub's
+// objects, since the time it holds: until it goes, the hub does not yet hold all it will, an
+// object missing there may be one still to come, and no syncer removes anything from its
+// member.
+const HubRestoringAnnotation = "workload.custody.dev/restoring"
+
 // ReadHubIdentity reads the identity of the hub that c reads: the one HubIdentityConfigMap
 // holds, else the UID of kube-system. A reader that may not read the ConfigMap (a syncer
 // identity made before it existed) takes kube-system's UID, as before.
 func ReadHubIdentity(ctx context.Context, c client.Reader) (string, error) {
+	id, _, err := ReadHubState(ctx, c)
+	return id, err
+}
+
+// ReadHubState reads the hub's identity as ReadHubIdentity does, and since when an import has
+// been restoring its objects (HubRestoringAnnotation), "" when none is.
+func ReadHubState(ctx context.Context, c client.Reader) (id, restoringSince string, err error) {
 	cm := &corev1.ConfigMap{}
-	err := c.Get(ctx, client.ObjectKey{Namespace: SyncerIdentityNamespace, Name: HubIdentityConfigMap}, cm)
+	err = c.Get(ctx, client.ObjectKey{Namespace: SyncerIdentityNamespace, Name: HubIdentityConfigMap}, cm)
 	switch {
 	case err == nil && cm.Data[HubIdentityKey] != "":
-		return cm.Data[HubIdentityKey], nil
+		return cm.Data[HubIdentityKey], cm.Annotations[HubRestoringAnnotation], nil
 	case err != nil && !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err):
-		return "", fmt.Errorf("reading the hub's identity: %w", err)
+		return "", "", fmt.Errorf("reading the hub's identity: %w", err)
 	}
 	ns := &corev1.Namespace{}
 	if err := c.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, ns); err != nil {
-		return "", fmt.Errorf("reading the hub's identity: %w", err)
+		return "", "", fmt.Errorf("reading the hub's identity: %w", err)
 	}
-	return string(ns.UID), nil
+	return string(ns.UID), "", nil
 }

@@ -118,6 +118,9 @@ func (o *options) hubImport(ctx context.Context, f *hubImportFlags) error {
 		return err
 	}
 	if err := o.restoreAll(ctx, dyn, cat, objs); err != nil {
+		return fmt.Errorf("%w; the hub stays marked as being restored, and no syncer removes anything from its member until an import completes it (run it again with --merge)", err)
+	}
+	if err := o.markRestoring(ctx, h, ""); err != nil {
 		return err
 	}
 	if err := o.reissue(ctx, h, targets, f); err != nil {
@@ -231,11 +234,16 @@ func notEmpty(found []string) error {
 }
 
 // keepIdentity writes the identity of the exported hub into the ConfigMap every syncer reads
-// it from, before any object: a hub that holds objects placed on a target holds its identity.
+// it from, before any object, marked as being restored until the import completes
+// (workloadv1alpha1.HubRestoringAnnotation): a hub that holds objects placed on a target
+// holds its identity, and a syncer that finds an object missing from a hub being restored
+// removes nothing for it, as the object may be still to come.
 func (o *options) keepIdentity(ctx context.Context, h client.Client, id string) error {
+	since := time.Now().UTC().Format(time.RFC3339)
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: custodyNamespace, Name: workloadv1alpha1.HubIdentityConfigMap, Labels: map[string]string{partOf: "custody"}},
-		Data:       map[string]string{workloadv1alpha1.HubIdentityKey: id},
+		ObjectMeta: metav1.ObjectMeta{Namespace: custodyNamespace, Name: workloadv1alpha1.HubIdentityConfigMap,
+			Labels: map[string]string{partOf: "custody"}, Annotations: map[string]string{workloadv1alpha1.HubRestoringAnnotation: since}},
+		Data: map[string]string{workloadv1alpha1.HubIdentityKey: id},
 	}
 	err := h.Create(ctx, cm)
 	if apierrors.IsAlreadyExists(err) {
@@ -245,12 +253,33 @@ func (o *options) keepIdentity(ctx context.Context, h client.Client, id string) 
 		if kept := cm.Data[workloadv1alpha1.HubIdentityKey]; kept != id {
 			return fmt.Errorf("the hub keeps the identity %s of another hub, not %s, the export's", kept, id)
 		}
-		return nil
+		return o.markRestoring(ctx, h, since)
 	}
 	if err != nil {
 		return fmt.Errorf("writing the hub's identity: %w", err)
 	}
 	fmt.Fprintf(o.streams.Out, "configmap/%s/%s created: hub identity %s\n", custodyNamespace, cm.Name, id)
+	return nil
+}
+
+// markRestoring marks the hub's identity as being restored since since, or, when since is "",
+// as restored.
+func (o *options) markRestoring(ctx context.Context, h client.Client, since string) error {
+	var value any // null: the annotation goes
+	if since != "" {
+		value = since
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{workloadv1alpha1.HubRestoringAnnotation: value}}})
+	if err != nil {
+		return err
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: custodyNamespace, Name: workloadv1alpha1.HubIdentityConfigMap}}
+	if err := h.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("marking the hub's identity as being restored (%q): %w", since, err)
+	}
+	if since == "" {
+		fmt.Fprintf(o.streams.Out, "configmap/%s/%s: the hub's objects are restored, and the syncers may remove what the hub no longer holds\n", custodyNamespace, cm.Name)
+	}
 	return nil
 }
 

@@ -84,6 +84,21 @@ var _ = Describe("hub export and import", Ordered, func() {
 			expectKept(g, storage, handles)
 		}).WithContext(ctx).WithTimeout(emptyHubWindow).WithPolling(time.Second).Should(Succeed())
 
+		By("removing nothing while an import is under way, even from a syncer started meanwhile")
+		// What an import's first write leaves: the identity back, marked as being restored.
+		underway := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: workloadv1alpha1.SyncerIdentityNamespace, Name: workloadv1alpha1.HubIdentityConfigMap,
+				Annotations: map[string]string{workloadv1alpha1.HubRestoringAnnotation: time.Now().UTC().Format(time.RFC3339)}},
+			Data: map[string]string{workloadv1alpha1.HubIdentityKey: id},
+		}
+		Expect(h.Create(ctx, underway)).To(Succeed())
+		Expect(env.RestartSyncerWith(data.Status.Owner, rest.CopyConfig(env.Hub.Config))).To(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(downstream(ctx, env, id)).To(Equal(down), "the members' copies changed while an import was under way")
+			expectKept(g, storage, handles)
+		}).WithContext(ctx).WithTimeout(emptyHubWindow).WithPolling(time.Second).Should(Succeed())
+		Expect(h.Delete(ctx, underway)).To(Succeed())
+
 		By("refusing a file that is not an export, and an export of another version")
 		bad := filepath.Join(dir, "bad.yaml")
 		Expect(os.WriteFile(bad, []byte("format: custody.dev/hub-export\nversion: 2\n"), 0o600)).To(Succeed())
@@ -98,6 +113,10 @@ var _ = Describe("hub export and import", Ordered, func() {
 		AddReportEntry("import", time.Since(start).Round(time.Millisecond).String())
 		Expect(r.out).To(HavePrefix("configmap/custody-system/custody-hub-identity created: hub identity " + id + "\n"))
 		Expect(r.out).To(ContainSubstring("persistentvolume/" + data.Status.VolumeName + " restored\n"))
+		Expect(r.out).To(ContainSubstring("configmap/custody-system/custody-hub-identity: the hub's objects are restored"))
+		kept := &corev1.ConfigMap{}
+		Expect(h.Get(ctx, client.ObjectKeyFromObject(underway), kept)).To(Succeed())
+		Expect(kept.Annotations).NotTo(HaveKey(workloadv1alpha1.HubRestoringAnnotation))
 
 		By("refusing to import it again, into a hub that is no longer empty")
 		r = custodyWith(ctx, env.Hub.Kubeconfig, "hub", "import", file, "--credentials-dir", credentials)

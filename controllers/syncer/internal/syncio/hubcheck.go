@@ -20,7 +20,9 @@ const checkTimeout = 10 * time.Second
 // another hub (or the same one, empty, before an import restored it), removing the copies
 // would remove the member's workloads and volumes. The removal then fails and is retried
 // with its controller's backoff, until the hub has the identity again (an import restored
-// it) or the syncer is restarted for another hub.
+// it) or the syncer is restarted for another hub. While an import restores the hub's objects,
+// the hub has its identity back but not yet all its objects: the removal waits until the
+// import says it completed (workloadv1alpha1.HubRestoringAnnotation).
 //
 // Each Confirm reads the identity with a request sent after it was called, so that no
 // answer older than the caller's decision confirms it; callers that come while a read is
@@ -79,12 +81,14 @@ func (h *HubCheck) read(r *identityRead) {
 func (h *HubCheck) compare() error {
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 	defer cancel()
-	id, err := workloadv1alpha1.ReadHubIdentity(ctx, h.Reader)
-	if err != nil {
+	id, restoring, err := workloadv1alpha1.ReadHubState(ctx, h.Reader)
+	switch {
+	case err != nil:
 		return fmt.Errorf("not removing anything from the member before the hub's identity is confirmed: %w", err)
-	}
-	if id != h.Identity {
+	case id != h.Identity:
 		return fmt.Errorf("the hub's identity is %s, not %s, the one the syncer started with: not removing anything from the member", id, h.Identity)
+	case restoring != "":
+		return fmt.Errorf("an import has been restoring the hub's objects since %s (kubectl custody hub import): not removing anything from the member before it completes", restoring)
 	}
 	return nil
 }
