@@ -195,6 +195,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	switch {
 	case up == nil:
+		if down != nil {
+			if err := r.orphaned(ctx, req.NamespacedName); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 		return ctrl.Result{}, r.removeOrphan(ctx, req.NamespacedName, down)
 	case r.Target.RemovalRequested(up):
 		return ctrl.Result{}, r.remove(ctx, up, down)

@@ -137,3 +137,28 @@ func TestUnrecorded(t *testing.T) {
 		}
 	}
 }
+
+func TestPlacedSync(t *testing.T) {
+	claim := types.NamespacedName{Namespace: "team-a", Name: "data"}
+	sync, upsync := workloadv1alpha1.ResourceStateSync, workloadv1alpha1.ResourceStateUpsync
+	for _, tc := range []struct {
+		name string
+		gvk  schema.GroupVersionKind
+		key  types.NamespacedName
+		hub  hubCache
+		want bool
+	}{
+		{"a claim Sync in a placed namespace", transform.PVCGVK, claim, hubCache{"PersistentVolumeClaim team-a/data": sync, "Namespace /team-a": sync}, true},
+		{"a claim not on the hub (yet)", transform.PVCGVK, claim, hubCache{"Namespace /team-a": sync}, false},
+		{"a claim Sync in a namespace placed elsewhere", transform.PVCGVK, claim, hubCache{"PersistentVolumeClaim team-a/data": sync, "Namespace /team-a": ""}, false},
+		{"a claim given to another target only", transform.PVCGVK, claim, hubCache{"PersistentVolumeClaim team-a/data": "", "Namespace /team-a": sync}, false},
+		{"a PV Sync", transform.PVGVK, types.NamespacedName{Name: "pvc-hub"}, hubCache{"PersistentVolume /pvc-hub": sync}, true},
+		{"a PV the target upsynced", transform.PVGVK, types.NamespacedName{Name: "pvc-hub"}, hubCache{"PersistentVolume /pvc-hub": upsync}, false},
+		{"a placed namespace", transform.NamespaceGVK, types.NamespacedName{Name: "team-a"}, hubCache{"Namespace /team-a": sync}, true},
+	} {
+		got, err := placedSync(context.Background(), target, tc.hub, tc.gvk, tc.key)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %v (%v), want %v", tc.name, got, err, tc.want)
+		}
+	}
+}
