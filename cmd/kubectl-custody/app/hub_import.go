@@ -275,12 +275,20 @@ func (o *options) markRestoring(ctx context.Context, h client.Client, since stri
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: custodyNamespace, Name: workloadv1alpha1.HubIdentityConfigMap}}
 	if err := h.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("marking the hub's identity as being restored (%q): %w", since, err)
+		return fmt.Errorf("marking the hub's identity %s: %w", markOf(since), err)
 	}
 	if since == "" {
 		fmt.Fprintf(o.streams.Out, "configmap/%s/%s: the hub's objects are restored, and the syncers may remove what the hub no longer holds\n", custodyNamespace, cm.Name)
 	}
 	return nil
+}
+
+// markOf says the mark markRestoring writes.
+func markOf(since string) string {
+	if since == "" {
+		return "as restored"
+	}
+	return "as being restored since " + since
 }
 
 // restoreAll creates objs in order, each with its status, then deletes again, the last first,

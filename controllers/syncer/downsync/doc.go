@@ -6,8 +6,9 @@
 // held by coordination finalizers, then the downstream copy deleted and awaited, then the
 // finalizer and state label removed); and removes downstream copies whose hub object is no
 // longer synced to the target, once the hub's API server, read past the cache, confirms it
-// (a cache may lag behind an object just made, or restored by an import). A claim restored from a replica of another namespace gets
-// the replica imported into its namespace until its copy is bound (downsync_import.go).
+// (a cache may lag behind an object just made, or restored by an import). A claim restored
+// from a replica of another namespace gets the replica imported into its namespace until
+// its copy is bound (downsync_import.go).
 //
 // It writes downstream with server-side apply under one field manager, so that fields the
 // member itself sets (a PV binding, an allocated address, a controller's annotations) stay

@@ -195,7 +195,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	switch {
 	case up == nil:
-		if down != nil {
+		if down != nil && r.Target.Owns(down) {
 			if err := r.orphaned(ctx, req.NamespacedName); err != nil {
 				return ctrl.Result{}, err
 			}
@@ -240,13 +240,19 @@ func (r *Reconciler) quiesced(ctx context.Context, up *unstructured.Unstructured
 // to leave it, else nil: the member's own PV then goes as a synced copy does, and the hub is
 // told once it is gone.
 func (r *Reconciler) upstream(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, error) {
-	up := transform.Empty(r.GVK)
-	if err := r.Hub.Get(ctx, key, up); err != nil {
-		return nil, client.IgnoreNotFound(err)
+	return r.upstreamFrom(ctx, r.Hub, r.HubReader, key)
+}
+
+// upstreamFrom is upstream read from cached, and a namespace cached does not hold from direct,
+// unless direct is nil.
+func (r *Reconciler) upstreamFrom(ctx context.Context, cached, direct client.Reader, key types.NamespacedName) (*unstructured.Unstructured, error) {
+	up, err := syncio.Read(ctx, cached, nil, r.GVK, key)
+	if err != nil || up == nil {
+		return nil, err
 	}
 	switch state, _ := r.Target.State(up); {
 	case state == workloadv1alpha1.ResourceStateSync:
-		if placed, err := r.namespacePlaced(ctx, key.Namespace); err != nil || !placed {
+		if placed, err := r.namespacePlaced(ctx, cached, direct, key.Namespace); err != nil || !placed {
 			return nil, err
 		}
 		return up, nil
@@ -259,13 +265,13 @@ func (r *Reconciler) upstream(ctx context.Context, key types.NamespacedName) (*u
 // namespacePlaced tells whether the hub namespace ns is placed on the target; a cluster-scoped
 // object ("") is in none. Only a Placement decides where objects run: a state label on an
 // object of a namespace placed elsewhere, or nowhere, is not the target's, whoever wrote it.
-// A namespace the cache does not hold is read from the hub, as the cache may not yet show
-// the placement of the namespace whose object came up.
-func (r *Reconciler) namespacePlaced(ctx context.Context, ns string) (bool, error) {
+// A namespace cached does not hold is read from direct, as a cache may not yet show the
+// placement of the namespace whose object came up.
+func (r *Reconciler) namespacePlaced(ctx context.Context, cached, direct client.Reader, ns string) (bool, error) {
 	if ns == "" {
 		return true, nil
 	}
-	namespace, err := syncio.Read(ctx, r.Hub, r.HubReader, transform.NamespaceGVK, client.ObjectKey{Name: ns})
+	namespace, err := syncio.Read(ctx, cached, direct, transform.NamespaceGVK, client.ObjectKey{Name: ns})
 	if err != nil || namespace == nil {
 		return false, err
 	}

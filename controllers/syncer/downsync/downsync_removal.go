@@ -121,44 +121,21 @@ func (r *Reconciler) removeOrphan(ctx context.Context, key types.NamespacedName,
 	return nil
 }
 
-// orphaned confirms past the cache that the hub object key, whose copy the cache shows
-// without it, is not given to the target: the cache may not show yet an object the hub
-// holds, such as one an import restored a moment ago. The hub's identity is confirmed first
-// (syncio.HubCheck), so that the read comes after the import completed. An object found
-// given is an error, so that the copy stays and the object is looked at again.
+// orphaned confirms past the cache that the hub object key, whose copy, made by the syncer,
+// the cache shows without it, is not the target's (upstream): the cache may not show yet an
+// object the hub holds, such as one an import restored a moment ago. The hub's identity is
+// confirmed first (syncio.HubCheck), so that the read comes after the import completed. An
+// object found the target's is an error, so that the copy stays and the object is looked at
+// again. A PV the member provisioned needs no such read: originReleased reads the hub's API
+// server before it goes.
 func (r *Reconciler) orphaned(ctx context.Context, key types.NamespacedName) error {
 	if err := r.SameHub.Confirm(ctx); err != nil {
 		return err
 	}
-	if given, err := placedSync(ctx, r.Target, r.HubReader, r.GVK, key); err != nil || !given {
+	if up, err := r.upstreamFrom(ctx, r.HubReader, nil, key); err != nil || up == nil {
 		return err
 	}
-	return fmt.Errorf("hub %s %s is Sync for the target, though the cache does not show it yet: its copy stays", r.GVK.Kind, key)
-}
-
-// placedSync tells whether r holds the hub object of the kind called key Sync for the target,
-// in a namespace placed on it, as the downsync's upstream does.
-func placedSync(ctx context.Context, t transform.Target, r client.Reader, gvk schema.GroupVersionKind, key types.NamespacedName) (bool, error) {
-	obj := transform.Empty(gvk)
-	if err := r.Get(ctx, key, obj); syncio.Absent(err) {
-		return false, nil
-	} else if err != nil {
-		return false, err
-	}
-	if state, _ := t.State(obj); state != workloadv1alpha1.ResourceStateSync {
-		return false, nil
-	}
-	if key.Namespace == "" {
-		return true, nil
-	}
-	ns := transform.Empty(transform.NamespaceGVK)
-	if err := r.Get(ctx, client.ObjectKey{Name: key.Namespace}, ns); syncio.Absent(err) {
-		return false, nil
-	} else if err != nil {
-		return false, err
-	}
-	_, placed := t.State(ns)
-	return placed, nil
+	return fmt.Errorf("hub %s %s is the target's, though the cache does not show it yet: its copy stays", r.GVK.Kind, key)
 }
 
 // removeOrphanCopy deletes the copy of a hub object no longer synced to the target, Retain,

@@ -138,7 +138,7 @@ func TestUnrecorded(t *testing.T) {
 	}
 }
 
-func TestPlacedSync(t *testing.T) {
+func TestUpstreamFromTheAPIServer(t *testing.T) {
 	claim := types.NamespacedName{Namespace: "team-a", Name: "data"}
 	sync, upsync := workloadv1alpha1.ResourceStateSync, workloadv1alpha1.ResourceStateUpsync
 	for _, tc := range []struct {
@@ -156,8 +156,9 @@ func TestPlacedSync(t *testing.T) {
 		{"a PV the target upsynced", transform.PVGVK, types.NamespacedName{Name: "pvc-hub"}, hubCache{"PersistentVolume /pvc-hub": upsync}, false},
 		{"a placed namespace", transform.NamespaceGVK, types.NamespacedName{Name: "team-a"}, hubCache{"Namespace /team-a": sync}, true},
 	} {
-		got, err := placedSync(context.Background(), target, tc.hub, tc.gvk, tc.key)
-		if err != nil || got != tc.want {
+		r := &Reconciler{GVK: tc.gvk, Target: target}
+		up, err := r.upstreamFrom(context.Background(), tc.hub, nil, tc.key)
+		if got := up != nil; err != nil || got != tc.want {
 			t.Errorf("%s: %v (%v), want %v", tc.name, got, err, tc.want)
 		}
 	}
