@@ -39,6 +39,7 @@ import (
 	"github.com/custody-dev/custody/controllers/syncer/fence"
 	"github.com/custody-dev/custody/controllers/syncer/heartbeat"
 	"github.com/custody-dev/custody/controllers/syncer/internal/syncio"
+	"github.com/custody-dev/custody/controllers/syncer/packedcache"
 	"github.com/custody-dev/custody/controllers/syncer/placedcache"
 	"github.com/custody-dev/custody/controllers/syncer/replication"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
@@ -117,8 +118,8 @@ func Run(ctx context.Context, o Options) error {
 
 // newHubCluster connects to the hub with a cache of only the objects labelled Sync or Upsync
 // for the target, and the target's own SyncTarget. Namespaced objects are read per placed
-// namespace (placedcache), where the hub grants the syncer's identity its reads. Both
-// caches keep objects as trimCached leaves them.
+// namespace (placedcache), where the hub grants the syncer's identity its reads. Every cache
+// keeps objects as trimCached leaves them, packed (packedcache).
 func newHubCluster(o Options, target transform.Target, recovery *reconnect.Recovery) (cluster.Cluster, error) {
 	given, err := target.Given()
 	if err != nil {
@@ -130,6 +131,7 @@ func newHubCluster(o Options, target transform.Target, recovery *reconnect.Recov
 			// A pair's destination holds the replicas of namespaces not placed on it.
 			Everywhere: []schema.GroupKind{storagev1alpha1.GroupVersion.WithKind("VolumeReplication").GroupKind()},
 			Granted:    schema.GroupResource{Resource: "persistentvolumeclaims"},
+			NewCache:   packedcache.New(cache.New),
 		})
 		co.Cache = cache.Options{
 			NewInformer:          recovery.NewInformer,
@@ -148,7 +150,7 @@ func newHubCluster(o Options, target transform.Target, recovery *reconnect.Recov
 
 // newMemberManager makes the manager, on the member, with a cache of only the objects the
 // syncer created, plus every PV (the member provisions some), every claim (the member makes
-// some, which the upsync adopts) and every StorageClass.
+// some, which the upsync adopts) and every StorageClass, packed as the hub's.
 func newMemberManager(o Options, target transform.Target, recovery *reconnect.Recovery, log logr.Logger) (ctrl.Manager, error) {
 	scheme := api.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{csiaddonsv1alpha1.AddToScheme, volsyncv1alpha1.AddToScheme, snapshotv1.AddToScheme} {
@@ -157,7 +159,8 @@ func newMemberManager(o Options, target transform.Target, recovery *reconnect.Re
 		}
 	}
 	return ctrl.NewManager(o.MemberConfig, ctrl.Options{
-		Scheme: scheme,
+		Scheme:   scheme,
+		NewCache: packedcache.New(cache.New),
 		Cache: cache.Options{
 			NewInformer:          recovery.NewInformer,
 			DefaultTransform:     trimCached,

@@ -19,6 +19,7 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer/internal/syncio"
+	"github.com/custody-dev/custody/controllers/syncer/packedcache"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
@@ -319,13 +320,18 @@ func (r *Reconciler) volumeOf(ctx context.Context, claim *unstructured.Unstructu
 	if name, _, _ := unstructured.NestedString(claim.Object, "spec", "volumeName"); name != "" {
 		return r.memberPV(ctx, name)
 	}
-	pvs := transform.EmptyList(transform.PVGVK)
+	// Every PV of the member, read packed, in place.
+	pvs := packedcache.NewList(transform.PVGVK)
 	if err := r.Member.List(ctx, pvs, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	for i := range pvs.Items {
-		if uid, _, _ := unstructured.NestedString(pvs.Items[i].Object, "spec", "claimRef", "uid"); uid != "" && uid == string(claim.GetUID()) {
-			return typedPV(pvs.Items[i].DeepCopy())
+		if uid, _ := pvs.Items[i].NestedString("spec", "claimRef", "uid"); uid != "" && uid == string(claim.GetUID()) {
+			pv, err := pvs.Items[i].Unpack()
+			if err != nil {
+				return nil, err
+			}
+			return typedPV(pv)
 		}
 	}
 	return nil, nil

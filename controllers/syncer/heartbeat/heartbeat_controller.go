@@ -15,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -31,6 +30,7 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/status"
+	"github.com/custody-dev/custody/controllers/syncer/packedcache"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 	"github.com/custody-dev/custody/fencing"
 )
@@ -210,8 +210,8 @@ func (r *Reconciler) clean(ctx context.Context, classes []storagev1.StorageClass
 	if err != nil {
 		return nil, err
 	}
-	heldClaim := func(c *unstructured.Unstructured, key types.NamespacedName) bool {
-		phase, _, _ := unstructured.NestedString(c.Object, "status", "phase")
+	heldClaim := func(c *packedcache.Object, key types.NamespacedName) bool {
+		phase, _ := c.NestedString("status", "phase")
 		_, given := claims[key]
 		return phase == string(corev1.ClaimBound) && !given
 	}
@@ -223,7 +223,7 @@ func (r *Reconciler) clean(ctx context.Context, classes []storagev1.StorageClass
 	if err != nil {
 		return nil, err
 	}
-	heldVolume := func(pv *unstructured.Unstructured, key types.NamespacedName) bool {
+	heldVolume := func(pv *packedcache.Object, key types.NamespacedName) bool {
 		if hubPV, hubClaim, ok := r.Target.Origin(pv); ok && !r.Target.Owns(pv) {
 			claim, given := claims[hubClaim]
 			_, recorded := volumes[hubPV]
@@ -269,8 +269,8 @@ func reportedClasses(classes []storagev1.StorageClass) map[string]fencing.Class 
 // as held until the member let go of it, so that a report made from a view of the hub that
 // has not yet seen a Fence take it is not clean.
 func (r *Reconciler) given(ctx context.Context, gvk schema.GroupVersionKind) (map[types.NamespacedName]metav1.Object, error) {
-	// The list is only read: the cache's own objects do.
-	synced := transform.EmptyList(gvk)
+	// The list is only read, packed: the cache's own objects do.
+	synced := packedcache.NewList(gvk)
 	if err := r.Hub.List(ctx, synced, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
@@ -286,9 +286,9 @@ func (r *Reconciler) given(ctx context.Context, gvk schema.GroupVersionKind) (ma
 // held returns each object of kind gvk in the member that stands for a hub object, made or
 // upsynced by the syncer, and that the hub no longer gives the target according to holds.
 // Every such object is returned, whatever its class says: where it lives is fencing's to tell.
-func (r *Reconciler) held(ctx context.Context, gvk schema.GroupVersionKind, holds func(*unstructured.Unstructured, types.NamespacedName) bool) ([]fencing.Held, error) {
-	// The member's cache holds every claim and PV.
-	list := transform.EmptyList(gvk)
+func (r *Reconciler) held(ctx context.Context, gvk schema.GroupVersionKind, holds func(*packedcache.Object, types.NamespacedName) bool) ([]fencing.Held, error) {
+	// The member's cache holds every claim and PV; they are read packed, in place.
+	list := packedcache.NewList(gvk)
 	if err := r.Member.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("reading the member's %s: %w", gvk.Kind, err)
 	}
@@ -312,11 +312,11 @@ var provisionerAnnotations = []string{
 // heldObject is what the clean report reads of a held claim or PV: its class, the driver of
 // its volume (a PV's CSI driver, or the annotation the member's binder or provisioner wrote)
 // and the storage domain it names itself.
-func heldObject(name string, obj *unstructured.Unstructured) fencing.Held {
+func heldObject(name string, obj *packedcache.Object) fencing.Held {
 	h := fencing.Held{Name: name}
 	h.Domain, _ = transform.Annotation(obj, storagev1alpha1.DomainAnnotation)
-	h.Class, _, _ = unstructured.NestedString(obj.Object, "spec", "storageClassName")
-	h.Provisioner, _, _ = unstructured.NestedString(obj.Object, "spec", "csi", "driver")
+	h.Class, _ = obj.NestedString("spec", "storageClassName")
+	h.Provisioner, _ = obj.NestedString("spec", "csi", "driver")
 	for _, a := range provisionerAnnotations {
 		if h.Provisioner == "" {
 			h.Provisioner, _ = transform.Annotation(obj, a)

@@ -40,6 +40,8 @@ type Options struct {
 	// sync, as when the grant is late, or went with the namespace while the read waited;
 	// the read then fails, and its reconcile is retried. Zero: a minute.
 	ReadTimeout time.Duration
+	// NewCache makes the all-namespaces cache and each namespace's. Nil: cache.New.
+	NewCache cache.NewCacheFunc
 }
 
 // A newly placed namespace's cache starts once its reads are granted, which the hub's
@@ -59,8 +61,11 @@ func New(o Options) cache.NewCacheFunc {
 	if o.ReadTimeout == 0 {
 		o.ReadTimeout = time.Minute
 	}
+	if o.NewCache == nil {
+		o.NewCache = cache.New
+	}
 	return func(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
-		all, err := cache.New(cfg, opts)
+		all, err := o.NewCache(cfg, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -263,7 +268,7 @@ func (c *Cache) run(ctx context.Context, s *space) {
 func (c *Cache) start(ctx context.Context, s *space) (cache.Cache, error) {
 	opts := c.opts
 	opts.DefaultNamespaces = map[string]cache.Config{s.name: {}}
-	nc, err := cache.New(c.cfg, opts)
+	nc, err := c.o.NewCache(c.cfg, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,16 @@ func Label(obj metav1.Object, key string) (string, bool) {
 	return metadataEntry(obj, "labels", key, metav1.Object.GetLabels)
 }
 
+// entryReader is an object that reads one entry of its labels or annotations in place, as
+// the packed objects of the syncer's caches do (packedcache.Object).
+type entryReader interface {
+	MetadataEntry(field, key string) (string, bool)
+}
+
 func metadataEntry(obj metav1.Object, field, key string, all func(metav1.Object) map[string]string) (string, bool) {
+	if r, ok := obj.(entryReader); ok {
+		return r.MetadataEntry(field, key)
+	}
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		v, ok := all(obj)[key]

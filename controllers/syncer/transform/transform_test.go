@@ -17,6 +17,7 @@ import (
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/syncer/packedcache"
 )
 
 var target = Target{Key: "m1", Hub: "8f14e45f-ceea-467f-a0e6-1b9a2d5c7e10"}
@@ -960,5 +961,35 @@ func TestReleasePolicy(t *testing.T) {
 				t.Fatalf("ReleasePolicy = %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// The packed objects of the syncer's caches read their labels and annotations in place.
+var _ entryReader = &packedcache.Object{}
+
+// TestPackedReading checks that a packed object reads as the Unstructured it was packed from.
+func TestPackedReading(t *testing.T) {
+	pv := Empty(PVGVK)
+	pv.SetName("pvc-member")
+	pv.SetLabels(map[string]string{"state.workload.custody.dev/m1": "Sync"})
+	pv.SetAnnotations(map[string]string{"deletion.internal.workload.custody.dev/m1": ""})
+	target.MarkOrigin(pv, "pvc-hub", types.NamespacedName{Namespace: "team-a", Name: "data"})
+	obj, err := packedcache.Pack(pv.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed := obj.(*packedcache.Object)
+	for _, read := range []func(metav1.Object) any{
+		func(o metav1.Object) any { key, ok := target.Upstream(o, false); return []any{key, ok} },
+		func(o metav1.Object) any { hubPV, claim, ok := target.Origin(o); return []any{hubPV, claim, ok} },
+		func(o metav1.Object) any { s, ok := target.State(o); return []any{s, ok} },
+		func(o metav1.Object) any {
+			return []any{target.Owns(o), target.RemovalRequested(o), target.LeaveRequested(o)}
+		},
+		func(o metav1.Object) any { v, ok := Annotation(o, "missing"); return []any{v, ok} },
+	} {
+		if got, want := read(packed), read(pv); !equality.Semantic.DeepEqual(got, want) {
+			t.Errorf("packed read %v, want %v", got, want)
+		}
 	}
 }

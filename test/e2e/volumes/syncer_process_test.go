@@ -15,13 +15,18 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/custody-dev/custody/config"
 	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/testbed"
 )
 
 // syncerProcess is a member's syncer run as a process of its own, built from cmd/syncer as
-// deployed, in place of the syncer the environment runs in the benchmark's process. What it
-// holds is its alone: in the benchmark's process its heap is mixed with the bed's, the
+// deployed and with the environment its Deployment gives it (its Go runtime's memory limit
+// above all), in place of the syncer the environment runs in the benchmark's process. What
+// it holds is its alone: in the benchmark's process its heap is mixed with the bed's, the
 // controller's, the other syncer's and the simulated storage's, and what a stopped syncer
 // leaves behind to collect does not tell what it held.
 type syncerProcess struct {
@@ -72,6 +77,7 @@ func startSyncerProcess(b *testing.B, r *run, binary, member string) *syncerProc
 			"--metrics-bind-address", metricsAddr, "--metrics-secure=false", "--pprof-bind-address", pprofAddr),
 		metrics: "http://" + metricsAddr, pprof: "http://" + pprofAddr, done: make(chan struct{}),
 	}
+	p.cmd.Env = append(os.Environ(), deployedEnv(b)...)
 	p.cmd.Stdout, p.cmd.Stderr = logs, logs
 	if err := p.cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -87,6 +93,35 @@ func startSyncerProcess(b *testing.B, r *run, binary, member string) *syncerProc
 		return err == nil
 	})
 	return p
+}
+
+// deployedEnv is the environment the syncer's Deployment gives its container as values
+// (config/syncer/syncer.yaml), such as the Go runtime's memory limit, as NAME=value.
+func deployedEnv(b *testing.B) []string {
+	manifest, err := config.RenderMember(config.Member{SyncTarget: "m1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for doc := range strings.SplitSeq(string(manifest), "\n---\n") {
+		d := &appsv1.Deployment{}
+		if err := yaml.Unmarshal([]byte(doc), d); err != nil {
+			b.Fatal(err)
+		}
+		for _, c := range d.Spec.Template.Spec.Containers {
+			if d.Kind != "Deployment" || c.Name != "syncer" {
+				continue
+			}
+			var env []string
+			for _, e := range c.Env {
+				if e.ValueFrom == nil {
+					env = append(env, e.Name+"="+e.Value)
+				}
+			}
+			return env
+		}
+	}
+	b.Fatal("the member's manifest has no syncer Deployment")
+	return nil
 }
 
 // freeAddr is a loopback address with a port free a moment ago.
