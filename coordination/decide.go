@@ -45,6 +45,11 @@ func Decide(o Observation) Decision {
 	default:
 		own(o, &d)
 	}
+	if d.Reclaim.Current == "" && slices.ContainsFunc(d.Actions, func(a Action) bool { return a.Kind == SyncVolume }) {
+		// The copy the volume is given with is Retain, as the next decision, which sees it,
+		// would record: the record is written once, not again for the policy alone.
+		d.Reclaim.Current = corev1.PersistentVolumeReclaimRetain
+	}
 	return d
 }
 

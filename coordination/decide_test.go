@@ -442,6 +442,21 @@ func TestFencedOffIsRecorded(t *testing.T) {
 	}
 }
 
+// TestAGrantRecordsTheCopysPolicy: the decision that gives a moved volume to its new owner
+// records the policy of the copy it gives, Retain, as the next decision, which sees the copy,
+// does: the record of the move is not written a second time for the policy alone.
+func TestAGrantRecordsTheCopysPolicy(t *testing.T) {
+	grant := Decide(obs(rwo, map[string]Presence{"b": placed}, map[string]Presence{}, Record{Owner: "a", Phase: storagev1alpha1.Moving, OriginalReclaim: del}))
+	if !slices.Contains(grant.Actions, act(SyncVolume, "b")) {
+		t.Fatalf("the grant does %v, want SyncVolume to b", grant.Actions)
+	}
+	rec := Record{Owner: grant.Owner, Phase: grant.Phase, Reason: grant.Reason, OriginalReclaim: grant.Reclaim.Original}
+	after := Decide(obs(rwo, map[string]Presence{"b": synced}, map[string]Presence{"b": pvSync}, rec))
+	if grant.Reclaim != after.Reclaim || grant.Reclaim.Current != corev1.PersistentVolumeReclaimRetain {
+		t.Errorf("the grant records reclaim %+v and the pass after it %+v, want both Current Retain", grant.Reclaim, after.Reclaim)
+	}
+}
+
 func TestClassify(t *testing.T) {
 	for _, tc := range []struct {
 		modes []corev1.PersistentVolumeAccessMode

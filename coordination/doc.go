@@ -41,7 +41,8 @@
 //     that exist;
 //   - each phase is recorded before it acts (WaitingForFence before the Fence is requested,
 //     Moved, with h fenced off, before the release and the grant, which the record keeps
-//     while the new owner holds the volume);
+//     while the new owner holds the volume; the grant records the copy's policy, Retain, as
+//     the next pass would, so that the record is not written a third time for it alone);
 //   - n's syncer reports the claim's status to the hub, once per change of it in n, but for
 //     the times of its member's conditions.
 //
