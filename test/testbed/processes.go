@@ -47,6 +47,9 @@ type Process struct {
 	Name string
 	// RSS and PeakRSS are the resident set size now and at its highest, in bytes.
 	RSS, PeakRSS uint64
+	// AnonRSS is the part of RSS that is the process's own memory, not pages of the files it
+	// maps, such as its binary's code, which the kernel may drop and read again.
+	AnonRSS uint64
 }
 
 // processesNaming lists the processes whose command line contains s.
@@ -85,6 +88,8 @@ func readProcess(pid int) (Process, bool) {
 			p.RSS = kib(value)
 		case "VmHWM":
 			p.PeakRSS = kib(value)
+		case "RssAnon":
+			p.AnonRSS = kib(value)
 		}
 	}
 	return p, true

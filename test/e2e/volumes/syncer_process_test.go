@@ -175,16 +175,16 @@ func (p *syncerProcess) memory(b *testing.B, profile string) held {
 	}
 }
 
-// peakRSS is the highest resident set of the process so far, in MB: the process is one of
-// the bed's, as its command line names the bed's directory.
-func (p *syncerProcess) peakRSS(b *testing.B, r *run) float64 {
+// process is the process's memory as the bed reads it: the process is one of the bed's, as
+// its command line names the bed's directory.
+func (p *syncerProcess) process(b *testing.B, r *run) testbed.Process {
 	for _, proc := range r.Processes() {
 		if proc.PID == p.cmd.Process.Pid {
-			return float64(proc.PeakRSS) / (1 << 20)
+			return proc
 		}
 	}
 	b.Fatal("the syncer process is not among the bed's")
-	return 0
+	return testbed.Process{}
 }
 
 func get(url string) (string, error) {
