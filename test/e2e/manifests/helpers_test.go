@@ -382,7 +382,7 @@ func expand(args []string, env map[string]string) []string {
 }
 
 // syncerArgs returns the syncer's arguments as its container sees them: with the values of
-// the environment variables it reads from rendered ConfigMaps expanded.
+// the environment variables it reads from rendered ConfigMaps, or is given, expanded.
 func syncerArgs(objs rendered) []string {
 	GinkgoHelper()
 	d := &appsv1.Deployment{}
@@ -390,7 +390,10 @@ func syncerArgs(objs rendered) []string {
 	c := onlyContainer(d, "syncer")
 	env := map[string]string{}
 	for _, e := range c.Env {
-		Expect(e.ValueFrom).NotTo(BeNil(), "%s comes from a ConfigMap", e.Name)
+		if e.ValueFrom == nil {
+			env[e.Name] = e.Value
+			continue
+		}
 		ref := e.ValueFrom.ConfigMapKeyRef
 		Expect(ref).NotTo(BeNil(), "%s comes from a ConfigMap", e.Name)
 		cm := &corev1.ConfigMap{}
