@@ -23,9 +23,6 @@ func Decide(o Observation) Decision {
 	if d.Reclaim.Original == "" && o.Volume != nil {
 		d.Reclaim.Original = o.Volume.ReclaimPolicy
 	}
-	if o.Volume != nil && len(o.Volume.On) > 0 {
-		d.Reclaim.Current = corev1.PersistentVolumeReclaimRetain
-	}
 	for _, k := range sortedKeys(o.Claim.On) {
 		if p := o.Claim.On[k]; p.Leaving && !p.Synced() {
 			d.Actions = append(d.Actions, Action{Kind: DropClaim, Target: k})
@@ -45,9 +42,12 @@ func Decide(o Observation) Decision {
 	default:
 		own(o, &d)
 	}
-	if d.Reclaim.Current == "" && slices.ContainsFunc(d.Actions, func(a Action) bool { return a.Kind == SyncVolume }) {
-		// The copy the volume is given with is Retain, as the next decision, which sees it,
-		// would record: the record is written once, not again for the policy alone.
+	// A copy is Retain while the volume lives on a target, or is given to one in this
+	// decision (as the next decision, which sees the copy, would record: the record is not
+	// written again for the policy alone), unless the owner lets the claim go with its
+	// release policy (deleting).
+	held := o.Volume != nil && len(o.Volume.On) > 0
+	if d.Reclaim.Current == "" && (held || slices.ContainsFunc(d.Actions, func(a Action) bool { return a.Kind == SyncVolume })) {
 		d.Reclaim.Current = corev1.PersistentVolumeReclaimRetain
 	}
 	return d

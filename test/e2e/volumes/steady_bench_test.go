@@ -195,7 +195,7 @@ func memory(b *testing.B) held {
 	debug.FreeOSMemory()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	h := held{heap: float64(m.HeapInuse) / (1 << 20)}
+	h := held{heap: mb(m.HeapInuse)}
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		b.Fatal(err)
