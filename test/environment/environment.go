@@ -194,8 +194,16 @@ func (e *Environment) StartController() error {
 		return errors.New("the controller runs already")
 	}
 	// The first replica of a controller that ran nowhere leads, so that a spec knows which
-	// site's loss takes the leader.
-	lead := len(e.controllers) == 0
+	// site's loss takes the leader. The Lease's holder is read before that replica starts:
+	// read after, it may be the new replica already.
+	lead := len(e.controllers) == 0 && sites[0] != ""
+	var before string
+	if lead {
+		var err error
+		if before, err = e.controllerLeaderNow(); err != nil {
+			return err
+		}
+	}
 	for _, site := range sites {
 		metrics := len(e.controllers) == 0
 		if metrics {
@@ -204,9 +212,9 @@ func (e *Environment) StartController() error {
 		e.controllers[site] = run(restarting("controller "+site, func(ctx context.Context) error {
 			return e.runController(ctx, site, metrics)
 		}))
-		if lead && site != "" {
+		if lead {
 			lead = false
-			if err := e.waitNewLeader(); err != nil {
+			if err := e.waitNewLeader(before); err != nil {
 				return err
 			}
 		}

@@ -150,15 +150,23 @@ func (e *Environment) ControllerLeader(ctx context.Context) (string, time.Time, 
 	return ptr.Deref(lease.Spec.HolderIdentity, ""), renewed, nil
 }
 
-// waitNewLeader waits until a replica other than the one holding the leader Lease now, if
-// any, holds it: the replica just started.
-func (e *Environment) waitNewLeader() error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+// leaderWait is how long a replica just started may take to lead.
+const leaderWait = time.Minute
+
+// controllerLeaderNow is the identity of the controller replica that holds the leader Lease
+// now, as ControllerLeader reads it.
+func (e *Environment) controllerLeaderNow() (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), leaderWait)
 	defer cancel()
-	before, _, err := e.ControllerLeader(ctx)
-	if err != nil {
-		return err
-	}
+	holder, _, err := e.ControllerLeader(ctx)
+	return holder, err
+}
+
+// waitNewLeader waits until a replica other than before, the one that held the leader Lease
+// before the replica just started did, holds it: the replica just started.
+func (e *Environment) waitNewLeader(before string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), leaderWait)
+	defer cancel()
 	for {
 		holder, _, err := e.ControllerLeader(ctx)
 		if err == nil && holder != "" && holder != before {
