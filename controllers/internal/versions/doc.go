@@ -6,4 +6,9 @@
 // of another kind may already show what the controller did after its last write (a target
 // removed on the strength of a Fence, a claim asked to restore) while the object it wrote
 // still shows the state before. A decision taken from the two would undo the write.
+//
+// It also remembers the versions its writes replaced (Replaced): while the cache still holds
+// such a version, the controller waits for the write's event instead of deciding again from
+// the state before it, which would make the write again against a version that is gone, for
+// the API server to refuse as a conflict.
 package versions

@@ -97,3 +97,39 @@ func TestGet(t *testing.T) {
 		})
 	}
 }
+
+func TestReplacedIsBehindUntilTheCacheHoldsAnotherVersion(t *testing.T) {
+	req := types.NamespacedName{Namespace: "ns", Name: "claim"}
+	claim, pv := req, types.NamespacedName{Name: "pv"}
+	r := NewReplaced()
+	r.Wrote(req, claim, "7", "7") // a write that changed nothing
+	if r.Behind(req, claim, "7") {
+		t.Fatal("behind after a write that left the version as it was")
+	}
+	r.Wrote(req, claim, "7", "9")
+	r.Wrote(req, pv, "3", "10")
+	for i := range 2 { // the cache still holds the versions the writes replaced
+		if !r.Behind(req, claim, "7") || !r.Behind(req, pv, "3") {
+			t.Fatalf("look %d: not behind while the cache holds the versions replaced", i)
+		}
+	}
+	if r.Behind(req, claim, "11") { // the cache holds the write, or one after it
+		t.Fatal("behind once the cache holds another version")
+	}
+	if r.Behind(req, claim, "7") {
+		t.Error("behind again after the cache caught up")
+	}
+	if !r.Behind(req, pv, "3") {
+		t.Error("the PV is no longer behind once the claim caught up")
+	}
+	if r.Behind(types.NamespacedName{Namespace: "ns", Name: "other"}, pv, "3") {
+		t.Error("behind for a request that did not write the object")
+	}
+	r.Forget(req)
+	if r.Behind(req, pv, "3") {
+		t.Error("behind after the request was forgotten")
+	}
+	if len(r.m) != 0 {
+		t.Errorf("%d requests still remembered, want none", len(r.m))
+	}
+}

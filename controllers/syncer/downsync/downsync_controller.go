@@ -21,6 +21,7 @@ import (
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/enqueue"
+	"github.com/custody-dev/custody/controllers/internal/versions"
 	"github.com/custody-dev/custody/controllers/syncer/internal/syncio"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
@@ -41,6 +42,9 @@ type Reconciler struct {
 	// Recorder records events on hub objects: a replica a claim is restored from that is
 	// missing, a member object of the same name that the syncer did not create.
 	Recorder events.EventRecorder
+
+	// finalized are the versions of hub objects that the syncer's finalizer patches replaced.
+	finalized *versions.Replaced
 }
 
 // SetupWithManager registers the reconciler with the member's manager; hub is the hub
@@ -49,6 +53,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 	if r.Recorder == nil {
 		r.Recorder = hub.GetEventRecorder("custody-syncer")
 	}
+	r.finalized = versions.NewReplaced()
 	name := "downsync-" + strings.ToLower(r.GVK.Kind)
 	if r.GVK.Group != "" {
 		name += "." + r.GVK.Group
@@ -192,6 +197,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	down, err := r.downstream(ctx, req.NamespacedName, up)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if up == nil || r.Target.RemovalRequested(up) {
+		r.finalized.Forget(req.NamespacedName)
 	}
 	switch {
 	case up == nil:

@@ -154,14 +154,21 @@ func (r *Reconciler) copyWaitsFor(ctx context.Context, claim, up *unstructured.U
 // then, and an owner that could not make them (its namespace still terminating) lets the
 // claim go without releasing what it never held. A copy made just before a crash, its
 // finalizer not yet on, is found from the member and removed as an orphan if its hub object
-// goes.
+// goes. A cache that still holds the version the syncer's patch replaced has not seen the
+// finalizer yet, which is on: patched again, that version would only be refused as a
+// conflict.
 func (r *Reconciler) ensureFinalizer(ctx context.Context, up *unstructured.Unstructured) error {
-	if controllerutil.ContainsFinalizer(up, r.Target.Finalizer()) {
+	key := client.ObjectKeyFromObject(up)
+	if r.finalized.Behind(key, key, up.GetResourceVersion()) || controllerutil.ContainsFinalizer(up, r.Target.Finalizer()) {
 		return nil
 	}
 	orig := up.DeepCopy()
 	controllerutil.AddFinalizer(up, r.Target.Finalizer())
-	return r.Hub.Patch(ctx, up, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	if err := r.Hub.Patch(ctx, up, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return err
+	}
+	r.finalized.Wrote(key, key, orig.GetResourceVersion(), up.GetResourceVersion())
+	return nil
 }
 
 // ensureNamespace creates the downstream namespace for a hub namespace when it is missing.
