@@ -66,6 +66,8 @@ type Reconciler struct {
 	metrics *volumeMetrics
 	// written are the versions of the records this controller wrote last.
 	written *versions.Written
+	// replaced are the versions of its claims and PVs that its last writes replaced.
+	replaced *versions.Replaced
 }
 
 // SetupWithManager registers the controller. Claims are reconciled when they change, when
@@ -78,6 +80,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		return err
 	}
 	r.written = versions.New()
+	r.replaced = versions.NewReplaced()
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.PersistentVolume{}, claimRefIndex, func(o client.Object) []string {
 		if ref := o.(*corev1.PersistentVolume).Spec.ClaimRef; ref != nil {
 			return []string{ref.Namespace + "/" + ref.Name}
@@ -185,7 +188,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		r.metrics.forget(req.NamespacedName)
 		r.written.Forget(req.NamespacedName)
+		r.replaced.Forget(req.NamespacedName)
 		return ctrl.Result{}, r.releaseRecord(ctx, req.NamespacedName)
+	}
+	if r.replaced.Behind(req.NamespacedName, req.NamespacedName, claim.ResourceVersion) {
+		return ctrl.Result{}, nil // the event of the last write of the claim brings it back
 	}
 	read, err := r.follow(ctx, claim)
 	if err != nil {
@@ -196,11 +203,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, protection.Release(ctx, r.Client, claim)
 	}
 	if claim.DeletionTimestamp.IsZero() && controllerutil.AddFinalizer(claim, storagev1alpha1.VolumeFinalizer) {
-		return ctrl.Result{}, r.Client.Update(ctx, claim)
+		rv := claim.ResourceVersion
+		err := r.Client.Update(ctx, claim)
+		r.replaced.Wrote(req.NamespacedName, req.NamespacedName, rv, claim.ResourceVersion)
+		return ctrl.Result{}, err
 	}
 	s, err := r.observe(ctx, claim)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if s.volume != nil && r.replaced.Behind(req.NamespacedName, client.ObjectKeyFromObject(s.volume), s.volume.ResourceVersion) {
+		return ctrl.Result{}, nil // the event of the last write of the PV brings the claim back
 	}
 	s.read = read
 	d, err := r.decide(ctx, s)
@@ -218,7 +231,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.record(ctx, s, d); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: d.Recheck}, r.carryOut(ctx, w, d)
+	err = r.carryOut(ctx, w, d)
+	w.remember(r.replaced)
+	return ctrl.Result{RequeueAfter: d.Recheck}, err
 }
 
 // follow makes the claim follow its namespace's placement, in memory: a state (Pending) on

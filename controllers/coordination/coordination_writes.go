@@ -16,6 +16,7 @@ import (
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/protection"
 	"github.com/custody-dev/custody/controllers/internal/status"
+	"github.com/custody-dev/custody/controllers/internal/versions"
 	"github.com/custody-dev/custody/coordination"
 	"github.com/custody-dev/custody/fencing"
 )
@@ -23,9 +24,10 @@ import (
 // writes gathers a decision's actions into at most one patch of the claim, one of the PV, and
 // a deletion or a status write of the PV, run in the order the actions first name them.
 type writes struct {
-	// claim is patched from base, the claim as read.
+	// claim is patched from base, the claim as read; pv from the version pvRead.
 	claim, base             *corev1.PersistentVolumeClaim
 	pv                      *corev1.PersistentVolume
+	pvRead                  string
 	domain                  string
 	targets                 []workloadv1alpha1.SyncTarget
 	claimPatch, volumePatch client.Patch
@@ -42,9 +44,19 @@ func newWrites(s *scope, domain string) *writes {
 		w.base = s.claim // not changed since it was read; the writes change w.claim
 	}
 	if s.volume != nil {
-		w.pv = s.volume.DeepCopy()
+		w.pv, w.pvRead = s.volume.DeepCopy(), s.volume.ResourceVersion
 	}
 	return w
+}
+
+// remember tells replaced the versions of the claim and the PV that the writes made so far
+// replaced: each write leaves the object it wrote at the version written.
+func (w *writes) remember(replaced *versions.Replaced) {
+	req := client.ObjectKeyFromObject(w.base)
+	replaced.Wrote(req, req, w.base.ResourceVersion, w.claim.ResourceVersion)
+	if w.pv != nil {
+		replaced.Wrote(req, client.ObjectKeyFromObject(w.pv), w.pvRead, w.pv.ResourceVersion)
+	}
 }
 
 // plan gathers the writes of a decision: its actions, the claim's storage domain, and the
