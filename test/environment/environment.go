@@ -197,10 +197,12 @@ func (e *Environment) StartController() error {
 	// site's loss takes the leader. The Lease's holder is read before that replica starts:
 	// read after, it may be the new replica already.
 	lead := len(e.controllers) == 0 && sites[0] != ""
+	ctx, cancel := context.WithTimeout(context.Background(), leaderWait)
+	defer cancel()
 	var before string
 	if lead {
 		var err error
-		if before, err = e.controllerLeaderNow(); err != nil {
+		if before, _, err = e.ControllerLeader(ctx); err != nil {
 			return err
 		}
 	}
@@ -214,7 +216,7 @@ func (e *Environment) StartController() error {
 		}))
 		if lead {
 			lead = false
-			if err := e.waitNewLeader(before); err != nil {
+			if err := e.waitNewLeader(ctx, before); err != nil {
 				return err
 			}
 		}

@@ -150,23 +150,12 @@ func (e *Environment) ControllerLeader(ctx context.Context) (string, time.Time, 
 	return ptr.Deref(lease.Spec.HolderIdentity, ""), renewed, nil
 }
 
-// leaderWait is how long a replica just started may take to lead.
+// leaderWait is how long StartController waits for the replica it started first to lead.
 const leaderWait = time.Minute
 
-// controllerLeaderNow is the identity of the controller replica that holds the leader Lease
-// now, as ControllerLeader reads it.
-func (e *Environment) controllerLeaderNow() (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), leaderWait)
-	defer cancel()
-	holder, _, err := e.ControllerLeader(ctx)
-	return holder, err
-}
-
-// waitNewLeader waits until a replica other than before, the one that held the leader Lease
-// before the replica just started did, holds it: the replica just started.
-func (e *Environment) waitNewLeader(before string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), leaderWait)
-	defer cancel()
+// waitNewLeader waits, until ctx ends, for a replica other than before, the one that held the
+// leader Lease before the replica just started did, to hold it: the replica just started.
+func (e *Environment) waitNewLeader(ctx context.Context, before string) error {
 	for {
 		holder, _, err := e.ControllerLeader(ctx)
 		if err == nil && holder != "" && holder != before {

@@ -198,11 +198,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if up == nil || r.Target.RemovalRequested(up) {
-		r.finalized.Forget(req.NamespacedName)
-	}
 	switch {
 	case up == nil:
+		r.finalized.Forget(req.NamespacedName) // not the target's any more
 		if down != nil && r.Target.Owns(down) {
 			if err := r.orphaned(ctx, req.NamespacedName); err != nil {
 				return ctrl.Result{}, err
