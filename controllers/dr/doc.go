@@ -3,8 +3,9 @@
 // pair's VolumeReplications, hands them to the pure decision (package coordination/dr), and
 // writes what it says: the pair's status first (the active Location and the action under
 // way, so that a restarted controller goes on from there), then the restore-from annotations
-// of the claims a switch restores (before anything else, as their namespaces follow the
-// active Location at once), then the pair's rsync-TLS key, the
+// of the claims a switch restores (before anything else: the decision makes the Location
+// switched to active, which their namespaces follow at once, only once it sees every claim
+// asked), then the pair's rsync-TLS key, the
 // Fences a failover asks for, a VolumeReplication per replicated volume (labelled Sync for
 // its source and destination, whose syncers carry it out with VolSync), and the latest
 // replica of each volume on its VolumeOwnership.

@@ -71,7 +71,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(r.holdersOf), builder.WithPredicates(leases.CleanReports())).
 		Watches(&storagev1alpha1.Fence{}, all).
 		Watches(&storagev1alpha1.VolumeOwnership{}, all).
-		Watches(&corev1.PersistentVolumeClaim{}, all, builder.WithPredicates(protectionChanged)).
+		Watches(&corev1.PersistentVolumeClaim{}, all, builder.WithPredicates(claimAsked)).
 		Watches(&storagev1alpha1.VolumeReplication{}, handler.EnqueueRequestsFromMapFunc(pairOf)).
 		Watches(&schedulingv1alpha1.Drill{}, handler.EnqueueRequestsFromMapFunc(drilledPair)).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.starting)).
@@ -170,8 +170,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	// The claims are asked to restore as soon as the status says the step began, before the
-	// Fences' and the replications' writes: their namespaces follow the active Location from
-	// that status, and a claim whose namespace leaves before it is asked starts a move first.
+	// Fences' and the replications' writes. Their namespaces follow the active Location, which
+	// the decision switches only once it sees every claim asked: a claim whose namespace left
+	// before it was asked would start a move first.
 	if err := r.askRestores(ctx, s, d); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -210,13 +211,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: next}, nil
 }
 
-// protectionChanged passes the updates of a claim that label it into or out of its pair's
-// protection (storagev1alpha1.ProtectLabel); a claim made or deleted changes its
-// VolumeOwnership too.
-var protectionChanged = predicate.Funcs{
+// claimAsked passes the updates of a claim that label it into or out of its pair's
+// protection (storagev1alpha1.ProtectLabel), or change what it is asked to restore from: a
+// switch's active Location waits for every claim to be seen asked. A claim made or deleted
+// changes its VolumeOwnership too.
+var claimAsked = predicate.Funcs{
 	CreateFunc: func(event.CreateEvent) bool { return false },
 	UpdateFunc: func(e event.UpdateEvent) bool {
-		return storagev1alpha1.Unprotected(e.ObjectOld.GetLabels()) != storagev1alpha1.Unprotected(e.ObjectNew.GetLabels())
+		restore := func(o client.Object) string { return o.GetAnnotations()[storagev1alpha1.RestoreAnnotation] }
+		return storagev1alpha1.Unprotected(e.ObjectOld.GetLabels()) != storagev1alpha1.Unprotected(e.ObjectNew.GetLabels()) ||
+			restore(e.ObjectOld) != restore(e.ObjectNew)
 	},
 	DeleteFunc:  func(event.DeleteEvent) bool { return false },
 	GenericFunc: func(event.GenericEvent) bool { return false },

@@ -20,16 +20,18 @@
 //     the pair's threshold and the other Location holds a replica of every volume bound
 //     there, or declared, to a Location with a target that answers and that no Fence holds:
 //     the active Location's targets that still answer are fenced first
-//     (Fencing); then the other Location becomes active (Restoring), where each claim is
-//     restored from its latest replica; once every claim that has a replica is bound there,
+//     (Fencing); then each claim is asked to restore from its latest replica in the other
+//     Location, which becomes active once every claim is seen asked (Restoring): the
+//     namespaces follow the active Location, and a claim whose namespace went first would
+//     start a move there; once every claim that has a replica is bound there,
 //     the workloads start there (Starting), and the failover is Completed once every
 //     Deployment and StatefulSet of the pair's namespaces reports its replicas ready
 //     (serving.go).
 //   - Relocate, declared and lossless: the workloads stop at the active Location and the
 //     syncs leave their schedule, each after one more sync on a manual trigger, as Ramen's
 //     final sync does (Quiescing); a last sync then runs on another manual trigger and its
-//     snapshots become ready (FinalSync), then the other Location becomes active and the
-//     claims are restored from those snapshots (Restoring), and the workloads start there
+//     snapshots become ready (FinalSync), then the claims are asked to restore from those
+//     snapshots and the other Location becomes active (Restoring), and the workloads start there
 //     (Starting), as a failover's do. The last sync is asked for a few
 //     seconds after the one before completed: the API keeps times to the second, and the
 //     destination's report of the last sync must be told apart from the one before.

@@ -31,7 +31,6 @@ func failedOverAsDeclared(t *testing.T, d Decision) {
 	t.Helper()
 	expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
 	expect(t, d.Action.Automatic, false)
-	expect(t, d.Active, "west")
 }
 
 // failoverCases are a failover: when one starts, on its own or declared, and its Fencing step,
@@ -44,13 +43,13 @@ func failoverCases() []decideCase {
 			expect(t, d.Action == nil, true)
 			expect(t, condition(d, schedulingv1alpha1.ConditionAvailable), "False/LocationUnavailable")
 		}},
-		{"a lost active Location fails over on its own, straight to restoring as nothing answers to fence", func() Observation {
+		{"a lost active Location fails over on its own, straight to restoring as nothing answers to fence, and stays active until the claims are seen asked", func() Observation {
 			return with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
 			expect(t, d.Action.Automatic, true)
 			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
-			expect(t, d.Active, "west")
+			expect(t, d.Active, "east")
 			expect(t, d.Phase, schedulingv1alpha1.PairFailingOver)
 			expect(t, d.Fence, []string{"e1", "e2"})
 			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest}})
@@ -71,7 +70,7 @@ func failoverCases() []decideCase {
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
-			expect(t, d.Active, "west")
+			expect(t, d.Active, "east")
 			expect(t, d.Restores, map[string]string{"ns/c": dest + "/" + replica(dest, time.Minute).Snapshot, "ns/scratch": ""})
 			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest}})
 		}},
@@ -85,9 +84,12 @@ func failoverCases() []decideCase {
 			expect(t, volumeCondition(d, "ns/scratch"), "False/"+schedulingv1alpha1.ReasonNotProtected+": the claim is labelled storage.custody.dev/protect=false: the pair does not replicate it, and a switch of Locations leaves it Pending where it is")
 			expect(t, condition(d, schedulingv1alpha1.ConditionDataProtected), "True/"+schedulingv1alpha1.ReasonReplicated)
 		}},
-		{"a declared failover goes to a Location with no replica", func() Observation {
+		{"a declared failover goes to a Location with no replica, active at once as no claim restores", func() Observation {
 			return declaredFailover(with(pair(), "east", lost(2*time.Minute)))
-		}, failedOverAsDeclared},
+		}, func(t *testing.T, d Decision) {
+			failedOverAsDeclared(t, d)
+			expect(t, d.Active, "west")
+		}},
 		{"a lost active Location among more Unreachable targets than the brake allows does not fail over on its own", func() Observation {
 			return underBrake(6)
 		}, func(t *testing.T, d Decision) {
@@ -103,9 +105,12 @@ func failoverCases() []decideCase {
 			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
 			expect(t, d.Action.Automatic, true)
 		}},
-		{"a declared failover goes ahead under the brake", func() Observation {
+		{"a declared failover goes ahead under the brake, active once the claims are seen asked to restore", func() Observation {
 			return declaredFailover(underBrake(6))
-		}, failedOverAsDeclared},
+		}, func(t *testing.T, d Decision) {
+			failedOverAsDeclared(t, d)
+			expect(t, d.Active, "east")
+		}},
 		{"one target of the active Location still answering keeps it from being lost", func() Observation {
 			return with(replicating(pair(), time.Minute), "east", lost(2*time.Minute), "e1")
 		}, func(t *testing.T, d Decision) {
@@ -180,15 +185,15 @@ func failoverCases() []decideCase {
 			return with(o, "east", fenceState(fencing.Fenced), "e1")
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
-			expect(t, d.Active, "west")
+			expect(t, d.Active, "east")
 		}},
-		{"once fenced, the other Location becomes active and restores", func() Observation {
+		{"once fenced, the claims are asked to restore in the other Location", func() Observation {
 			o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced))
 			o.Action = action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing, time.Second)
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
-			expect(t, d.Active, "west")
+			expect(t, d.Active, "east")
 			expect(t, d.Phase, schedulingv1alpha1.PairFailingOver)
 			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-" + dest})
 		}},
@@ -208,7 +213,7 @@ func failoverCases() []decideCase {
 			return with(o, "east", fenceState(fencing.Fenced), "e2")
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
-			expect(t, d.Active, "west")
+			expect(t, d.Active, "east")
 		}},
 		{"a declared failover goes ahead past a target whose fencing is not verified", func() Observation {
 			return declaredFailover(with(with(replicating(pair(), time.Minute), "east", lost(2*time.Minute)), "east", func(t *Target) {

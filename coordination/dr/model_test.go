@@ -177,6 +177,13 @@ func (m *model) checkDecision(o Observation, d Decision) {
 	if d.Active != o.Active && o.Active != "" && !(restoring && d.Active == a.To) {
 		m.fail("the active Location went from %s to %s with the action %s", o.Active, d.Active, describe(a))
 	}
+	if a != nil && d.Active == a.To && o.Active != a.To {
+		for k, r := range d.Restores {
+			if r != "" {
+				m.fail("the namespaces go to %s before %s is seen asked to restore from %s", a.To, k, r)
+			}
+		}
+	}
 	wasRestoring := o.Action != nil && a != nil && o.Action.StartTime.Equal(&a.StartTime) &&
 		(from == schedulingv1alpha1.ProgressionRestoring || from == schedulingv1alpha1.ProgressionCompleted)
 	if restoring && !wasRestoring && a.Mode == schedulingv1alpha1.Failover {

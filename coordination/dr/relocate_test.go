@@ -152,7 +152,7 @@ func relocateCases() []decideCase {
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
 		}},
-		{"a relocate's ready last sync is recorded and the other Location becomes active", func() Observation {
+		{"a relocate's ready last sync is recorded and the claims are asked to restore from it", func() Observation {
 			o := replicating(pair(), time.Minute)
 			o.Action = action(schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionFinalSync, 5*time.Second)
 			r := o.Volumes[0].Replication
@@ -161,7 +161,7 @@ func relocateCases() []decideCase {
 			return o
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
-			expect(t, d.Active, "west")
+			expect(t, d.Active, "east")
 			expect(t, d.Replicas, map[string]storagev1alpha1.Replica{"ns/c": *replica(dest, 2*time.Second)})
 			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-" + dest})
 			expect(t, d.Quiesce, true)
@@ -192,7 +192,7 @@ func relocateCases() []decideCase {
 			expect(t, d.Action.Mode, schedulingv1alpha1.Failover)
 			expect(t, d.Action.Automatic, true)
 			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
-			expect(t, d.Active, "west")
+			expect(t, d.Active, "east")
 			expect(t, d.Quiesce, false)
 		}},
 		{"a relocate whose Location is lost does not become a failover on its own under the brake on mass failure", func() Observation {

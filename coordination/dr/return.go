@@ -11,13 +11,12 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 )
 
-// restore is the Restoring step of a switch, and the Starting step after it: the other
-// Location is active, each claim that was in the Location left is asked to restore there from
-// its replica, and once every claim with a replica is bound there the workloads start
-// (serve), and the switch completes once they are ready.
+// restore is the Restoring step of a switch, and the Starting step after it: each claim that
+// was in the Location left is asked to restore in the other from its replica, that Location
+// is active once every claim is seen asked, and once every claim with a replica is bound
+// there the workloads start (serve), and the switch completes once they are ready.
 func (d *Decision) restore(o Observation) {
 	a := d.Action
-	d.Active = a.To
 	if a.Mode == schedulingv1alpha1.Relocate {
 		d.Replications = o.triggered(trigger(a)) // no scheduled sync replaces the image restored from
 	}
@@ -27,8 +26,16 @@ func (d *Decision) restore(o Observation) {
 		d.Replicas = o.newReplicas(o.unasked(a), a.Mode == schedulingv1alpha1.Failover)
 	}
 	asked := o.restores(a, d.Replicas)
-	d.Restores, d.Classes, d.Unrestores = asked.from, asked.classes, asked.over
-	if !o.restored(a, d.Replicas) {
+	d.Restores, d.Classes = asked.from, asked.classes
+	restored := o.restored(a, d.Replicas)
+	if len(asked.from) == 0 || o.Active == a.To || restored {
+		// The namespaces follow the active Location at once: it switches once every claim
+		// is seen asked (or none waits for a restore), so that none starts a move to the
+		// Location switched to, from a volume the restore then sets aside anyway. A claim
+		// back where its volume is binds there once its restore is over, with them.
+		d.Active, d.Unrestores = a.To, asked.over
+	}
+	if !restored {
 		return
 	}
 	if a.Progression == schedulingv1alpha1.ProgressionRestoring {

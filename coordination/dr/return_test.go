@@ -37,6 +37,18 @@ func returnCases() []decideCase {
 		}, func(t *testing.T, d Decision) {
 			expect(t, d.Restores, map[string]string{"ns/no-replica": ""})
 		}},
+		{"the Location switched to becomes active once every claim is seen asked to restore, and its namespaces go there", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", fenceState(fencing.Fenced))
+			o.Action = action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionRestoring, time.Second)
+			asked, none := dest+"/snap-"+dest, ""
+			o.Volumes[0].Restore = &asked
+			o.Volumes = append(o.Volumes, Volume{Namespace: "ns", Claim: "no-replica", Owner: "e2", Bound: true, Restore: &none})
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Active, "west")
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
+			expect(t, d.Restores == nil, true)
+		}},
 		{"a replica left in the Location a switch leaves is none", func() Observation {
 			o := replicating(pair(), time.Minute)
 			o.Active, o.Action = "west", action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionRestoring, 20*time.Second)

@@ -289,7 +289,8 @@ func (a *PairAction) Over() bool {
 
 // LocationPairStatus is where the pair stands.
 type LocationPairStatus struct {
-	// ActiveLocation is where the pair's namespaces run now.
+	// ActiveLocation is where the pair's namespaces run now. A switch makes it the Location
+	// switched to once every claim of the Location left is asked to restore there.
 	// +optional
 	ActiveLocation string `json:"activeLocation,omitempty"`
 	// Phase is Pending, Protecting, FailingOver, FailedOver, Relocating or Relocated.
