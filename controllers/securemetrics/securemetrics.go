@@ -3,7 +3,6 @@ package securemetrics
 import (
 	"crypto/tls"
 
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
@@ -26,7 +25,7 @@ func Options(addr, certDir string, secure bool) metricsserver.Options {
 		BindAddress:    addr,
 		SecureServing:  true,
 		CertDir:        certDir,
-		FilterProvider: filters.WithAuthenticationAndAuthorization,
+		FilterProvider: authorized,
 		TLSOpts:        []func(*tls.Config){http1Only},
 	}
 }
