@@ -99,8 +99,13 @@ func (r *Keys) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, er
 	return ctrl.Result{}, err
 }
 
-// remove deletes a grant, if there is one.
+// remove deletes a grant, if the cache shows one: a target without replications costs no
+// write at each start of the controller. A grant made since the cache last heard comes back
+// to the reconciler with its own event.
 func (r *Keys) remove(ctx context.Context, obj client.Object) error {
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return client.IgnoreNotFound(err)
+	}
 	err := r.Client.Delete(ctx, obj)
 	if apierrors.IsNotFound(err) {
 		return nil
