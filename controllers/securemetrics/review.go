@@ -93,10 +93,12 @@ func (r *reviewer) filter(log logr.Logger, handler http.Handler) (http.Handler, 
 
 // review is the HTTP status that req gets: http.StatusOK if it may be served.
 func (r *reviewer) review(req *http.Request) (int, error) {
-	token, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
-	if token = strings.TrimSpace(token); !ok || token == "" {
+	// The scheme is case-insensitive (RFC 7235), as the API server reads it.
+	parts := strings.Fields(req.Header.Get("Authorization"))
+	if len(parts) != 2 || !strings.EqualFold(parts[0], "bearer") {
 		return http.StatusUnauthorized, nil
 	}
+	token := parts[1]
 	verb := strings.ToLower(req.Method)
 	key := sha256.Sum256([]byte(verb + " " + req.URL.Path + " " + token))
 	if code, ok := r.kept(key); ok {

@@ -53,6 +53,16 @@ func (c *cluster) reviewer(now *time.Time) *reviewer {
 // scrape is the status of a request of path with token (none if empty) through r's filter.
 func scrape(t *testing.T, r *reviewer, path, token string) int {
 	t.Helper()
+	if token != "" {
+		token = "Bearer " + token
+	}
+	return scrapeWith(t, r, path, token)
+}
+
+// scrapeWith is the status of a request of path with the Authorization header (none if
+// empty) through r's filter.
+func scrapeWith(t *testing.T, r *reviewer, path, authorization string) int {
+	t.Helper()
 	h, err := r.filter(logr.Discard(), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, "metrics")
 	}))
@@ -60,8 +70,8 @@ func scrape(t *testing.T, r *reviewer, path, token string) int {
 		t.Fatal(err)
 	}
 	req := httptest.NewRequest(http.MethodGet, path, nil)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
 	}
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
@@ -92,6 +102,18 @@ func TestFilterServesOnlyWhomTheClusterLetsGetThePath(t *testing.T) {
 				t.Errorf("%d reviews, want %d", got, tc.reviews)
 			}
 		})
+	}
+}
+
+func TestFilterReadsTheBearerScheme(t *testing.T) {
+	now := time.Unix(0, 0)
+	for header, want := range map[string]int{
+		"Bearer reader": http.StatusOK, "bearer reader": http.StatusOK, "Bearer  reader ": http.StatusOK,
+		"Basic reader": http.StatusUnauthorized, "Bearer": http.StatusUnauthorized, "Bearer reader extra": http.StatusUnauthorized,
+	} {
+		if got := scrapeWith(t, (&cluster{}).reviewer(&now), "/metrics", header); got != want {
+			t.Errorf("Authorization %q: status %d, want %d", header, got, want)
+		}
 	}
 }
 
