@@ -50,8 +50,7 @@ type verdict struct {
 // authorized is the filter of a secure metrics endpoint: it serves a request only if the
 // manager's cluster authenticates its bearer token and lets the token's user request the
 // path with the request's method as verb (get for /metrics), as controller-runtime's
-// filters.WithAuthenticationAndAuthorization does, without k8s.io/apiserver, whose
-// authentication stack is most of the binary's size and of its resident pages.
+// filters.WithAuthenticationAndAuthorization does, without k8s.io/apiserver (doc.go).
 func authorized(c *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
 	authn, err := authenticationclient.NewForConfigAndClient(c, httpClient)
 	if err != nil {
