@@ -10,7 +10,9 @@ import (
 
 // The encoding of a value: a tag byte, then, for a string, a number stored as text, a list
 // or a map, its length as a uvarint, and its bytes or its items (a map's as key and value,
-// the key a string without its tag). An int64 is a varint and a float64 its 8 bytes.
+// the key a string without its tag). An int64 is a varint and a float64 its 8 bytes. A
+// string's uvarint is twice its length, or twice its number plus one when it is a word
+// (words), which then stands in for its bytes.
 const (
 	tagNull   = 'n'
 	tagFalse  = 'f'
@@ -24,8 +26,9 @@ const (
 )
 
 // encode appends the encoding of v, a value of decoded JSON as unstructured objects hold it
-// (the types runtime.DeepCopyJSONValue copies), to buf.
-func encode(buf []byte, v any) ([]byte, error) {
+// (the types runtime.DeepCopyJSONValue copies), to buf. A string is packed as a word when
+// word is true, and so is every string value of a map.
+func encode(buf []byte, v any, word bool) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
 		return append(buf, tagNull), nil
@@ -35,18 +38,19 @@ func encode(buf []byte, v any) ([]byte, error) {
 		}
 		return append(buf, tagFalse), nil
 	case string:
-		return appendString(append(buf, tagString), v), nil
+		return appendString(append(buf, tagString), v, word), nil
 	case int64:
 		return binary.AppendVarint(append(buf, tagInt), v), nil
 	case float64:
 		return binary.LittleEndian.AppendUint64(append(buf, tagFloat), math.Float64bits(v)), nil
 	case json.Number:
-		return appendString(append(buf, tagNumber), string(v)), nil
+		return appendString(append(buf, tagNumber), string(v), false), nil
 	case []any:
 		buf = binary.AppendUvarint(append(buf, tagList), uint64(len(v)))
 		for _, item := range v {
+			_, isString := item.(string)
 			var err error
-			if buf, err = encode(buf, item); err != nil {
+			if buf, err = encode(buf, item, word || isString); err != nil {
 				return nil, err
 			}
 		}
@@ -55,7 +59,7 @@ func encode(buf []byte, v any) ([]byte, error) {
 		buf = binary.AppendUvarint(append(buf, tagMap), uint64(len(v)))
 		for k, item := range v {
 			var err error
-			if buf, err = encode(appendString(buf, k), item); err != nil {
+			if buf, err = encode(appendString(buf, k, true), item, word || wordValued[k]); err != nil {
 				return nil, err
 			}
 		}
@@ -64,8 +68,14 @@ func encode(buf []byte, v any) ([]byte, error) {
 	return nil, fmt.Errorf("cannot pack a value of type %T", v)
 }
 
-func appendString(buf []byte, s string) []byte {
-	return append(binary.AppendUvarint(buf, uint64(len(s))), s...)
+// appendString appends s, as a word if word is true and words have room for it.
+func appendString(buf []byte, s string, word bool) []byte {
+	if word {
+		if n, ok := wordNumber(s); ok {
+			return binary.AppendUvarint(buf, uint64(n)<<1|1)
+		}
+	}
+	return append(binary.AppendUvarint(buf, uint64(len(s))<<1), s...)
 }
 
 // decoder reads values back from an encoding held as a string: the strings it returns share
@@ -183,12 +193,22 @@ func (d *decoder) length() (int, error) {
 }
 
 func (d *decoder) string() (string, error) {
-	n, err := d.length()
+	v, err := d.uvarint()
 	if err != nil {
 		return "", err
 	}
-	s := d.data[d.at : d.at+n]
-	d.at += n
+	if v&1 != 0 {
+		s, ok := word(v >> 1)
+		if !ok {
+			return "", fmt.Errorf("packed value: no word %d at %d", v>>1, d.at)
+		}
+		return s, nil
+	}
+	if n := v >> 1; n > uint64(len(d.data)-d.at) {
+		return "", errTruncated
+	}
+	s := d.data[d.at : d.at+int(v>>1)]
+	d.at += int(v >> 1)
 	return s, nil
 }
 

@@ -59,14 +59,14 @@ func (o *Object) pack(content map[string]any) error {
 	var err error
 	for _, k := range first {
 		if v, ok := content[k]; ok {
-			if buf, err = encode(appendString(buf, k), v); err != nil {
+			if buf, err = encode(appendString(buf, k, true), v, wordValued[k]); err != nil {
 				return err
 			}
 		}
 	}
 	for k, v := range content {
 		if !slices.Contains(first, k) {
-			if buf, err = encode(appendString(buf, k), v); err != nil {
+			if buf, err = encode(appendString(buf, k, true), v, wordValued[k]); err != nil {
 				return err
 			}
 		}
