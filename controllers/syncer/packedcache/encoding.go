@@ -197,18 +197,19 @@ func (d *decoder) string() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	n := v >> 1
 	if v&1 != 0 {
-		s, ok := word(v >> 1)
+		s, ok := word(n)
 		if !ok {
-			return "", fmt.Errorf("packed value: no word %d at %d", v>>1, d.at)
+			return "", fmt.Errorf("packed value: no word %d at %d", n, d.at)
 		}
 		return s, nil
 	}
-	if n := v >> 1; n > uint64(len(d.data)-d.at) {
+	if n > uint64(len(d.data)-d.at) {
 		return "", errTruncated
 	}
-	s := d.data[d.at : d.at+int(v>>1)]
-	d.at += int(v >> 1)
+	s := d.data[d.at : d.at+int(n)]
+	d.at += int(n)
 	return s, nil
 }
 

@@ -21,7 +21,6 @@ var words struct {
 	sync.Mutex
 	number map[string]uint32
 	list   [maxWords]string
-	n      int
 }
 
 // wordNumber is s's number as a word, added when there is room; ok is false when s is not
@@ -35,17 +34,16 @@ func wordNumber(s string) (n uint32, ok bool) {
 	if n, ok := words.number[s]; ok {
 		return n, true
 	}
-	if words.n == maxWords {
+	if len(words.number) == maxWords {
 		return 0, false
 	}
 	if words.number == nil {
 		words.number = map[string]uint32{}
 	}
-	n = uint32(words.n)
+	n = uint32(len(words.number))
 	// The object's bytes would otherwise stay held by the word.
 	words.list[n] = strings.Clone(s)
 	words.number[words.list[n]] = n
-	words.n++
 	return n, true
 }
 

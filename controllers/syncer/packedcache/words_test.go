@@ -30,8 +30,8 @@ func TestWords(t *testing.T) {
 		t.Errorf("%d words after packing 100 claims of the shape of the first, want %d", got, known)
 	}
 	for _, s := range []string{"metadata", "PersistentVolumeClaim", "kubernetes.io/pvc-protection", "db", "Bound", "team-a"} {
-		if n, ok := words.number[s]; !ok || !strings.Contains(first.body, string(binary.AppendUvarint(nil, uint64(n)<<1|1))) {
-			t.Errorf("%q is not a word of the packed claim", s)
+		if _, ok := words.number[s]; !ok || strings.Contains(first.body, s) {
+			t.Errorf("%q is not packed as a word in the claim", s)
 		}
 	}
 	for _, s := range []string{"data", "u-1", "42", "2026-11-30T08:59:13Z"} {
@@ -50,5 +50,5 @@ func TestWords(t *testing.T) {
 func wordCount() int {
 	words.Lock()
 	defer words.Unlock()
-	return words.n
+	return len(words.number)
 }
