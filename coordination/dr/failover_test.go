@@ -271,6 +271,18 @@ func failoverCases() []decideCase {
 			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-newer"})
 			expect(t, d.Replicas["ns/c"].Snapshot, "snap-newer")
 		}},
+		{"a failover restores from the destination's latest image, kept, though timed a second before the recorded replica it replaced", func() Observation {
+			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
+			// VolSync times the next image from the end of the sync before, to the second:
+			// it can seem to begin before the recorded one, which its rotation deleted.
+			o.Volumes[0].Replication.Image = &storagev1alpha1.Replica{Target: dest, Snapshot: "snap-next", Time: metav1.NewTime(ago(time.Minute + time.Second))}
+			o.Action = action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing, time.Second)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
+			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-next"})
+			expect(t, d.Replicas["ns/c"].Snapshot, "snap-next")
+		}},
 		switchAfter("after a failover called off", calledOff, schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing),
 		switchAfter("after a failover called off", calledOff, schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing),
 	}

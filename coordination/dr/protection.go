@@ -205,7 +205,11 @@ func keep(v Volume) Want {
 }
 
 // newReplicas are the ready images of the volumes that differ from what their records say.
-// With newerOnly, an image older than the recorded replica is not taken.
+// With newerOnly, an image of another target older than the recorded replica is not taken.
+// A destination's latest image is the newest it holds, so one of the recorded replica's own
+// target replaces the record whatever its time says: VolSync times an image from when the
+// destination began to listen, to the second, and an image can seem to begin a second
+// before the one it follows, which its rotation has deleted by then.
 func (o Observation) newReplicas(vs []Volume, newerOnly bool) map[string]storagev1alpha1.Replica {
 	out := map[string]storagev1alpha1.Replica{}
 	for _, v := range vs {
@@ -213,7 +217,7 @@ func (o Observation) newReplicas(vs []Volume, newerOnly bool) map[string]storage
 		if r == nil || !r.ImageReady || r.Image == nil {
 			continue
 		}
-		if v.Replica != nil && (same(*v.Replica, *r.Image) || newerOnly && r.Image.Time.Before(&v.Replica.Time)) {
+		if v.Replica != nil && (same(*v.Replica, *r.Image) || newerOnly && older(*r.Image, *v.Replica)) {
 			continue
 		}
 		out[v.Key()] = *r.Image
@@ -222,6 +226,11 @@ func (o Observation) newReplicas(vs []Volume, newerOnly bool) map[string]storage
 		return nil
 	}
 	return out
+}
+
+// older tells whether the image, of another target than the replica, was taken before it.
+func older(image, replica storagev1alpha1.Replica) bool {
+	return image.Target != replica.Target && image.Time.Before(&replica.Time)
 }
 
 // same tells whether two replicas are one: the same snapshot of the same target, taken at

@@ -123,6 +123,13 @@ func protectionCases() []decideCase {
 			expect(t, d.Protected, int32(1))
 			expect(t, volumeCondition(d, "ns/c"), "True/Replicated: latest replica snap-"+dest+" on "+dest+", from 2026-01-01T11:59:00Z")
 		}},
+		{"an image of another target, older than the record, is not recorded", func() Observation {
+			o := replicating(pair(), time.Minute)
+			o.Volumes[0].Replication.Destination, o.Volumes[0].Replication.Image = otherDest, replica(otherDest, 3*time.Minute)
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, len(d.Replicas), 0)
+		}},
 		{"an image that is not ready yet is not recorded", func() Observation {
 			o := replicating(pair(), 10*time.Minute)
 			o.Volumes[0].Replication.Image, o.Volumes[0].Replication.ImageReady = replica(dest, time.Minute), false
