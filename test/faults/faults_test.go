@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -64,7 +65,7 @@ func TestFaults(t *testing.T) {
 	for i := range *schedules {
 		batch = append(batch, Draw(first+uint64(i), targets, sites))
 	}
-	fmt.Printf("fault schedules: %d regressions, then %d from seed %d; replay one with: make faults SEED=<seed> N=1\n", len(batch)-*schedules, *schedules, first)
+	fmt.Printf("fault schedules: %d regressions, then %d from seed %d; replay one with: %s\n", len(batch)-*schedules, *schedules, first, replay("<seed>"))
 	dir, err := os.MkdirTemp("", "custody-faults-")
 	if err != nil {
 		t.Fatal(err)
@@ -105,9 +106,10 @@ func TestFaults(t *testing.T) {
 		}
 		if len(res.Violations) > 0 {
 			failed++
-			failures = append(failures, fmt.Sprintf("schedule %d (make faults SEED=%d N=1): %s", s.Seed, s.Seed, res.Violations[0]))
-			t.Errorf("%s\nas run:\n  %s\nviolations:\n  %s\nreplay: make faults SEED=%d N=1\nlogs: %s",
-				s, strings.Join(res.Notes, "\n  "), strings.Join(res.Violations, "\n  "), s.Seed, logs.Name())
+			n := strconv.FormatUint(s.Seed, 10)
+			failures = append(failures, fmt.Sprintf("schedule %s (%s): %s", n, replay(n), res.Violations[0]))
+			t.Errorf("%s\nas run:\n  %s\nviolations:\n  %s\nreplay: %s\nlogs: %s",
+				s, strings.Join(res.Notes, "\n  "), strings.Join(res.Violations, "\n  "), replay(n), logs.Name())
 		}
 		if *steps {
 			fmt.Printf("%s\n  %s\n", s, strings.Join(res.Notes, "\n  "))
@@ -199,4 +201,12 @@ func distribution(ds []time.Duration) string {
 	slices.Sort(s)
 	at := func(q float64) time.Duration { return s[int(q*float64(len(s)-1))].Round(time.Millisecond) }
 	return fmt.Sprintf("median %s, p90 %s, p99 %s, max %s", at(0.5), at(0.9), at(0.99), s[len(s)-1].Round(time.Millisecond))
+}
+
+// replay is the command that runs the schedule of the seed again, on a hub of as many sites.
+func replay(seed string) string {
+	if *hubSites > 1 {
+		return fmt.Sprintf("make faults SEED=%s N=1 HUB_SITES=%d", seed, *hubSites)
+	}
+	return fmt.Sprintf("make faults SEED=%s N=1", seed)
 }
