@@ -25,6 +25,7 @@ import (
 	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/simstorage"
+	"github.com/custody-dev/custody/test/testbed"
 )
 
 // benchThreshold is the benchmark pair's failover threshold, and benchInterval its
@@ -49,8 +50,9 @@ const (
 // volume to the stop (the RPO; rpo-max-s and rpo-median-s, beside the bound of one interval
 // and one sync, rpo-bound-s); the floor measured in the same run before the stop: the time
 // m2's API server and storage take to bind 100 claims made in m2 directly from the same
-// replicas, 16 at a time (floor-s), with the ratio restore-s / floor-s; and east's return
-// (benchReturn).
+// replicas, 16 at a time (floor-s), with the ratio restore-s / floor-s; on a hub of one site,
+// the writes hub and m2 served from the stop until every volume was bound in west, per
+// volume (writes/volume, and by kind in the log); and east's return (benchReturn).
 func BenchmarkLocationFailover100Volumes(b *testing.B) {
 	ctrl.SetLogger(logr.Discard())
 	b.Run("primary-lost", func(b *testing.B) { benchFailover100(b, 1) })
@@ -125,7 +127,7 @@ func benchFailover100(b *testing.B, hubSites int) {
 			for _, ns := range namespaces {
 				for _, vo := range ownerships(ctx, b, c, ns) {
 					r := vo.Status.Replica
-					if r == nil || !r.Time.Time.After(replicas[vo.Namespace+"/"+vo.Name].Status.Replica.Time.Time) {
+					if r == nil || r.Snapshot == replicas[vo.Namespace+"/"+vo.Name].Status.Replica.Snapshot {
 						return nil, false
 					}
 					out[vo.Namespace+"/"+vo.Name] = vo
@@ -160,6 +162,12 @@ func benchFailover100(b *testing.B, hubSites int) {
 			b.Fatal(err)
 		}
 		writes := stopWriting()
+		// Across sites, the hub's writes are each API server's: one's count would tell part.
+		survivors := []*testbed.Cluster{e.Hub, e.Member("m2")}
+		var before framework.WriteCounts
+		if hubSites == 1 {
+			before = framework.Writes(ctx, b, survivors)
+		}
 		stop := time.Now()
 		if hubSites > 1 {
 			err = e.StopSite(e.Hub.Sites()[0])
@@ -181,6 +189,11 @@ func benchFailover100(b *testing.B, hubSites int) {
 			}
 			return time.Since(stop), pair.Status.LastAction.Progression == schedulingv1alpha1.ProgressionCompleted
 		})
+		if hubSites == 1 {
+			restored := framework.Writes(ctx, b, survivors).Since(before)
+			b.ReportMetric(float64(restored.Total())/volumes, "writes/volume")
+			b.Logf("writes per volume from the stop until every volume was bound in west, by cluster, verb, resource and code:\n%s", restored.PerVolume(volumes))
+		}
 		var lost []time.Duration
 		var worst string // the volume that lost most, with the replicas it was restored from and had before the stop
 		var worstLoss time.Duration

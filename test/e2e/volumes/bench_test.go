@@ -1,13 +1,8 @@
 package volumes
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"maps"
-	"slices"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,19 +45,19 @@ func BenchmarkMove500OwnedVolumes(b *testing.B) {
 		floor := writeFloor(ctx, b, r, ns, environment.Other(from), volumes, true)
 		clusters := r.clusters()
 		settle(ctx, b, clusters)
-		before := writes(ctx, b, clusters)
+		before := framework.Writes(ctx, b, clusters)
 		start := time.Now()
 		patchCordon(ctx, b, c, from)
 		waitOwners(ctx, b, r.cache, ns, volumes, environment.Other(from), inUse)
 		elapsed := time.Since(start)
-		moved := writes(ctx, b, clusters).since(before)
+		moved := framework.Writes(ctx, b, clusters).Since(before)
 		r.stop(b)
 		b.ReportMetric(elapsed.Seconds(), "move-s")
 		b.ReportMetric(float64(volumes)/elapsed.Seconds(), "moves/s")
 		b.ReportMetric(floor.Seconds(), "floor-s")
 		b.ReportMetric(elapsed.Seconds()/floor.Seconds(), "move/floor")
-		b.ReportMetric(float64(moved.total())/volumes, "writes/move")
-		b.Logf("writes per move, by cluster, verb, resource and code:\n%s", moved.perVolume(volumes))
+		b.ReportMetric(float64(moved.Total())/volumes, "writes/move")
+		b.Logf("writes per move, by cluster, verb, resource and code:\n%s", moved.PerVolume(volumes))
 	}
 }
 
@@ -192,104 +186,9 @@ const quietWrites = 10
 func settle(ctx context.Context, b *testing.B, clusters []*testbed.Cluster) {
 	last := -1
 	poll(b, "a quiet bed", 10*time.Minute, apiPoll, func() bool {
-		now := writes(ctx, b, clusters).total()
+		now := framework.Writes(ctx, b, clusters).Total()
 		quiet := last >= 0 && now-last < quietWrites*len(clusters)
 		last = now
 		return quiet
 	})
-}
-
-// writeCounts are the write requests the clusters' API servers served, by cluster, verb,
-// resource and response code, heartbeat Leases and events left out.
-type writeCounts map[string]int
-
-// writes reads the clusters' write counts from their API servers' metrics, heartbeat Leases
-// and events left out.
-func writes(ctx context.Context, b *testing.B, clusters []*testbed.Cluster) writeCounts {
-	return countWrites(ctx, b, clusters, false)
-}
-
-// allWrites reads the clusters' write counts, heartbeat Leases and events counted.
-func allWrites(ctx context.Context, b *testing.B, clusters []*testbed.Cluster) writeCounts {
-	return countWrites(ctx, b, clusters, true)
-}
-
-// countWrites reads the clusters' write counts from their API servers' metrics, Leases and
-// events only when all.
-func countWrites(ctx context.Context, b *testing.B, clusters []*testbed.Cluster, all bool) writeCounts {
-	out := writeCounts{}
-	for _, cl := range clusters {
-		cs, err := kubernetes.NewForConfig(cl.Config)
-		if err != nil {
-			b.Fatal(err)
-		}
-		raw, err := cs.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		addWrites(out, cl.Name, string(raw), all)
-	}
-	return out
-}
-
-var writeVerbs = []string{"POST", "PUT", "PATCH", "APPLY", "DELETE"}
-
-// addWrites adds the write counts of one cluster's metrics to out, those of Leases and
-// events only when all.
-func addWrites(out writeCounts, cluster, metrics string, all bool) {
-	sc := bufio.NewScanner(strings.NewReader(metrics))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		rest, found := strings.CutPrefix(sc.Text(), "apiserver_request_total{")
-		labels, value, ok := strings.Cut(rest, "} ")
-		if !found || !ok {
-			continue
-		}
-		l := map[string]string{}
-		for _, kv := range strings.Split(labels, ",") {
-			if k, v, ok := strings.Cut(kv, "="); ok {
-				l[k] = strings.Trim(v, `"`)
-			}
-		}
-		if !all && (l["resource"] == "leases" || l["resource"] == "events") || !slices.Contains(writeVerbs, l["verb"]) {
-			continue
-		}
-		resource := l["resource"]
-		if l["subresource"] != "" {
-			resource += "/" + l["subresource"]
-		}
-		if v, err := strconv.ParseFloat(value, 64); err == nil {
-			out[fmt.Sprintf("%s %s %s %s", cluster, l["verb"], resource, l["code"])] += int(v)
-		}
-	}
-}
-
-// total is the number of writes.
-func (w writeCounts) total() int {
-	total := 0
-	for _, n := range w {
-		total += n
-	}
-	return total
-}
-
-// since is what was written after before was read.
-func (w writeCounts) since(before writeCounts) writeCounts {
-	out := writeCounts{}
-	for k, n := range w {
-		if d := n - before[k]; d > 0 {
-			out[k] = d
-		}
-	}
-	return out
-}
-
-// perVolume tells, most first, how many writes of each kind each of n volumes cost.
-func (w writeCounts) perVolume(n int) string {
-	keys := slices.SortedFunc(maps.Keys(w), func(a, b string) int { return w[b] - w[a] })
-	lines := make([]string, 0, len(keys))
-	for _, k := range keys {
-		lines = append(lines, fmt.Sprintf("  %5.2f  %s", float64(w[k])/float64(n), k))
-	}
-	return strings.Join(lines, "\n")
 }

@@ -20,6 +20,7 @@ import (
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	coordinationctrl "github.com/custody-dev/custody/controllers/coordination"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/simstorage"
 	"github.com/custody-dev/custody/test/testbed"
@@ -72,7 +73,7 @@ type failover struct {
 	detected, requested, fenced, bound, inUse time.Duration
 	// writes is what the hub's and the survivor's API servers wrote until every volume was in
 	// use on the survivor.
-	writes writeCounts
+	writes framework.WriteCounts
 }
 
 // measureFailover stops the lost member and waits for each step of its failover.
@@ -80,7 +81,7 @@ func measureFailover(ctx context.Context, b *testing.B, r *run, ns, lost string,
 	settle(ctx, b, r.clusters())
 	survivor := environment.Other(lost)
 	clusters := []*testbed.Cluster{r.Hub, r.Member(survivor)}
-	before := writes(ctx, b, clusters)
+	before := framework.Writes(ctx, b, clusters)
 	start := time.Now()
 	if err := r.StopMember(lost, false); err != nil {
 		b.Fatal(err)
@@ -97,7 +98,7 @@ func measureFailover(ctx context.Context, b *testing.B, r *run, ns, lost string,
 	f.bound = time.Since(start)
 	waitOwners(ctx, b, r.cache, ns, n, survivor, inUse)
 	f.inUse = time.Since(start)
-	f.writes = writes(ctx, b, clusters).since(before)
+	f.writes = framework.Writes(ctx, b, clusters).Since(before)
 	return f
 }
 
@@ -134,12 +135,12 @@ func (f failover) report(b *testing.B, n int, floor time.Duration) {
 	moves := f.bound - f.fenced
 	b.ReportMetric(moves.Seconds(), "moves-s")
 	b.ReportMetric(moves.Seconds()/floor.Seconds(), "moves/floor")
-	b.ReportMetric(float64(f.writes.total())/float64(n), "writes/volume")
+	b.ReportMetric(float64(f.writes.Total())/float64(n), "writes/volume")
 	b.Logf("goals: detect-s %.1f (goal ≤ %.0f), total-s %.1f (goal < %.0f)",
 		f.detected.Seconds(), goalDetect.Seconds(), f.bound.Seconds(), goalTotal.Seconds())
 	b.Logf("from the stop: Unreachable %.1fs, Fence requested %.1fs, Fenced %.1fs, all Bound %.1fs, all in use %.1fs",
 		f.detected.Seconds(), f.requested.Seconds(), f.fenced.Seconds(), f.bound.Seconds(), f.inUse.Seconds())
-	b.Logf("writes per volume, by cluster, verb, resource and code:\n%s", f.writes.perVolume(n))
+	b.Logf("writes per volume, by cluster, verb, resource and code:\n%s", f.writes.PerVolume(n))
 }
 
 // checkLedger fails the benchmark if the storage saw an owned volume with two owners, or

@@ -17,6 +17,7 @@ import (
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 	"github.com/custody-dev/custody/controllers/syncer"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/environment"
 	"github.com/custody-dev/custody/test/testbed"
 )
@@ -87,9 +88,9 @@ func BenchmarkHub1000Targets(b *testing.B) {
 
 		settle(ctx, b, r.clusters())
 		window := 3 * period
-		before := allWrites(ctx, b, []*testbed.Cluster{r.Hub})
+		before := framework.AllWrites(ctx, b, []*testbed.Cluster{r.Hub})
 		time.Sleep(window)
-		rest := allWrites(ctx, b, []*testbed.Cluster{r.Hub}).since(before)
+		rest := framework.AllWrites(ctx, b, []*testbed.Cluster{r.Hub}).Since(before)
 		targets := len(ins.Names) + len(r.Members)
 
 		_, loaded := moveOnce(ctx, b, r, ns, owner, hubUID)
@@ -108,7 +109,7 @@ func BenchmarkHub1000Targets(b *testing.B) {
 		b.ReportMetric(float64(hubNamespaces), "namespaces")
 		b.ReportMetric(scheduled.Seconds(), "schedule-s")
 		b.ReportMetric(hubNamespaces/scheduled.Seconds(), "namespaces/s")
-		b.ReportMetric(float64(rest.total())/window.Seconds(), "rest-writes/s")
+		b.ReportMetric(float64(rest.Total())/window.Seconds(), "rest-writes/s")
 		b.ReportMetric(float64(targets)/period.Seconds(), "floor-writes/s")
 		b.ReportMetric(detect.Seconds(), "detect-s")
 		b.ReportMetric(3*period.Seconds(), "detect-floor-s")
@@ -120,7 +121,7 @@ func BenchmarkHub1000Targets(b *testing.B) {
 		b.ReportMetric(controller.rss, "controller-rss-MB")
 		b.ReportMetric(process.heap, "heap-MB")
 		b.ReportMetric(process.rss, "rss-MB")
-		b.Logf("hub writes at rest in %s:\n%s", window, rest.perVolume(1))
+		b.Logf("hub writes at rest in %s:\n%s", window, rest.PerVolume(1))
 	}
 }
 

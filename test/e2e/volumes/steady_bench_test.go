@@ -18,6 +18,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/test/e2e/framework"
 	"github.com/custody-dev/custody/test/environment"
 )
 
@@ -56,9 +57,9 @@ func BenchmarkSteadyState10000Claims(b *testing.B) {
 		clusters := r.clusters()
 		settle(ctx, b, clusters)
 
-		before := writes(ctx, b, clusters)
+		before := framework.Writes(ctx, b, clusters)
 		gap := renewalGaps(ctx, b, r.Hub.Client, owner, time.Minute)
-		rest := writes(ctx, b, clusters).since(before)
+		rest := framework.Writes(ctx, b, clusters).Since(before)
 		process := memory(b)
 		b.Logf("%d claims bound on %s after %.0fs", steadyClaims, owner, seeded.Seconds())
 
@@ -78,7 +79,7 @@ func BenchmarkSteadyState10000Claims(b *testing.B) {
 		p.stop()
 		r.stop(b)
 
-		b.ReportMetric(float64(rest.total()), "rest-writes/min")
+		b.ReportMetric(float64(rest.Total()), "rest-writes/min")
 		b.ReportMetric(gap.Seconds(), "max-renewal-gap-s")
 		b.ReportMetric(process.rss, "rss-MB")
 		b.ReportMetric(process.heap, "heap-MB")
@@ -88,9 +89,9 @@ func BenchmarkSteadyState10000Claims(b *testing.B) {
 		b.ReportMetric(syncerHeld.heap, "syncer-heap-MB")
 		b.ReportMetric(controller.took.Seconds(), "controller-resync-s")
 		b.ReportMetric(syncer.took.Seconds(), "syncer-resync-s")
-		b.ReportMetric(float64(controller.writes.total()+syncer.writes.total()), "resync-writes")
-		b.Logf("writes at rest in a minute:\n%s", rest.perVolume(1))
-		b.Logf("writes of the controller's resync:\n%s\nof the syncer's:\n%s", controller.writes.perVolume(1), syncer.writes.perVolume(1))
+		b.ReportMetric(float64(controller.writes.Total()+syncer.writes.Total()), "resync-writes")
+		b.Logf("writes at rest in a minute:\n%s", rest.PerVolume(1))
+		b.Logf("writes of the controller's resync:\n%s\nof the syncer's:\n%s", controller.writes.PerVolume(1), syncer.writes.PerVolume(1))
 	}
 }
 
@@ -122,7 +123,7 @@ var syncerHeapProfile = filepath.Join(os.TempDir(), "custody-steady-syncer.heap.
 // restart is what one restart's resync took.
 type restart struct {
 	took   time.Duration
-	writes writeCounts
+	writes framework.WriteCounts
 }
 
 // held is memory in MB: a resident set and a Go heap in use.
@@ -141,7 +142,7 @@ type counter func(b *testing.B, family, label, value string) float64
 func resync(ctx context.Context, b *testing.B, r *run, name string, count counter, stop, start func() error) restart {
 	clusters := r.clusters()
 	settle(ctx, b, clusters)
-	w := writes(ctx, b, clusters)
+	w := framework.Writes(ctx, b, clusters)
 	if err := stop(); err != nil {
 		b.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func resync(ctx context.Context, b *testing.B, r *run, name string, count counte
 		return count(b, "controller_runtime_reconcile_total", "controller", name)-before >= steadyClaims &&
 			count(b, "workqueue_depth", "name", name) == 0
 	})
-	return restart{took: time.Since(began), writes: writes(ctx, b, clusters).since(w)}
+	return restart{took: time.Since(began), writes: framework.Writes(ctx, b, clusters).Since(w)}
 }
 
 // gathered sums the process's metric family over the series whose label is value.
