@@ -17,6 +17,34 @@ import (
 )
 
 var _ = Describe("Placement", func() {
+	It("counts a Location's targets as one is cordoned and another moves to another Location", func(ctx SpecContext) {
+		w := newWorld()
+		t1, t2 := w.target(ctx, "t1", "a"), w.target(ctx, "t2", "a")
+		a, b := w.location(ctx, "a"), w.location(ctx, "b")
+		expectCounts := func(loc string, instances, available int) {
+			GinkgoHelper()
+			Eventually(func(g Gomega) {
+				l := &schedulingv1alpha1.Location{}
+				g.Expect(hub.Get(ctx, client.ObjectKey{Name: loc}, l)).To(Succeed())
+				g.Expect(l.Status.Instances).To(BeEquivalentTo(instances))
+				g.Expect(l.Status.AvailableInstances).To(BeEquivalentTo(available))
+			}).WithContext(ctx).Should(Succeed())
+		}
+		expectCounts(a, 2, 2)
+		expectCounts(b, 0, 0)
+
+		By("cordoning t1: a counts it, not as available")
+		framework.Cordon(ctx, hub, t1, true)
+		expectCounts(a, 2, 1)
+
+		By("labelling t2 into b: a counts it no more, and b counts it")
+		framework.Patch(ctx, hub, &workloadv1alpha1.SyncTarget{ObjectMeta: metav1.ObjectMeta{Name: t2}}, func(t *workloadv1alpha1.SyncTarget) {
+			t.Labels["loc"] = "b"
+		})
+		expectCounts(a, 1, 0)
+		expectCounts(b, 1, 1)
+	})
+
 	It("goes Pending, Unbound, Bound and places the namespace and its objects", func(ctx SpecContext) {
 		w := newWorld()
 		p := w.placement(ctx, "p", "a")
