@@ -260,32 +260,31 @@ func failoverCases() []decideCase {
 			expect(t, message(d, schedulingv1alpha1.ConditionProgressing),
 				"failover east to west: waiting for 1 destinations to keep their latest images from VolSync's rotation, the first ns/c on "+dest)
 		}},
-		{"a failover restores from a ready image newer than the recorded replica, and records it", func() Observation {
-			o := with(replicating(pair(), 4*time.Minute), "east", lost(2*time.Minute))
-			newer := &storagev1alpha1.Replica{Target: dest, Snapshot: "snap-newer", Time: metav1.NewTime(ago(30 * time.Second))}
-			o.Volumes[0].Replication.Image = newer
-			o.Action = action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing, time.Second)
-			return o
-		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
-			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-newer"})
-			expect(t, d.Replicas["ns/c"].Snapshot, "snap-newer")
-		}},
-		{"a failover restores from the destination's latest image, kept, though timed a second before the recorded replica it replaced", func() Observation {
-			o := with(replicating(pair(), time.Minute), "east", lost(2*time.Minute))
-			// VolSync times the next image from the end of the sync before, to the second:
-			// it can seem to begin before the recorded one, which its rotation deleted.
-			o.Volumes[0].Replication.Image = &storagev1alpha1.Replica{Target: dest, Snapshot: "snap-next", Time: metav1.NewTime(ago(time.Minute + time.Second))}
-			o.Action = action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing, time.Second)
-			return o
-		}, func(t *testing.T, d Decision) {
-			expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
-			expect(t, d.Restores, map[string]string{"ns/c": dest + "/snap-next"})
-			expect(t, d.Replicas["ns/c"].Snapshot, "snap-next")
-		}},
+		restoresFromImage("a failover restores from a ready image newer than the recorded replica, and records it",
+			4*time.Minute, storagev1alpha1.Replica{Target: dest, Snapshot: "snap-newer", Time: metav1.NewTime(ago(30 * time.Second))}),
+		// VolSync times the next image from the end of the sync before, to the second: it can
+		// seem to begin before the recorded one, which its rotation deleted.
+		restoresFromImage("a failover restores from the destination's latest image, kept, though timed a second before the recorded replica it replaced",
+			time.Minute, storagev1alpha1.Replica{Target: dest, Snapshot: "snap-next", Time: metav1.NewTime(ago(time.Minute + time.Second))}),
 		switchAfter("after a failover called off", calledOff, schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing),
 		switchAfter("after a failover called off", calledOff, schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing),
 	}
 }
 
 func TestFailover(t *testing.T) { runCases(t, failoverCases()) }
+
+// restoresFromImage is the case of a failover whose destination's latest image, ready and
+// kept, is image, and whose recorded replica is recorded ago: it restores from the image, and
+// records it.
+func restoresFromImage(name string, recorded time.Duration, image storagev1alpha1.Replica) decideCase {
+	return decideCase{name: name, o: func() Observation {
+		o := with(replicating(pair(), recorded), "east", lost(2*time.Minute))
+		o.Volumes[0].Replication.Image = &image
+		o.Action = action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing, time.Second)
+		return o
+	}, check: func(t *testing.T, d Decision) {
+		expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
+		expect(t, d.Restores, map[string]string{"ns/c": dest + "/" + image.Snapshot})
+		expect(t, d.Replicas["ns/c"].Snapshot, image.Snapshot)
+	}}
+}
