@@ -1,7 +1,9 @@
 package replication
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -116,9 +118,6 @@ func (r *Reconciler) receive(ctx context.Context, vr *storagev1alpha1.VolumeRepl
 			recheck = imageRecheck
 		}
 	}
-	if equality.Semantic.DeepEqual(vr.Status.Destination, got) {
-		return ctrl.Result{RequeueAfter: recheck}, nil
-	}
 	return ctrl.Result{RequeueAfter: recheck}, r.report(ctx, vr, storagev1alpha1.VolumeReplicationStatus{Destination: got})
 }
 
@@ -203,9 +202,6 @@ func (r *Reconciler) send(ctx context.Context, vr *storagev1alpha1.VolumeReplica
 	if asked && !quiesced {
 		recheck = imageRecheck // the member's pods are not in the syncer's cache
 	}
-	if equality.Semantic.DeepEqual(vr.Status.Source, got) {
-		return ctrl.Result{RequeueAfter: recheck}, nil
-	}
 	return ctrl.Result{RequeueAfter: recheck}, r.report(ctx, vr, storagev1alpha1.VolumeReplicationStatus{Source: got})
 }
 
@@ -247,8 +243,12 @@ func moverResult(m *volsyncv1alpha1.MoverStatus, conditions []metav1.Condition) 
 	return result, msg
 }
 
-// report writes the syncer's part of the VolumeReplication's status.
+// report writes the syncer's part of the VolumeReplication's status, unless the status
+// already says it.
 func (r *Reconciler) report(ctx context.Context, vr *storagev1alpha1.VolumeReplication, st storagev1alpha1.VolumeReplicationStatus) error {
+	if said(vr.Status.Source, st.Source) && said(vr.Status.Destination, st.Destination) {
+		return nil
+	}
 	applied := &storagev1alpha1.VolumeReplication{ObjectMeta: metav1.ObjectMeta{Namespace: vr.Namespace, Name: vr.Name}, Status: st}
 	return client.IgnoreNotFound(status.Apply(ctx, r.Hub, applied, transform.FieldManager+"-"+r.Target.Key))
 }
@@ -266,4 +266,16 @@ func (r *Reconciler) reportError(ctx context.Context, vr *storagev1alpha1.Volume
 		ctrl.LoggerFrom(ctx).Error(rerr, "Reporting a replication error")
 	}
 	return err
+}
+
+// said tells whether the status holds a side's report already (none reported: nothing to
+// say), compared as the API server stores them: its times are to the second, and the time
+// of an image, its sync's end less the sync's duration, is computed to the nanosecond.
+func said[T any](have, report *T) bool {
+	if report == nil {
+		return true
+	}
+	a, errA := json.Marshal(have)
+	b, errB := json.Marshal(report)
+	return errA == nil && errB == nil && bytes.Equal(a, b)
 }
