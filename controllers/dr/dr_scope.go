@@ -270,7 +270,7 @@ func volume(vo *storagev1alpha1.VolumeOwnership, vr *storagev1alpha1.VolumeRepli
 
 // replication is what the decision reads of a VolumeReplication's reports.
 func replication(vr *storagev1alpha1.VolumeReplication) *dr.Replication {
-	out := &dr.Replication{Source: vr.Spec.Source, Destination: vr.Spec.Destination, Class: vr.Spec.StorageClassName}
+	out := &dr.Replication{Source: vr.Spec.Source, Destination: vr.Spec.Destination, Class: vr.Spec.StorageClassName, KeepImages: vr.Spec.KeepImages}
 	if src := vr.Status.Source; src != nil && src.ReportedBy != "" && workloadv1alpha1.ToSyncTargetKey(src.ReportedBy) == vr.Spec.Source {
 		out.LastManualSync, out.Quiesced = src.LastManualSync, src.Quiesced
 		if src.LastSyncTime != nil {

@@ -19,7 +19,8 @@
 //   - Failover, automatic once every target of the active Location has been Unreachable for
 //     the pair's threshold and the other Location holds a replica of every volume bound
 //     there, or declared, to a Location with a target that answers and that no Fence holds:
-//     the active Location's targets that still answer are fenced first
+//     the active Location's targets that still answer are fenced first, and the
+//     destinations keep their images from VolSync's rotation until the failover completed
 //     (Fencing); then each claim is asked to restore from its latest replica in the other
 //     Location, which becomes active once every claim is seen asked (Restoring): the
 //     namespaces follow the active Location, and a claim whose namespace went first would

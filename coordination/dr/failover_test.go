@@ -266,6 +266,14 @@ func failoverCases() []decideCase {
 		// seem to begin before the recorded one, which its rotation deleted.
 		restoresFromImage("a failover restores from the destination's latest image, kept, though timed a second before the recorded replica it replaced",
 			time.Minute, storagev1alpha1.Replica{Target: dest, Snapshot: "snap-next", Time: metav1.NewTime(ago(time.Minute + time.Second))}),
+		{"the replication back from a completed failover keeps no image", func() Observation {
+			o := replicatingBack(schedulingv1alpha1.Failover, 10*time.Minute, 9*time.Minute, 11*time.Minute, time.Minute)
+			o.Volumes[0].Bound = true
+			o.Volumes[0].Replication.KeepImages = true
+			return o
+		}, func(t *testing.T, d Decision) {
+			expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: dest, Destination: Destination("ns", []string{"e1", "e2"})}})
+		}},
 		switchAfter("after a failover called off", calledOff, schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing),
 		switchAfter("after a failover called off", calledOff, schedulingv1alpha1.Relocate, schedulingv1alpha1.ProgressionQuiescing),
 	}
@@ -274,17 +282,18 @@ func failoverCases() []decideCase {
 func TestFailover(t *testing.T) { runCases(t, failoverCases()) }
 
 // restoresFromImage is the case of a failover whose destination's latest image, ready and
-// kept, is image, and whose recorded replica is recorded ago: it restores from the image, and
-// records it.
+// kept as the Fencing step asked, is image, and whose recorded replica is recorded ago: it
+// restores from the image, and records it; the destination goes on keeping its images.
 func restoresFromImage(name string, recorded time.Duration, image storagev1alpha1.Replica) decideCase {
 	return decideCase{name: name, o: func() Observation {
 		o := with(replicating(pair(), recorded), "east", lost(2*time.Minute))
-		o.Volumes[0].Replication.Image = &image
+		o.Volumes[0].Replication.Image, o.Volumes[0].Replication.KeepImages = &image, true
 		o.Action = action(schedulingv1alpha1.Failover, schedulingv1alpha1.ProgressionFencing, time.Second)
 		return o
 	}, check: func(t *testing.T, d Decision) {
 		expect(t, d.Action.Progression, schedulingv1alpha1.ProgressionRestoring)
 		expect(t, d.Restores, map[string]string{"ns/c": dest + "/" + image.Snapshot})
 		expect(t, d.Replicas["ns/c"].Snapshot, image.Snapshot)
+		expect(t, d.Replications, []Want{{Namespace: "ns", Claim: "c", Source: "e1", Destination: dest, KeepImages: true}})
 	}}
 }

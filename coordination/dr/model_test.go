@@ -221,6 +221,7 @@ func (m *model) replicate(d Decision) {
 			v.Replication = &Replication{Source: w.Source, Destination: w.Destination}
 		}
 		v.want = &w
+		v.Replication.KeepImages = w.KeepImages
 		v.Replication.ImageKept = v.Replication.ImageKept || w.KeepImages && v.Replication.Image != nil
 	}
 }

@@ -186,7 +186,8 @@ func (d *Decision) volumeCondition(k string, ok bool, reason, msg string) {
 }
 
 // current are the replications as they are: an action keeps them until it completed, so
-// that no replica it may restore from goes with its ReplicationDestination.
+// that no replica it may restore from goes with its ReplicationDestination, and a failover's
+// destinations keep their images until then, once its Fencing step asked them to.
 func (o Observation) current() []Want {
 	var out []Want
 	for _, v := range o.Volumes {
@@ -198,10 +199,11 @@ func (o Observation) current() []Want {
 }
 
 // keep is the Want that keeps the volume's replication as it is, in the class it keeps the
-// replicas in: a destination made while it is kept makes its volume in that class.
+// replicas in (a destination made while it is kept makes its volume in that class), keeping
+// its images if it does.
 func keep(v Volume) Want {
 	r := v.Replication
-	return Want{Namespace: v.Namespace, Claim: v.Claim, Source: r.Source, Destination: r.Destination, Class: r.Class}
+	return Want{Namespace: v.Namespace, Claim: v.Claim, Source: r.Source, Destination: r.Destination, Class: r.Class, KeepImages: r.KeepImages}
 }
 
 // newReplicas are the ready images of the volumes that differ from what their records say.

@@ -53,6 +53,8 @@ type Replication struct {
 	Source, Destination string
 	// Class is the class the destination keeps the replicas in (Want.Class).
 	Class *string
+	// KeepImages: the replication asks its destination to keep its images (Want.KeepImages).
+	KeepImages bool
 	// SourceLastSyncStart and SourceLastSync are the ReplicationSource's last completed sync.
 	SourceLastSyncStart, SourceLastSync time.Time
 	// LastManualSync is the manual trigger the source's last completed sync answered.
