@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/custody-dev/custody/controllers/internal/versions"
 	"github.com/custody-dev/custody/controllers/syncer/internal/syncio"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
@@ -26,6 +27,8 @@ type Reconciler struct {
 	Target transform.Target
 	// Recorder records events on hub claims, about the claims the member made itself.
 	Recorder events.EventRecorder
+	// reported are the versions of hub PVs that the syncer's status applies replaced.
+	reported *versions.Replaced
 }
 
 // SetupWithManager registers the reconciler with the member's manager; hub is the hub
@@ -34,6 +37,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hub cluster.Cluster, opt
 	if r.Recorder == nil {
 		r.Recorder = hub.GetEventRecorder("custody-syncer")
 	}
+	r.reported = versions.NewReplaced()
 	return ctrl.NewControllerManagedBy(mgr).Named("upsync-persistentvolume").WithOptions(opts).
 		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(transform.Empty(transform.PVCGVK)), &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(transform.Empty(transform.PVGVK)), handler.EnqueueRequestsFromMapFunc(syncio.ClaimOfVolume))).
@@ -78,12 +82,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	claim, pv, copied, err := r.provisioned(ctx, req.NamespacedName)
-	if err != nil || pv == nil {
+	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if pv == nil {
+		r.reported.Forget(req.NamespacedName) // no volume of the claim to upsync
+		return ctrl.Result{}, nil
 	}
 	want := r.Target.UpsyncPV(pv, claim)
 	if err := r.markOrigin(ctx, pv, want.Name, req.NamespacedName, copied); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, r.ensureHubPV(ctx, want)
+	return ctrl.Result{}, r.ensureHubPV(ctx, req.NamespacedName, want)
 }

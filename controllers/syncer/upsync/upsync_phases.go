@@ -92,7 +92,7 @@ func (r *Reconciler) markOrigin(ctx context.Context, pv *corev1.PersistentVolume
 // which is coordination's, and its reclaim policy, which is the hub's: a user may keep the
 // volume before coordination took it up, and a policy changed in the member does not reach
 // the hub.
-func (r *Reconciler) ensureHubPV(ctx context.Context, want *corev1.PersistentVolume) error {
+func (r *Reconciler) ensureHubPV(ctx context.Context, req types.NamespacedName, want *corev1.PersistentVolume) error {
 	log := ctrl.LoggerFrom(ctx).WithValues("hubPV", want.Name, "memberPV", want.Annotations[workloadv1alpha1.PVNameAnnotation(r.Target.Key)])
 	cur, err := r.hubPV(ctx, want.Name)
 	if err != nil {
@@ -104,7 +104,7 @@ func (r *Reconciler) ensureHubPV(ctx context.Context, want *corev1.PersistentVol
 			return err
 		}
 		log.Info("Upsynced volume", "handle", volumeHandle(want))
-		return r.ensureHubStatus(ctx, created, want.Status)
+		return r.ensureHubStatus(ctx, req, created, want.Status)
 	}
 	if state, _ := r.Target.State(cur); state != workloadv1alpha1.ResourceStateUpsync {
 		log.V(1).Info("Hub PV no longer upsynced from the target", "state", state)
@@ -123,15 +123,23 @@ func (r *Reconciler) ensureHubPV(ctx context.Context, want *corev1.PersistentVol
 		}
 		log.Info("Updated upsynced volume")
 	}
-	return r.ensureHubStatus(ctx, next, want.Status)
+	return r.ensureHubStatus(ctx, req, next, want.Status)
 }
 
-// ensureHubStatus sets the hub PV's status to the member PV's.
-func (r *Reconciler) ensureHubStatus(ctx context.Context, pv *corev1.PersistentVolume, want corev1.PersistentVolumeStatus) error {
-	if equality.Semantic.DeepEqual(pv.Status, want) {
+// ensureHubStatus sets the hub PV's status to the member PV's, for the hub claim req. A hub
+// PV the cache holds at the version the last apply replaced (the one just made, say) has
+// that status already: the apply's event brings the claim back.
+func (r *Reconciler) ensureHubStatus(ctx context.Context, req types.NamespacedName, pv *corev1.PersistentVolume, want corev1.PersistentVolumeStatus) error {
+	key := types.NamespacedName{Name: pv.Name}
+	if r.reported.Behind(req, key, pv.ResourceVersion) || equality.Semantic.DeepEqual(pv.Status, want) {
 		return nil
 	}
-	return status.Apply(ctx, r.Hub, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: pv.Name}, Status: want}, transform.FieldManager)
+	applied := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: pv.Name}, Status: want}
+	if err := status.Apply(ctx, r.Hub, applied, transform.FieldManager); err != nil {
+		return err
+	}
+	r.reported.Wrote(req, key, pv.ResourceVersion, applied.ResourceVersion)
+	return nil
 }
 
 // hubPV reads a hub PV from the cache, else directly, as one not labelled for the target is
