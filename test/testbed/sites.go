@@ -299,6 +299,7 @@ func (c *Cluster) StopSite(name string) error {
 	if s.apiServer != nil {
 		errs = append(errs, s.apiServer.Stop())
 	}
+	s.etcd.StopTimeout = etcdStopTimeout
 	return errors.Join(append(errs, s.etcd.Stop())...)
 }
 
