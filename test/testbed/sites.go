@@ -299,6 +299,8 @@ func (c *Cluster) StopSite(name string) error {
 	if s.apiServer != nil {
 		errs = append(errs, s.apiServer.Stop())
 	}
+	// Set here, not where the members are made: envtest sets the first site's member's
+	// StopTimeout to the control plane's as it starts it.
 	s.etcd.StopTimeout = etcdStopTimeout
 	return errors.Join(append(errs, s.etcd.Stop())...)
 }
