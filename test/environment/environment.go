@@ -185,13 +185,14 @@ func (e *Environment) register(ctx context.Context) error {
 // StartController runs the hub controllers: one replica, or, in a hub across sites, one
 // beside the API server of each main site that is up and runs none (StartSite may have
 // started its site's), electing a leader. A replica that exits, for instance because it
-// started while the hub did not answer, runs again, as its Deployment's would.
+// started while the hub did not answer, runs again, as its Deployment's would. A
+// StateError says that every such site runs one already.
 func (e *Environment) StartController() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	sites := slices.DeleteFunc(e.replicaSites(), func(site string) bool { return e.controllers[site] != nil })
 	if len(sites) == 0 {
-		return errors.New("the controller runs already")
+		return &StateError{"the controller runs already"}
 	}
 	// The first replica of a controller that ran nowhere leads, so that a spec knows which
 	// site's loss takes the leader. The Lease's holder is read before that replica starts:

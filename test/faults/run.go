@@ -300,7 +300,15 @@ func (r *run) actions(st Step) (start, heal func(context.Context) error) {
 				})
 			}
 	case KillController:
-		return r.held(st.Kind, noContext(env.StopController), noContext(env.StartController))
+		// A site lost and brought back while the controller was killed starts its replica
+		// with it: the controller may run at every site already when the kill heals.
+		return r.held(st.Kind, noContext(env.StopController), func(context.Context) error {
+			var already *environment.StateError
+			if err := env.StartController(); !errors.As(err, &already) {
+				return err
+			}
+			return nil
+		})
 	case KillSyncer, StopMember, Partition:
 		var t string
 		return func(context.Context) error {
