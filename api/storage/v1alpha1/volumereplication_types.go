@@ -4,6 +4,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // KeyNamespace is the hub namespace of the pairs' rsync-TLS key Secrets, Custody's own.
@@ -111,6 +112,10 @@ type ReplicationDestinationStatus struct {
 	Address string `json:"address,omitempty"`
 	// +optional
 	Port int32 `json:"port,omitempty"`
+	// UID is the ReplicationDestination's. One made again listens at the same address, with
+	// no image of the syncs sent to the one before: the source sends to it anew.
+	// +optional
+	UID types.UID `json:"uid,omitempty"`
 	// LatestImage is the VolumeSnapshot of the last completed sync, in the claim's namespace
 	// of the destination's member.
 	// +optional

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -93,7 +94,7 @@ func (r *Reconciler) receive(ctx context.Context, vr *storagev1alpha1.VolumeRepl
 		return ctrl.Result{}, err
 	}
 	st := ptr.Deref(rd.Status, volsyncv1alpha1.ReplicationDestinationStatus{})
-	got := &storagev1alpha1.ReplicationDestinationStatus{ReportedBy: r.SyncTargetName, LastSyncTime: st.LastSyncTime}
+	got := &storagev1alpha1.ReplicationDestinationStatus{ReportedBy: r.SyncTargetName, UID: rd.UID, LastSyncTime: st.LastSyncTime}
 	got.Result, got.Message = moverResult(st.LatestMoverStatus, st.Conditions)
 	if tls := st.RsyncTLS; tls != nil {
 		got.Address, got.Port = ptr.Deref(tls.Address, ""), ptr.Deref(tls.Port, 0)
@@ -165,6 +166,9 @@ func (r *Reconciler) send(ctx context.Context, vr *storagev1alpha1.VolumeReplica
 	err := r.Member.Get(ctx, client.ObjectKey{Namespace: ns, Name: objectName(vr.Name)}, rs)
 	if apierrors.IsNotFound(err) {
 		rs = &volsyncv1alpha1.ReplicationSource{ObjectMeta: r.meta(vr, ns, objectName(vr.Name)), Spec: want}
+		if dst.UID != "" {
+			rs.Annotations[destinationAnnotation] = string(dst.UID)
+		}
 		ctrl.LoggerFrom(ctx).Info("Creating the ReplicationSource", "replicationSource", client.ObjectKeyFromObject(rs), "destination", dst.Address)
 		return ctrl.Result{}, client.IgnoreAlreadyExists(r.Member.Create(ctx, rs))
 	}
@@ -174,12 +178,13 @@ func (r *Reconciler) send(ctx context.Context, vr *storagev1alpha1.VolumeReplica
 	if !rs.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // back with its deletion, to make it again
 	}
-	if had := rs.Spec.RsyncTLS; had == nil || ptr.Deref(had.Address, "") != dst.Address {
-		// The replication moved to another destination, which holds no image yet. VolSync
-		// syncs a new source at once, but a source whose address changed only at its next
-		// scheduled time: up to an interval with no replica where the pair now keeps them.
+	if had := rs.Spec.RsyncTLS; had == nil || ptr.Deref(had.Address, "") != dst.Address || sentTo(rs) != dst.UID {
+		// The replication moved to another destination, or its destination was made again
+		// (at the same address): it holds no image yet. VolSync syncs a new source at once,
+		// but a source whose destination changed only at its next scheduled time: up to an
+		// interval with no replica where the pair now keeps them.
 		ctrl.LoggerFrom(ctx).Info("Deleting the ReplicationSource, to make it again for the new destination",
-			"replicationSource", client.ObjectKeyFromObject(rs), "destination", dst.Address)
+			"replicationSource", client.ObjectKeyFromObject(rs), "destination", dst.Address, "uid", dst.UID)
 		return ctrl.Result{}, client.IgnoreNotFound(r.Member.Delete(ctx, rs))
 	}
 	if !equality.Semantic.DeepEqual(rs.Spec.Trigger, want.Trigger) || !equality.Semantic.DeepEqual(rs.Spec.RsyncTLS, want.RsyncTLS) {
@@ -203,6 +208,16 @@ func (r *Reconciler) send(ctx context.Context, vr *storagev1alpha1.VolumeReplica
 		recheck = imageRecheck // the member's pods are not in the syncer's cache
 	}
 	return ctrl.Result{RequeueAfter: recheck}, r.report(ctx, vr, storagev1alpha1.VolumeReplicationStatus{Source: got})
+}
+
+// destinationAnnotation on a ReplicationSource the syncer made is the UID of the
+// ReplicationDestination it sends to.
+const destinationAnnotation = "workload.custody.dev/destination-uid"
+
+// sentTo is the UID of the ReplicationDestination the source was made for; empty when it was
+// made for a destination that reported none.
+func sentTo(rs *volsyncv1alpha1.ReplicationSource) types.UID {
+	return types.UID(rs.Annotations[destinationAnnotation])
 }
 
 // quiesced tells whether a relocate asked to quiesce the claim's namespace, and whether it is
