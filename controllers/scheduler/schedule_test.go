@@ -5,9 +5,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
 )
 
@@ -101,5 +103,38 @@ func TestPlan(t *testing.T) {
 				t.Fatalf("Plan = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestHoldingDomain: a claim holds its namespace to its volume's domain, unless it is to be
+// restored from a replica on a target that does not reach that domain, or a switch left it
+// where it was with no replica.
+func TestHoldingDomain(t *testing.T) {
+	targets := []workloadv1alpha1.SyncTarget{
+		{ObjectMeta: metav1.ObjectMeta{Name: "m2"}, Spec: workloadv1alpha1.SyncTargetSpec{StorageDomains: []string{"west"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "m4"}, Spec: workloadv1alpha1.SyncTargetSpec{StorageDomains: []string{"east", "west"}}},
+	}
+	claim := func(restore string, asked bool) *corev1.PersistentVolumeClaim {
+		c := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{storagev1alpha1.DomainAnnotation: "east"}}}
+		if asked {
+			c.Annotations[storagev1alpha1.RestoreAnnotation] = restore
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		name    string
+		restore string
+		asked   bool
+		want    string
+	}{
+		{"no restore asked", "", false, "east"},
+		{"left with no replica", "", true, ""},
+		{"restored on a target that does not reach the domain", "m2/image-1", true, ""},
+		{"a replica on a target that reaches the domain: a move", "m4/image-1", true, "east"},
+		{"a replica on a target the hub does not know", "m9/image-1", true, ""},
+	} {
+		if got := holdingDomain(claim(tc.restore, tc.asked), targets); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

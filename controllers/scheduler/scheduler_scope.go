@@ -69,20 +69,41 @@ func (r *Reconciler) observe(ctx context.Context, ns *corev1.Namespace) (*scope,
 	if s.loads, err = r.loads(ctx, s.candidateKeys(), ns.Name); err != nil {
 		return nil, err
 	}
-	for _, c := range claims.Items {
-		key, snapshot, asked := storagev1alpha1.RestoreFrom(c.Annotations)
-		// A claim that a switch of Locations left waiting, with no replica or no protection,
-		// keeps its data where it was: it does not hold its namespace there.
-		left := asked && snapshot == ""
-		if d := c.Annotations[storagev1alpha1.DomainAnnotation]; d != "" && !left && !slices.Contains(s.volumeDomains, d) {
+	for i := range claims.Items {
+		c := &claims.Items[i]
+		if d := holdingDomain(c, s.targets); d != "" && !slices.Contains(s.volumeDomains, d) {
 			s.volumeDomains = append(s.volumeDomains, d)
 		}
-		if snapshot != "" && !slices.Contains(s.replicas, key) {
+		if key, snapshot, _ := storagev1alpha1.RestoreFrom(c.Annotations); snapshot != "" && !slices.Contains(s.replicas, key) {
 			s.replicas = append(s.replicas, key)
 		}
 	}
 	sort.Strings(s.volumeDomains)
 	return s, nil
+}
+
+// holdingDomain is the storage domain that a claim holds its namespace to: its volume's, ""
+// for none. A claim that a switch of Locations left waiting, with no replica or no
+// protection, keeps its data where it was: it does not hold its namespace there. Nor does
+// one to be restored from a replica on a target that does not reach its volume's domain:
+// coordination restores it there, in that target's domain, so the namespace goes where the
+// replica is at once, in the write that takes it from where it was, not after every claim
+// of it was set aside. A replica's target that reaches the domain takes the volume as a
+// move would, and the domain holds.
+func holdingDomain(c *corev1.PersistentVolumeClaim, targets []workloadv1alpha1.SyncTarget) string {
+	d := c.Annotations[storagev1alpha1.DomainAnnotation]
+	key, snapshot, asked := storagev1alpha1.RestoreFrom(c.Annotations)
+	switch {
+	case !asked:
+		return d
+	case snapshot == "":
+		return ""
+	}
+	if i := slices.IndexFunc(targets, func(t workloadv1alpha1.SyncTarget) bool { return workloadv1alpha1.ToSyncTargetKey(t.Name) == key }); i >= 0 &&
+		slices.Contains(targets[i].Spec.StorageDomains, d) {
+		return d
+	}
+	return ""
 }
 
 // desiredTargets chooses one target per Location of the namespace's Placements. The targets
