@@ -60,11 +60,14 @@
 // its claim copy, the status of each). The rest goes to the reasons above, and to the
 // record of Moving (WaitingForDetach) written before h is asked.
 //
-// A restore from a replica, after a lost owner h, takes the volume from h and sets it aside
-// in one step: the patch that drops h from the hub PV also takes off its protection finalizer,
-// and the PV is deleted in the same step, so that the restored volume may take its name. One
-// step, one record and one PV patch fewer than dropping h first and deleting after; an owner
-// that answers is asked to let go first, as in a move.
+// A restore from a replica, after an owner h that does not answer, takes the volume from h
+// and sets it aside in one step: the patch that drops h from the hub PV also takes off its
+// protection finalizer, and the PV is deleted in the same step, so that the restored volume
+// may take its name. One step, one record and one PV patch fewer than dropping h first and
+// deleting after; an owner that answers is asked to let go first, as in a move. h is dropped
+// as soon as it is Unreachable, not once its fence delay passed: the switch of Locations that
+// asked for the restore judged h's Location lost (the pair's failover threshold, or an
+// admin's declaration), and the volume it held is kept, never released.
 //
 // A hold (the HoldFinalizer in the claim's per-target coordination finalizers) keeps a claim
 // on a target while leaving it would break an invariant: during provisioning, for internal

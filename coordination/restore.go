@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
-	"github.com/custody-dev/custody/fencing"
 )
 
 // restoring tells whether the claim is being restored from a replica: one is asked for that
@@ -165,20 +164,19 @@ func provisionReplica(o Observation, d *Decision, r Restore, domain string) {
 }
 
 // letGo asks the targets to let go of the claim and its volume, as in a move, and drops
-// without their acknowledgement those that are lost (unreachable past their fence delay) or
-// fenced off the volume's domain: a target that stopped answering a moment ago may still
-// run, and waits until it answers or is lost.
+// without their acknowledgement those that do not answer (Unreachable) or are fenced off the
+// volume's domain: the replica stands in for the volume, which is set aside and never
+// released. A restore is asked by a switch of Locations, which a pair makes on its own only
+// once its Location did not answer for its failover threshold, or which an admin declared:
+// that is the judgement a fence delay stands for in a move, and waiting for the targets'
+// fence delays on top would only hold the restore back.
 func letGo(o Observation, d *Decision, keys []string, domain string) {
 	for _, k := range keys {
 		t := o.Targets[k]
-		switch {
-		case !t.Ready && (fencing.Lost(t.UnreachableSince, o.Now, t.FenceDelay) || t.Fences[domain].Holds()):
+		if !t.Ready && (!t.UnreachableSince.IsZero() || t.Fences[domain].Holds()) {
 			d.Actions = append(d.Actions, Action{Kind: DropTarget, Target: k})
-		case !t.Ready && !t.UnreachableSince.IsZero():
-			leave(o, d, k)
-			recheckWhenLost(o, d, t)
-		default:
-			leave(o, d, k)
+			continue
 		}
+		leave(o, d, k)
 	}
 }

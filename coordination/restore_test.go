@@ -61,7 +61,7 @@ func restoreCases() []decideCase {
 			o:         lostA(restoreObs("snap-1", map[string]Presence{"a": departing, "b": departing, "c": placed}, map[string]Presence{"a": pvSync, "b": pvSync}, "h-old", moving)),
 			wantPhase: storagev1alpha1.Restoring, wantOwner: "a", wantReason: storagev1alpha1.ReasonSettingAside,
 			wantActions: []Action{act(DropTarget, "a"), act(Unhold, "b"), act(RemoveVolume, "b")}},
-		{name: "restore: an old owner that stopped answering a moment ago is asked, not dropped",
+		{name: "restore: an old owner that stopped answering a moment ago is dropped too, not waited for until its fence delay: the switch judged its Location lost",
 			o: func() Observation {
 				o := restoreObs("snap-1", map[string]Presence{"a": departing, "c": placed}, map[string]Presence{"a": pvSync}, "h-old", moving)
 				t := o.Targets["a"]
@@ -70,7 +70,17 @@ func restoreCases() []decideCase {
 				return o
 			}(),
 			wantPhase: storagev1alpha1.Restoring, wantOwner: "a", wantReason: storagev1alpha1.ReasonSettingAside,
-			wantActions: []Action{act(Unhold, "a"), act(RemoveVolume, "a")}, wantRecheck: 29 * time.Second},
+			wantActions: []Action{act(DropTarget, "a"), act(DeleteVolume, "")}},
+		{name: "restore: an old owner that is not Ready but answers is asked, not dropped",
+			o: func() Observation {
+				o := restoreObs("snap-1", map[string]Presence{"a": departing, "c": placed}, map[string]Presence{"a": pvSync}, "h-old", moving)
+				t := o.Targets["a"]
+				t.Ready = false
+				o.Targets["a"] = t
+				return o
+			}(),
+			wantPhase: storagev1alpha1.Restoring, wantOwner: "a", wantReason: storagev1alpha1.ReasonSettingAside,
+			wantActions: []Action{act(Unhold, "a"), act(RemoveVolume, "a")}},
 		{name: "restore: with no holder left, the volume is set aside and its hub PV deleted",
 			o:         restoreObs("snap-1", map[string]Presence{"c": placed}, map[string]Presence{}, "h-old", moving),
 			wantPhase: storagev1alpha1.Restoring, wantOwner: "a", wantReason: storagev1alpha1.ReasonSettingAside,
