@@ -23,13 +23,7 @@ import (
 func TestReportsOnlyWhatTheStatusDoesNotSay(t *testing.T) {
 	ctx := context.Background()
 	applies := 0
-	hub := fake.NewClientBuilder().WithScheme(api.NewScheme()).WithInterceptorFuncs(interceptor.Funcs{
-		SubResourceApply: func(context.Context, client.Client, string, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
-			applies++
-			return nil
-		},
-	}).Build()
-	r := &Reconciler{Clients: syncio.Clients{Hub: hub}, SyncTargetName: "m2"}
+	r := &Reconciler{Clients: syncio.Clients{Hub: fakeHub(api.NewScheme(), &applies)}, SyncTargetName: "m2"}
 
 	synced := metav1.NewTime(time.Date(2026, 12, 3, 7, 35, 4, 0, time.UTC))
 	image := func(kept bool) *storagev1alpha1.ReplicationDestinationStatus {
@@ -76,4 +70,15 @@ func stored(t *testing.T, vr *storagev1alpha1.VolumeReplication) *storagev1alpha
 		t.Fatal(err)
 	}
 	return out
+}
+
+// fakeHub is a hub holding objs whose status applies, which the fake client does not take,
+// are counted in applies and dropped.
+func fakeHub(scheme *runtime.Scheme, applies *int, objs ...client.Object) client.Client {
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithInterceptorFuncs(interceptor.Funcs{
+		SubResourceApply: func(context.Context, client.Client, string, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
+			*applies++
+			return nil
+		},
+	}).Build()
 }

@@ -8,12 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/custody-dev/custody/api"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
@@ -46,10 +44,8 @@ func TestSendsAnewToADestinationMadeAgain(t *testing.T) {
 		{"a destination made again, for a source made before destinations reported theirs", "", "rd-2", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			hub := fake.NewClientBuilder().WithScheme(scheme).WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}).
-				WithInterceptorFuncs(interceptor.Funcs{SubResourceApply: func(context.Context, client.Client, string, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
-					return nil
-				}}).Build()
+			var applies int
+			hub := fakeHub(scheme, &applies, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}})
 			member := fake.NewClientBuilder().WithScheme(scheme).Build()
 			r := &Reconciler{Clients: syncio.Clients{Hub: hub, HubReader: hub, Member: member, MemberReader: member},
 				SyncTargetName: "m1", Target: transform.Target{Key: "m1", Hub: "hub"}}
