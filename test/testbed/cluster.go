@@ -53,7 +53,8 @@ const (
 	StartTimeout        = 3 * time.Minute
 	clusterStartTimeout = 2 * time.Minute
 	stopTimeout         = time.Minute
-	// etcdStopTimeout bounds the stop of a site's etcd member (StopSite). It hands its
+	// etcdStopTimeout bounds the stop of a site's etcd member (StopSite), from its start: an
+	// envtest process stops within the timeout it had when it started. It hands its
 	// leadership over and waits for the other sites' API servers to close their watches,
 	// each for up to its request timeout, 10 s at the bed's election timeout: 11 s alone, and
 	// more than a minute beside another suite on two cores.

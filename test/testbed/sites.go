@@ -91,7 +91,7 @@ func (c *Cluster) planSites(names []string) error {
 		}
 		e := &envtest.Etcd{
 			Path: filepath.Join(c.binDir, "etcd"), DataDir: filepath.Join(c.dir, "etcd-"+name), URL: client,
-			Out: c.log, Err: c.log, StartTimeout: clusterStartTimeout, StopTimeout: stopTimeout,
+			Out: c.log, Err: c.log, StartTimeout: clusterStartTimeout, StopTimeout: etcdStopTimeout,
 		}
 		e.Configure().Set("name", name).Set("listen-peer-urls", peers[i]).Set("initial-advertise-peer-urls", peers[i]).
 			Set("initial-cluster", strings.Join(initial, ",")).Set("initial-cluster-state", "new").
@@ -101,6 +101,9 @@ func (c *Cluster) planSites(names []string) error {
 	}
 	first := c.sites[0]
 	c.env.ControlPlane.Etcd = first.etcd
+	// envtest gives the first member the control plane's stop timeout as it starts it, and a
+	// member keeps the timeout it started with: it bounds the first API server's stop too.
+	c.env.ControlPlaneStopTimeout = etcdStopTimeout
 	first.apiServer = c.env.ControlPlane.APIServer
 	// Each API server lists its own site's etcd member first.
 	for i, s := range c.sites[:len(c.sites)-1] {
@@ -299,9 +302,6 @@ func (c *Cluster) StopSite(name string) error {
 	if s.apiServer != nil {
 		errs = append(errs, s.apiServer.Stop())
 	}
-	// Set here, not where the members are made: envtest sets the first site's member's
-	// StopTimeout to the control plane's as it starts it.
-	s.etcd.StopTimeout = etcdStopTimeout
 	return errors.Join(append(errs, s.etcd.Stop())...)
 }
 

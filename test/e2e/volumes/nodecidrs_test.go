@@ -55,6 +55,11 @@ var _ = Describe("Node CIDRs checked against the clients the storage reports", f
 			fencingVerified(ctx, t, metav1.ConditionTrue, workloadv1alpha1.ReasonNodeCIDRsMatchClients)
 		}
 		ns, lost, _ := ownedVolume(ctx)
+		// Last of the clean-ups: the next spec finds the target verified again, not still
+		// reporting the client this one adds, which would hold its failover.
+		DeferCleanup(func(ctx SpecContext) {
+			fencingVerified(ctx, lost, metav1.ConditionTrue, workloadv1alpha1.ReasonNodeCIDRsMatchClients)
+		})
 		// A node of the member the SyncTarget does not list: the storage knows it as a client.
 		const extra = "10.250.0.7/32"
 		nodes := framework.Member(env.Bed, lost).NodeCIDRs
