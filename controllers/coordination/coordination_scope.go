@@ -252,20 +252,10 @@ func findClass(t *workloadv1alpha1.SyncTarget, name *string) *workloadv1alpha1.S
 // unreachableSince is when the target whose key is key became Unreachable; zero while it
 // answers or when there is none.
 func (s *scope) unreachableSince(key string) time.Time {
-	if t := targetOf(s.targets, key); t != nil {
+	if t := workloadv1alpha1.TargetWithKey(s.targets, key); t != nil {
 		return t.UnreachableSince()
 	}
 	return time.Time{}
-}
-
-// targetOf is the target whose key is key; nil when there is none.
-func targetOf(targets []workloadv1alpha1.SyncTarget, key string) *workloadv1alpha1.SyncTarget {
-	for i := range targets {
-		if workloadv1alpha1.ToSyncTargetKey(targets[i].Name) == key {
-			return &targets[i]
-		}
-	}
-	return nil
 }
 
 func (s *scope) volumeName() string {

@@ -162,7 +162,7 @@ func (w *writes) drop(key string) {
 
 // nameOf is the name of the SyncTarget whose key is key.
 func (w *writes) nameOf(key string) string {
-	if t := targetOf(w.targets, key); t != nil {
+	if t := workloadv1alpha1.TargetWithKey(w.targets, key); t != nil {
 		return t.Name
 	}
 	return key

@@ -99,8 +99,7 @@ func holdingDomain(c *corev1.PersistentVolumeClaim, targets []workloadv1alpha1.S
 	case snapshot == "":
 		return ""
 	}
-	if i := slices.IndexFunc(targets, func(t workloadv1alpha1.SyncTarget) bool { return workloadv1alpha1.ToSyncTargetKey(t.Name) == key }); i >= 0 &&
-		slices.Contains(targets[i].Spec.StorageDomains, d) {
+	if t := workloadv1alpha1.TargetWithKey(targets, key); t != nil && slices.Contains(t.Spec.StorageDomains, d) {
 		return d
 	}
 	return ""

@@ -385,3 +385,14 @@ func ToSyncTargetKey(name string) string {
 	}
 	return prefix + "-" + hash
 }
+
+// TargetWithKey is the target among targets whose key (ToSyncTargetKey) is key; nil when
+// there is none.
+func TargetWithKey(targets []SyncTarget, key string) *SyncTarget {
+	for i := range targets {
+		if ToSyncTargetKey(targets[i].Name) == key {
+			return &targets[i]
+		}
+	}
+	return nil
+}
