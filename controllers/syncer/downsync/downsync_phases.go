@@ -330,7 +330,7 @@ func (r *Reconciler) ensureStatus(ctx context.Context, up, down *unstructured.Un
 		return nil
 	}
 	downStatus, found := down.Object["status"]
-	if !found || transform.SameStatus(up.Object["status"], downStatus) || binding(up, down) {
+	if !found || transform.SameStatus(up.Object["status"], downStatus) || r.binding(up, down) {
 		return nil
 	}
 	report := transform.Empty(r.GVK)
@@ -340,10 +340,11 @@ func (r *Reconciler) ensureStatus(ctx context.Context, up, down *unstructured.Un
 	return status.Apply(ctx, r.Hub, report, transform.FieldManager)
 }
 
-// binding: a claim's copy, made for a volume that exists (pre-bound), is Pending while the
-// hub claim is Bound already, as a moved claim's new copy is until its member binds it: the
-// hub claim stays Bound.
-func binding(up, down *unstructured.Unstructured) bool {
+// binding: a claim's copy is Pending while the hub claim is Bound already, as the copy is
+// until its member binds it when it was made for a volume that exists (pre-bound: a moved
+// claim), or provisions it from the replica the claim is restored from: the hub claim stays
+// Bound. Its record (the VolumeOwnership) tells where the move or the restore is.
+func (r *Reconciler) binding(up, down *unstructured.Unstructured) bool {
 	if up.GroupVersionKind().GroupKind() != transform.PVCGVK.GroupKind() {
 		return false
 	}
@@ -355,7 +356,8 @@ func binding(up, down *unstructured.Unstructured) bool {
 		v, _, _ := unstructured.NestedString(o.Object, "spec", "volumeName")
 		return v
 	}
-	return phase(down) == string(corev1.ClaimPending) && phase(up) == string(corev1.ClaimBound) && volume(up) != "" && volume(down) != ""
+	return phase(down) == string(corev1.ClaimPending) && phase(up) == string(corev1.ClaimBound) && volume(up) != "" &&
+		(volume(down) != "" || r.Target.Restores(up))
 }
 
 // apply writes a desired downstream object with server-side apply.

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	"github.com/custody-dev/custody/controllers/internal/versions"
 	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
@@ -50,5 +51,37 @@ func TestTheFinalizerIsPutOnOnce(t *testing.T) {
 	}
 	if err := r.ensureFinalizer(ctx, written); err != nil || !controllerutil.ContainsFinalizer(written, target.Finalizer()) {
 		t.Fatalf("a finalizer taken off since is not put on again: %v, finalizers %v", err, written.GetFinalizers())
+	}
+}
+
+// TestBindingCopiesKeepTheHubClaimBound: a claim's copy that is Pending until its member binds
+// the volume it was made for, or provisions it from the claim's replica, leaves the hub claim
+// Bound; any other Pending copy is reported.
+func TestBindingCopiesKeepTheHubClaimBound(t *testing.T) {
+	claim := func(phase corev1.PersistentVolumeClaimPhase, volume string, annotations map[string]string) *unstructured.Unstructured {
+		o := transform.Empty(transform.PVCGVK)
+		o.SetAnnotations(annotations)
+		o.Object["spec"] = map[string]any{"volumeName": volume}
+		o.Object["status"] = map[string]any{"phase": string(phase)}
+		return o
+	}
+	restoreHere := map[string]string{storagev1alpha1.RestoreAnnotation: target.Key + "/snap-1"}
+	restoreElsewhere := map[string]string{storagev1alpha1.RestoreAnnotation: "m9/snap-1"}
+	r := &Reconciler{Target: target}
+	for _, c := range []struct {
+		name     string
+		up, down *unstructured.Unstructured
+		want     bool
+	}{
+		{"a moved claim's copy, pre-bound", claim(corev1.ClaimBound, "pvc-1", nil), claim(corev1.ClaimPending, "pvc-1", nil), true},
+		{"a claim restored here from its replica", claim(corev1.ClaimBound, "pvc-1", restoreHere), claim(corev1.ClaimPending, "", restoreHere), true},
+		{"a claim restored on another target", claim(corev1.ClaimBound, "pvc-1", restoreElsewhere), claim(corev1.ClaimPending, "", restoreElsewhere), false},
+		{"a copy with no volume, not restored", claim(corev1.ClaimBound, "pvc-1", nil), claim(corev1.ClaimPending, "", nil), false},
+		{"a new claim, Pending on the hub too", claim(corev1.ClaimPending, "", restoreHere), claim(corev1.ClaimPending, "", restoreHere), false},
+		{"a copy that lost its volume", claim(corev1.ClaimBound, "pvc-1", nil), claim(corev1.ClaimLost, "pvc-1", nil), false},
+	} {
+		if got := r.binding(c.up, c.down); got != c.want {
+			t.Errorf("%s: binding %t, want %t", c.name, got, c.want)
+		}
 	}
 }
