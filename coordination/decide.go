@@ -155,11 +155,16 @@ func upsyncing(v *Volume) string {
 }
 
 // bind: the provisioned PV came up. Bind hub claim and PV, record the original policy, and
-// switch the PV to Sync, from which on its syncer keeps the copy Retain.
+// switch the PV to Sync, from which on its syncer keeps the copy Retain. A hub PV that its
+// syncer made a moment ago waits for the status the syncer reports next, unless the target
+// stopped answering: patched before, at the version the report replaces, it would be refused.
 func bind(o Observation, d *Decision) {
 	u := upsyncing(o.Volume)
 	d.Phase, d.Owner = storagev1alpha1.Upsyncing, u
 	d.Reason, d.Message = storagev1alpha1.ReasonBinding, "binding the volume provisioned on "+u
+	if o.Volume.Pending && o.Targets[u].Ready {
+		return
+	}
 	keep := keptPolicy(o)
 	if !o.Volume.BoundToClaim || o.Claim.VolumeName != o.Volume.Name || keep != "" && o.Volume.ReclaimPolicy != keep {
 		d.Actions = append(d.Actions, Action{Kind: BindClaim, Policy: keep})

@@ -140,6 +140,18 @@ func decideCases() []decideCase {
 				o.Claim.VolumeName = ""
 				return o
 			}(), wantPhase: storagev1alpha1.Upsyncing, wantOwner: "a", wantActions: []Action{act(BindClaim, ""), act(SyncVolume, "a")}},
+		{name: "Provisioning → Upsyncing: a PV made a moment ago waits for the status its syncer reports next",
+			o: func() Observation {
+				o := obs(rwo, map[string]Presence{"a": synced}, map[string]Presence{"a": pvUp}, Record{Owner: "a", Phase: storagev1alpha1.Provisioning})
+				o.Claim.VolumeName, o.Volume.Pending = "", true
+				return o
+			}(), wantPhase: storagev1alpha1.Upsyncing, wantOwner: "a", wantReason: storagev1alpha1.ReasonBinding, wantActions: []Action{}},
+		{name: "Provisioning → Upsyncing: a PV whose status was not reported yet is bound once its target stopped answering",
+			o: func() Observation {
+				o := notReady(obs(rwo, map[string]Presence{"a": synced}, map[string]Presence{"a": pvUp}, Record{Owner: "a", Phase: storagev1alpha1.Provisioning}), "a")
+				o.Claim.VolumeName, o.Volume.Pending = "", true
+				return o
+			}(), wantPhase: storagev1alpha1.Upsyncing, wantOwner: "a", wantActions: []Action{act(BindClaim, ""), act(SyncVolume, "a")}},
 		{name: "Upsyncing → Bound",
 			o: obs(rwo, map[string]Presence{"a": synced}, map[string]Presence{"a": pvSync}, Record{Owner: "a", Phase: storagev1alpha1.Upsyncing}), wantPhase: storagev1alpha1.Bound, wantOwner: "a", wantReason: storagev1alpha1.ReasonInUse},
 		{name: "Upsyncing → Moving when the namespace left meanwhile",

@@ -67,6 +67,9 @@ type Volume struct {
 	Deleting      bool
 	// Released: its status phase is Released, as RetainVolume leaves it.
 	Released bool
+	// Pending: its status phase is Pending, as an API server makes every PV: the syncer that
+	// upsynced it has not reported its member's PV's status yet.
+	Pending bool
 	// Driver and Handle name its CSI storage; empty for any other volume source.
 	Driver, Handle string
 	On             map[string]Presence

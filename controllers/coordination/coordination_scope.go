@@ -157,6 +157,7 @@ func (s *scope) observation(compatible coordination.CompatibleFunc, now time.Tim
 			ReclaimPolicy: pv.Spec.PersistentVolumeReclaimPolicy,
 			Deleting:      !pv.DeletionTimestamp.IsZero(),
 			Released:      pv.Status.Phase == corev1.VolumeReleased,
+			Pending:       pv.Status.Phase == corev1.VolumePending,
 			On:            presences(pv),
 		}
 		if csi := pv.Spec.CSI; csi != nil {
