@@ -330,7 +330,7 @@ func (r *Reconciler) ensureStatus(ctx context.Context, up, down *unstructured.Un
 		return nil
 	}
 	downStatus, found := down.Object["status"]
-	if !found || transform.SameStatus(up.Object["status"], downStatus) || r.binding(up, down) {
+	if !found || transform.SameStatus(up.Object["status"], downStatus) || r.binding(up, down) || unjudged(up, downStatus) {
 		return nil
 	}
 	report := transform.Empty(r.GVK)
@@ -358,6 +358,22 @@ func (r *Reconciler) binding(up, down *unstructured.Unstructured) bool {
 	}
 	return phase(down) == string(corev1.ClaimPending) && phase(up) == string(corev1.ClaimBound) && volume(up) != "" &&
 		(volume(down) != "" || r.Target.Restores(up))
+}
+
+// unjudged: a claim's copy has no Unused condition yet, while the hub claim has the one its
+// last reporter's member gave it, and the statuses are the same but for that condition. A
+// member's kube-controller-manager puts the condition on every claim once it looked for pods
+// that use it (True or False), and never takes it off: the copy, made a moment ago, is not
+// judged yet. Reported now, its status would take the condition off the hub claim, and the
+// next report would put it back.
+func unjudged(up *unstructured.Unstructured, downStatus any) bool {
+	if up.GroupVersionKind().GroupKind() != transform.PVCGVK.GroupKind() {
+		return false
+	}
+	unused := string(corev1.PersistentVolumeClaimUnused)
+	hubCondition, hubRest := transform.WithoutCondition(up.Object["status"], unused)
+	memberCondition, _ := transform.WithoutCondition(downStatus, unused)
+	return hubCondition != nil && memberCondition == nil && transform.SameStatus(hubRest, downStatus)
 }
 
 // apply writes a desired downstream object with server-side apply.

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -82,6 +83,47 @@ func TestBindingCopiesKeepTheHubClaimBound(t *testing.T) {
 	} {
 		if got := r.binding(c.up, c.down); got != c.want {
 			t.Errorf("%s: binding %t, want %t", c.name, got, c.want)
+		}
+	}
+}
+
+// TestAnUnjudgedCopyLeavesTheHubClaimsUnusedCondition: a claim's copy whose member has not put
+// the Unused condition on it yet does not take the hub claim's off; any other difference is
+// reported.
+func TestAnUnjudgedCopyLeavesTheHubClaimsUnusedCondition(t *testing.T) {
+	condition := func(kind, status string) map[string]any {
+		return map[string]any{"type": kind, "status": status, "lastTransitionTime": "2026-01-01T00:00:00Z"}
+	}
+	status := func(capacity string, conditions ...map[string]any) map[string]any {
+		s := map[string]any{"phase": "Bound", "capacity": map[string]any{"storage": capacity}}
+		if len(conditions) > 0 {
+			list := []any{}
+			for _, c := range conditions {
+				list = append(list, c)
+			}
+			s["conditions"] = list
+		}
+		return s
+	}
+	unused, used := condition("Unused", "True"), condition("Unused", "False")
+	resizing := condition("Resizing", "True")
+	for _, c := range []struct {
+		name        string
+		gvk         schema.GroupVersionKind
+		hub, member map[string]any
+		want        bool
+	}{
+		{"the copy has no Unused condition yet", transform.PVCGVK, status("1Gi", unused), status("1Gi"), true},
+		{"the copy is used", transform.PVCGVK, status("1Gi", unused), status("1Gi", used), false},
+		{"the copy's resize ended", transform.PVCGVK, status("1Gi", unused, resizing), status("1Gi"), false},
+		{"the copy grew", transform.PVCGVK, status("1Gi", unused), status("2Gi"), false},
+		{"the hub claim has no Unused condition either", transform.PVCGVK, status("1Gi"), status("2Gi"), false},
+		{"not a claim", schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, status("1Gi", unused), status("1Gi"), false},
+	} {
+		up := &unstructured.Unstructured{Object: map[string]any{"status": c.hub}}
+		up.SetGroupVersionKind(c.gvk)
+		if got := unjudged(up, c.member); got != c.want {
+			t.Errorf("%s: unjudged %t, want %t", c.name, got, c.want)
 		}
 	}
 }

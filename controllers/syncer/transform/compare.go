@@ -100,6 +100,34 @@ func withoutConditionTimes(status any) any {
 	return out
 }
 
+// WithoutCondition splits a status into the condition of the type given and the status
+// without it; the condition is nil when the status has none of that type.
+func WithoutCondition(status any, conditionType string) (condition, rest any) {
+	m, ok := status.(map[string]any)
+	if !ok {
+		return nil, status
+	}
+	conditions, _ := m["conditions"].([]any)
+	kept := make([]any, 0, len(conditions))
+	for _, c := range conditions {
+		if cm, ok := c.(map[string]any); ok && cm["type"] == conditionType {
+			condition = c
+			continue
+		}
+		kept = append(kept, c)
+	}
+	if condition == nil {
+		return nil, status
+	}
+	out := maps.Clone(m)
+	if len(kept) == 0 {
+		delete(out, "conditions")
+	} else {
+		out["conditions"] = kept
+	}
+	return condition, out
+}
+
 // empty tells whether a value is null, an empty string, map or list: what an API server
 // leaves out of an object.
 func empty(v any) bool {
