@@ -44,7 +44,10 @@
 //     while the new owner holds the volume; the grant records the copy's policy, Retain, as
 //     the next pass would, so that the record is not written a third time for it alone);
 //   - n's syncer reports the claim's status to the hub, once per change of it in n, but for
-//     the times of its member's conditions.
+//     the times of its member's conditions, for the Pending of a copy its member is still
+//     binding or restoring, and for the Unused condition its member has not set yet (the
+//     hub claim keeps its own until then, instead of losing it in one report and getting it
+//     back in the next).
 //
 // Releasing h and giving n Sync is one patch of each object: no version of either names
 // both, and a crash between the claim's patch and the PV's leaves h on one of them, which
