@@ -365,7 +365,9 @@ func (r *Reconciler) binding(up, down *unstructured.Unstructured) bool {
 // member's kube-controller-manager puts the condition on every claim once it looked for pods
 // that use it (True or False), and never takes it off: the copy, made a moment ago, is not
 // judged yet. Reported now, its status would take the condition off the hub claim, and the
-// next report would put it back.
+// next report would put it back. A member whose kube-controller-manager does not set the
+// condition (older than 1.37, or the feature off) leaves the last one's on the hub claim
+// until anything else of its status changes.
 func unjudged(up *unstructured.Unstructured, downStatus any) bool {
 	if up.GroupVersionKind().GroupKind() != transform.PVCGVK.GroupKind() {
 		return false
