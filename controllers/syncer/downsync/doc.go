@@ -3,9 +3,10 @@
 // copy in the member, creating the translated namespace first; puts the syncer finalizer on
 // the hub object once the copy exists, which coordination reads as the copy's existence;
 // syncs status up, but for a Bound claim's copy that its member is still binding, moved or
-// restored from a replica (the hub claim stays Bound); runs the deletion flow (removal requested by annotation or by deletion,
-// held by coordination finalizers, then the downstream copy deleted and awaited, then the
-// finalizer and state label removed); and removes downstream copies whose hub object is no
+// restored from a replica (the hub claim stays Bound); runs the deletion flow (removal
+// requested by annotation or by deletion, held by coordination finalizers, then the
+// downstream copy deleted and awaited, then the finalizer and state label removed); and
+// removes downstream copies whose hub object is no
 // longer synced to the target, once the hub's API server, read past the cache, confirms it
 // (a cache may lag behind an object just made, or restored by an import). A claim restored
 // from a replica of another namespace gets the replica imported into its namespace until

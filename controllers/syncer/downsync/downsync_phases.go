@@ -373,9 +373,9 @@ func unjudged(up *unstructured.Unstructured, downStatus any) bool {
 		return false
 	}
 	unused := string(corev1.PersistentVolumeClaimUnused)
-	hubCondition, hubRest := transform.WithoutCondition(up.Object["status"], unused)
-	memberCondition, _ := transform.WithoutCondition(downStatus, unused)
-	return hubCondition != nil && memberCondition == nil && transform.SameStatus(hubRest, downStatus)
+	hubRest, hubHas := transform.WithoutCondition(up.Object["status"], unused)
+	_, memberHas := transform.WithoutCondition(downStatus, unused)
+	return hubHas && !memberHas && transform.SameStatus(hubRest, downStatus)
 }
 
 // apply writes a desired downstream object with server-side apply.

@@ -100,24 +100,24 @@ func withoutConditionTimes(status any) any {
 	return out
 }
 
-// WithoutCondition splits a status into the condition of the type given and the status
-// without it; the condition is nil when the status has none of that type.
-func WithoutCondition(status any, conditionType string) (condition, rest any) {
+// WithoutCondition is the status without its condition of the type given, and whether it
+// had one.
+func WithoutCondition(status any, conditionType string) (rest any, had bool) {
 	m, ok := status.(map[string]any)
 	if !ok {
-		return nil, status
+		return status, false
 	}
 	conditions, _ := m["conditions"].([]any)
 	kept := make([]any, 0, len(conditions))
 	for _, c := range conditions {
 		if cm, ok := c.(map[string]any); ok && cm["type"] == conditionType {
-			condition = c
+			had = true
 			continue
 		}
 		kept = append(kept, c)
 	}
-	if condition == nil {
-		return nil, status
+	if !had {
+		return status, false
 	}
 	out := maps.Clone(m)
 	if len(kept) == 0 {
@@ -125,7 +125,7 @@ func WithoutCondition(status any, conditionType string) (condition, rest any) {
 	} else {
 		out["conditions"] = kept
 	}
-	return condition, out
+	return out, true
 }
 
 // empty tells whether a value is null, an empty string, map or list: what an API server
