@@ -282,9 +282,8 @@ const kcmStartup = 10 * time.Second
 // certificates, so that every client made before the stop works again. After an outage
 // longer than kcmRenewDeadline the controller manager starts afresh too, as in a production
 // control plane, where it would have lost its lease and been restarted; and so does one that
-// was still starting when the API server stopped. A member's kube-scheduler, which would have
-// lost its lease too, and kwok start afresh with it: after a long outage their watches would
-// otherwise come back only after client-go's backoff, up to 30 s after the API server.
+// was still starting when the API server stopped. A member's kube-scheduler and kwok start
+// afresh after every outage (see nodes.restart).
 func (c *Cluster) StartAPIServer(ctx context.Context) error {
 	if c.sites != nil {
 		return errAcrossSites
@@ -296,18 +295,13 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 	if err := waitReady(ctx, c.Config); err != nil {
 		return err
 	}
-	if time.Since(c.stopped) < kcmRenewDeadline && !c.kcmStarting {
-		return nil
+	if time.Since(c.stopped) >= kcmRenewDeadline || c.kcmStarting {
+		c.stopControllerManager()
+		if err := c.startControllerManager(); err != nil {
+			return err
+		}
 	}
-	c.stopControllerManager()
-	if err := c.startControllerManager(); err != nil {
-		return err
-	}
-	if c.nodes == nil {
-		return nil
-	}
-	c.nodes.stop()
-	return c.nodes.start(c)
+	return c.nodes.restart(ctx, c)
 }
 
 // Wipe loses the cluster's state, as a hub whose etcd was lost and rebuilt empty: it stops

@@ -7,10 +7,15 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
 
@@ -52,7 +57,7 @@ const nodeLeaseSeconds = "40"
 // nodes are what plays a member's nodes: kube-scheduler, which binds pods to nodes, and kwok,
 // which plays the kubelet of every node (it reports the nodes Ready, renews their Leases, runs
 // a bound pod to Ready, and lets a deleted one go). Like the controller manager, they keep
-// running while the API server is stopped, and reconnect when it comes back.
+// running while the API server is stopped; they start afresh when it comes back (restart).
 type nodes struct {
 	count           int
 	scheduler, kwok *daemon
@@ -81,6 +86,63 @@ func (n *nodes) start(c *Cluster) error {
 		"--manage-all-nodes=true", "--cidr="+podCIDR,
 		"--node-lease-duration-seconds="+nodeLeaseSeconds); err != nil {
 		return fmt.Errorf("starting kwok: %w", err)
+	}
+	return nil
+}
+
+// restart starts kube-scheduler and kwok afresh after the API server came back. Running on,
+// they would catch up only when client-go's backoff lets their watches reconnect, a backoff
+// that grows with each outage: kwok ran a pod 50 s after an outage of 5 s, once 90 s were not
+// enough, and meanwhile it renewed the nodes' Leases from a stale cache and was refused. The
+// nodes' Leases go first: a kwok started afresh is another holder, which would take them
+// over only once the old holder's expired (nodeLeaseSeconds), playing no node until then,
+// and the pods it listed on a node it took over while its Lease cache still named the old
+// holder were dropped for good (they neither ran nor went until its pod watch was made anew,
+// nine minutes later). Started without them, it makes them again at once; resync covers the
+// pods it may still drop while it starts. A nil nodes has nothing to restart.
+func (n *nodes) restart(ctx context.Context, c *Cluster) error {
+	if n == nil {
+		return nil
+	}
+	n.stop()
+	if err := c.Client.DeleteAllOf(ctx, &coordinationv1.Lease{}, client.InNamespace(corev1.NamespaceNodeLease)); err != nil {
+		return fmt.Errorf("deleting the nodes' Leases: %w", err)
+	}
+	if err := n.start(c); err != nil {
+		return err
+	}
+	return n.resync(ctx, c)
+}
+
+// resyncAnnotation is what resync touches a pod with.
+const resyncAnnotation = "testbed.custody.dev/resync"
+
+// resync waits until kwok holds every node's Lease again, then touches each pod it still has
+// to act on (bound to a node and Pending, or being deleted), so that kwok hears of it as a
+// node's holder: a kwok that has just started drops the pods it hears of before it holds
+// their node's Lease in its own cache (seen once in 55 restarts), and hears of them again
+// only when they change.
+func (n *nodes) resync(ctx context.Context, c *Cluster) error {
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, clusterStartTimeout, true, func(ctx context.Context) (bool, error) {
+		leases := &coordinationv1.LeaseList{}
+		err := c.Client.List(ctx, leases, client.InNamespace(corev1.NamespaceNodeLease))
+		return err == nil && len(leases.Items) >= n.count, nil
+	}); err != nil {
+		return fmt.Errorf("waiting for kwok to hold the nodes' Leases: %w", err)
+	}
+	pods := &corev1.PodList{}
+	if err := c.Client.List(ctx, pods); err != nil {
+		return err
+	}
+	touch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, resyncAnnotation, time.Now().Format(time.RFC3339Nano))
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if pod.Spec.NodeName == "" || (pod.Status.Phase != corev1.PodPending && pod.DeletionTimestamp == nil) {
+			continue
+		}
+		if err := c.Client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, touch)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("touching pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
 	}
 	return nil
 }

@@ -131,9 +131,78 @@ func podReady(p *corev1.Pod) bool {
 // poll waits a minute at most for done.
 func poll(ctx context.Context, t *testing.T, what string, done func() (bool, error)) {
 	t.Helper()
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+	pollWithin(ctx, t, time.Minute, what, done)
+}
+
+// pollWithin waits bound at most for done.
+func pollWithin(ctx context.Context, t *testing.T, bound time.Duration, what string, done func() (bool, error)) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, bound, true, func(context.Context) (bool, error) {
 		return done()
 	}); err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
+		t.Fatalf("waiting %s for %s: %v", bound, what, err)
+	}
+}
+
+// TestMembersRunPodsAcrossOutages checks that a member's nodes catch up at once after each
+// outage of its API server, a short one and one long enough to restart its controller
+// manager: a pod made just before the outage and one made just after it run, and go once
+// deleted, within playBound of the API server's return. kwok running on through the outages
+// took up to 90 s; one started afresh beside the old one's Leases, about 40 s.
+func TestMembersRunPodsAcrossOutages(t *testing.T) {
+	const playBound = 15 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	bed, err := Start(ctx, TwoMembers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = bed.Stop() })
+	m1 := bed.Member("m1")
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "outages"}}
+	if err := m1.Client.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	for i, outage := range []time.Duration{2 * time.Second, kcmRenewDeadline + time.Second, 3 * time.Second} {
+		before := plainPod(ns.Name, fmt.Sprintf("before-%d", i))
+		if err := m1.Client.Create(ctx, before); err != nil {
+			t.Fatal(err)
+		}
+		if err := m1.StopAPIServer(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(outage)
+		if err := m1.StartAPIServer(ctx); err != nil {
+			t.Fatal(err)
+		}
+		back := time.Now()
+		after := plainPod(ns.Name, fmt.Sprintf("after-%d", i))
+		if err := m1.Client.Create(ctx, after); err != nil {
+			t.Fatal(err)
+		}
+		for _, pod := range []*corev1.Pod{before, after} {
+			pollWithin(ctx, t, playBound, fmt.Sprintf("pod %s Running after an outage of %s", pod.Name, outage), func() (bool, error) {
+				err := m1.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod)
+				return err == nil && pod.Status.Phase == corev1.PodRunning, err
+			})
+			if err := m1.Client.Delete(ctx, pod); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, pod := range []*corev1.Pod{before, after} {
+			pollWithin(ctx, t, playBound, fmt.Sprintf("pod %s gone after an outage of %s", pod.Name, outage), func() (bool, error) {
+				err := m1.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod)
+				return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+			})
+		}
+		t.Logf("outage of %s: both pods ran and went %s after the API server's return", outage, time.Since(back).Round(time.Millisecond))
+	}
+}
+
+// plainPod is a pod without volumes.
+func plainPod(ns, name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app"}}},
 	}
 }
