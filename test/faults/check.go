@@ -16,6 +16,7 @@ import (
 	schedulingv1alpha1 "github.com/custody-dev/custody/api/scheduling/v1alpha1"
 	storagev1alpha1 "github.com/custody-dev/custody/api/storage/v1alpha1"
 	workloadv1alpha1 "github.com/custody-dev/custody/api/workload/v1alpha1"
+	"github.com/custody-dev/custody/controllers/syncer/transform"
 )
 
 // settled tells why the system has not settled yet, or nil once it has: every target Ready
@@ -356,6 +357,42 @@ func (r *run) first(ctx context.Context, claims []corev1.PersistentVolumeClaim, 
 	pv := &corev1.PersistentVolume{}
 	if err := r.hub.Get(ctx, client.ObjectKey{Name: c.Spec.VolumeName}, pv); err == nil {
 		out += "; hub PV " + pv.Name + " " + meta(pv)
+	}
+	return out + r.copies(ctx, c)
+}
+
+// copies describes the claim's copy in each member it is synced to, and the member's pods
+// that use it: what holds a claim that does not go (a pod that its member's nodes never let
+// go, say), which the hub does not show.
+func (r *run) copies(ctx context.Context, c *corev1.PersistentVolumeClaim) string {
+	system := &corev1.Namespace{}
+	if err := r.hub.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, system); err != nil {
+		return ""
+	}
+	out := ""
+	for _, m := range r.env.Members {
+		key := workloadv1alpha1.ToSyncTargetKey(m.Name)
+		if !slices.Contains(synced(c), key) {
+			continue
+		}
+		ns := transform.Target{Key: key, Hub: string(system.UID)}.Namespace(c.Namespace)
+		copied := &corev1.PersistentVolumeClaim{}
+		if err := m.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: c.Name}, copied); err != nil {
+			out += fmt.Sprintf("; no copy in %s: %v", m.Name, err)
+			continue
+		}
+		out += fmt.Sprintf("; copy in %s %s, deleted at %v %s", m.Name, copied.Status.Phase, copied.DeletionTimestamp, meta(copied))
+		pods := &corev1.PodList{}
+		if err := m.Client.List(ctx, pods, client.InNamespace(ns)); err != nil {
+			continue
+		}
+		for _, pod := range pods.Items {
+			if slices.ContainsFunc(pod.Spec.Volumes, func(v corev1.Volume) bool {
+				return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == c.Name
+			}) {
+				out += fmt.Sprintf(", used by pod %s %s on node %q, deleted at %v", pod.Name, pod.Status.Phase, pod.Spec.NodeName, pod.DeletionTimestamp)
+			}
+		}
 	}
 	return out
 }
