@@ -24,13 +24,7 @@ import (
 // the scheduler chose; and a deleted pod goes, as its kubelet would let it, so that the
 // member's pvc-protection lets its claim go.
 func TestMembersRunPods(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	bed, err := Start(ctx, TwoMembers())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = bed.Stop() })
+	ctx, bed := startTwoMembers(t, 3*time.Minute)
 	m1 := bed.Member("m1")
 
 	nodes := &corev1.NodeList{}
@@ -95,6 +89,20 @@ func TestMembersRunPods(t *testing.T) {
 	}
 }
 
+// startTwoMembers starts a bed of two members for a test that may take timeout, and stops it
+// when the test ends.
+func startTwoMembers(t *testing.T, timeout time.Duration) (context.Context, *Bed) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	bed, err := Start(ctx, TwoMembers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = bed.Stop() })
+	return ctx, bed
+}
+
 // podWithClaim is a pod, named after the class, that uses a claim of it.
 func podWithClaim(ns, class string) (*corev1.PersistentVolumeClaim, *corev1.Pod) {
 	claim := &corev1.PersistentVolumeClaim{
@@ -151,13 +159,7 @@ func pollWithin(ctx context.Context, t *testing.T, bound time.Duration, what str
 // took up to 90 s; one started afresh beside the old one's Leases, about 40 s.
 func TestMembersRunPodsAcrossOutages(t *testing.T) {
 	const playBound = 15 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	bed, err := Start(ctx, TwoMembers())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = bed.Stop() })
+	ctx, bed := startTwoMembers(t, 4*time.Minute)
 	m1 := bed.Member("m1")
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "outages"}}
 	if err := m1.Client.Create(ctx, ns); err != nil {
