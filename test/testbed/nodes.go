@@ -120,7 +120,7 @@ const resyncAnnotation = "testbed.custody.dev/resync"
 // resync waits until kwok holds every node's Lease again, then touches each pod it still has
 // to act on (bound to a node and Pending, or being deleted), so that kwok hears of it as a
 // node's holder: a kwok that has just started drops the pods it hears of before it holds
-// their node's Lease in its own cache (seen once in 55 restarts), and hears of them again
+// their node's Lease in its own cache (seen once in 56 restarts), and hears of them again
 // only when they change.
 func (n *nodes) resync(ctx context.Context, c *Cluster) error {
 	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, clusterStartTimeout, true, func(ctx context.Context) (bool, error) {
