@@ -365,17 +365,17 @@ func (r *run) first(ctx context.Context, claims []corev1.PersistentVolumeClaim, 
 // that use it: what holds a claim that does not go (a pod that its member's nodes never let
 // go, say), which the hub does not show.
 func (r *run) copies(ctx context.Context, c *corev1.PersistentVolumeClaim) string {
-	system := &corev1.Namespace{}
-	if err := r.hub.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, system); err != nil {
+	hubID, err := workloadv1alpha1.ReadHubIdentity(ctx, r.hub)
+	if err != nil {
 		return ""
 	}
-	out := ""
+	out, on := "", synced(c)
 	for _, m := range r.env.Members {
 		key := workloadv1alpha1.ToSyncTargetKey(m.Name)
-		if !slices.Contains(synced(c), key) {
+		if !slices.Contains(on, key) {
 			continue
 		}
-		ns := transform.Target{Key: key, Hub: string(system.UID)}.Namespace(c.Namespace)
+		ns := transform.Target{Key: key, Hub: hubID}.Namespace(c.Namespace)
 		copied := &corev1.PersistentVolumeClaim{}
 		if err := m.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: c.Name}, copied); err != nil {
 			out += fmt.Sprintf("; no copy in %s: %v", m.Name, err)
