@@ -59,36 +59,19 @@ const nodeLeaseSeconds = "40"
 // a bound pod to Ready, and lets a deleted one go). Like the controller manager, they keep
 // running while the API server is stopped; they start afresh when it comes back (restart).
 type nodes struct {
-	count int
-	// schedulerArgs and kwokArgs are their command lines, whose configurations and
-	// kubeconfigs configure writes once: every restart runs the same.
-	schedulerArgs, kwokArgs []string
-	scheduler, kwok         *daemon
+	count           int
+	scheduler, kwok *daemon
 }
 
 // start starts kube-scheduler and kwok beside the cluster's API server.
 func (n *nodes) start(c *Cluster) error {
-	if n.kwokArgs == nil {
-		if err := n.configure(c); err != nil {
-			return err
-		}
-	}
-	var err error
-	if n.scheduler, err = startDaemon(c.log, filepath.Join(c.binDir, "kube-scheduler"), n.schedulerArgs...); err != nil {
-		return fmt.Errorf("starting kube-scheduler: %w", err)
-	}
-	if n.kwok, err = startDaemon(c.log, filepath.Join(c.binDir, "kwok"), n.kwokArgs...); err != nil {
-		return fmt.Errorf("starting kwok: %w", err)
-	}
-	return nil
-}
-
-// configure writes kube-scheduler's and kwok's configurations and kubeconfigs, and keeps
-// their command lines.
-func (n *nodes) configure(c *Cluster) error {
 	schedConfig, err := c.schedulerConfig()
 	if err != nil {
 		return err
+	}
+	if n.scheduler, err = startDaemon(c.log, filepath.Join(c.binDir, "kube-scheduler"),
+		"--config="+schedConfig, "--secure-port=0"); err != nil {
+		return fmt.Errorf("starting kube-scheduler: %w", err)
 	}
 	kwokConfig, err := c.kwokConfig()
 	if err != nil {
@@ -98,10 +81,12 @@ func (n *nodes) configure(c *Cluster) error {
 	if _, err := c.writeKubeconfig("system:kwok", kubeconfig); err != nil {
 		return err
 	}
-	n.schedulerArgs = []string{"--config=" + schedConfig, "--secure-port=0"}
-	n.kwokArgs = []string{"--kubeconfig=" + kubeconfig, "--config=" + kwokConfig,
-		"--manage-all-nodes=true", "--cidr=" + podCIDR,
-		"--node-lease-duration-seconds=" + nodeLeaseSeconds}
+	if n.kwok, err = startDaemon(c.log, filepath.Join(c.binDir, "kwok"),
+		"--kubeconfig="+kubeconfig, "--config="+kwokConfig,
+		"--manage-all-nodes=true", "--cidr="+podCIDR,
+		"--node-lease-duration-seconds="+nodeLeaseSeconds); err != nil {
+		return fmt.Errorf("starting kwok: %w", err)
+	}
 	return nil
 }
 
