@@ -50,7 +50,40 @@ func (r *Reconciler) remove(ctx context.Context, up, down *unstructured.Unstruct
 		}
 		return r.deleteDownstream(ctx, down, release)
 	}
+	if down == nil {
+		if err := r.releaseLeftVolume(ctx, up); err != nil {
+			return err
+		}
+	}
 	return r.release(ctx, up)
+}
+
+// releaseLeftVolume gives the PV that the gone copy of up, a claim deleted with the release
+// policy Delete, left behind the policy Delete, for the member to release the storage. The copy may
+// have gone without the syncer, its PV Retain, as when the member deleted its namespace;
+// coordination, told that the claim left the owner, counts the storage released. The PV is
+// the member's copy of the claim's hub PV, or the one the member provisioned and the hub
+// recorded for it, and still names the copy as its claim.
+func (r *Reconciler) releaseLeftVolume(ctx context.Context, up *unstructured.Unstructured) error {
+	if r.GVK.GroupKind() != transform.PVCKind || transform.ReleasePolicy(up) != corev1.PersistentVolumeReclaimDelete {
+		return nil
+	}
+	hubPV, _, _ := unstructured.NestedString(up.Object, "spec", "volumeName")
+	if hubPV == "" {
+		hubPV = workloadv1alpha1.UpsyncedPVName(up.GetUID())
+	}
+	left, err := r.downstreamPV(ctx, hubPV)
+	if err != nil || left == nil {
+		return err
+	}
+	pv, err := typedPV(left)
+	if err != nil {
+		return err
+	}
+	if ref := pv.Spec.ClaimRef; ref == nil || ref.Namespace != r.Target.DownstreamNamespace(up) || ref.Name != r.Target.DownstreamName(up) {
+		return nil
+	}
+	return r.settle(ctx, pv, corev1.PersistentVolumeReclaimDelete)
 }
 
 // unrecorded tells whether down, the copy of the hub claim up about to go with its volume
