@@ -54,6 +54,16 @@ func bound(ctx context.Context, ns, name string) *storagev1alpha1.VolumeOwnershi
 	})
 }
 
+// ownedData makes an app namespace on loc with a ReadWriteOnce claim "data", and returns
+// them once the volume is bound, with its VolumeOwnership and its storage's handle.
+func ownedData(ctx context.Context) (ns string, c *corev1.PersistentVolumeClaim, vo *storagev1alpha1.VolumeOwnership, h string) {
+	GinkgoHelper()
+	ns = framework.App(ctx, hub, "loc")
+	c = claim(ctx, ns, "data", corev1.ReadWriteOnce)
+	vo = bound(ctx, ns, "data")
+	return ns, c, vo, handle(ctx, vo.Status.VolumeName)
+}
+
 func hubPV(ctx context.Context, name string) *corev1.PersistentVolume {
 	pv := &corev1.PersistentVolume{}
 	Expect(hub.Get(ctx, client.ObjectKey{Name: name}, pv)).To(Succeed())

@@ -257,11 +257,8 @@ var _ = Describe("Owned volumes", func() {
 
 var _ = Describe("Deleting a claim", func() {
 	It("releases the storage exactly once, on the owner, after the claim is gone from the hub", func(ctx SpecContext) {
-		ns := framework.App(ctx, hub, "loc")
-		c := claim(ctx, ns, "data", corev1.ReadWriteOnce)
-		vo := bound(ctx, ns, "data")
+		_, c, vo, h := ownedData(ctx)
 		pvName := vo.Status.VolumeName
-		h := handle(ctx, pvName)
 		Expect(volume(h).Deleted).To(BeZero())
 
 		Expect(hub.Delete(ctx, c)).To(Succeed())
@@ -271,12 +268,51 @@ var _ = Describe("Deleting a claim", func() {
 		Consistently(func() int { return volume(h).Releases }).WithContext(ctx).Should(Equal(1))
 	})
 
-	It("never releases the storage of a hub PV set to Retain: it stays Released, naming its claim and last owner, until an admin deletes it", func(ctx SpecContext) {
-		ns := framework.App(ctx, hub, "loc")
-		c := claim(ctx, ns, "data", corev1.ReadWriteOnce)
-		vo := bound(ctx, ns, "data")
+	It("releases the storage through the PV that a copy the member let go of left behind: none is kept unrecorded", func(ctx SpecContext) {
+		ns, c, vo, h := ownedData(ctx)
 		owner, pvName := vo.Status.Owner, vo.Status.VolumeName
-		h := handle(ctx, pvName)
+		m := framework.Member(env.Bed, owner)
+
+		By("the member deleting the claim's copy, which a finalizer keeps until the hub claim is deleted too")
+		copied := &corev1.PersistentVolumeClaim{}
+		key := framework.CopyKey(hubID, owner, ns, "data")
+		Expect(m.Client.Get(ctx, key, copied)).To(Succeed())
+		patch := client.MergeFrom(copied.DeepCopy())
+		copied.Finalizers = append(copied.Finalizers, "custody.dev/test-hold")
+		Expect(m.Client.Patch(ctx, copied, patch)).To(Succeed())
+		Expect(m.Client.Delete(ctx, copied)).To(Succeed())
+		let := func(ctx context.Context) {
+			if err := m.Client.Get(ctx, key, copied); apierrors.IsNotFound(err) {
+				return
+			}
+			patch := client.MergeFrom(copied.DeepCopy())
+			copied.Finalizers = slices.DeleteFunc(copied.Finalizers, func(f string) bool { return f == "custody.dev/test-hold" })
+			Expect(client.IgnoreNotFound(m.Client.Patch(ctx, copied, patch))).To(Succeed())
+		}
+		DeferCleanup(let)
+
+		By("deleting the claim: coordination gives the owner the hub PV's policy, Delete")
+		Expect(hub.Delete(ctx, c)).To(Succeed())
+		waitFor(ctx, ns, "data", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
+			g.Expect(st.Reclaim.Current).To(Equal(corev1.PersistentVolumeReclaimDelete))
+		})
+		Expect(downPV(ctx, owner, ns, "data").Spec.PersistentVolumeReclaimPolicy).To(Equal(corev1.PersistentVolumeReclaimRetain),
+			"the copy goes without the syncer, before it settled the PV")
+
+		By("the copy going, its PV Retain")
+		let(ctx)
+		framework.Gone(ctx, hub, c)
+		Eventually(func(g Gomega) {
+			v := volume(h)
+			g.Expect(v.Releases).To(Equal(1))
+			g.Expect(v.Deleted).NotTo(BeZero())
+		}).WithContext(ctx).Should(Succeed(), "the storage is released, not left with no record of it")
+		framework.Gone(ctx, hub, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: pvName}})
+	})
+
+	It("never releases the storage of a hub PV set to Retain: it stays Released, naming its claim and last owner, until an admin deletes it", func(ctx SpecContext) {
+		ns, c, vo, h := ownedData(ctx)
+		owner, pvName := vo.Status.Owner, vo.Status.VolumeName
 		pv := hubPV(ctx, pvName)
 		patch := client.MergeFrom(pv.DeepCopy())
 		pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain
@@ -369,55 +405,6 @@ var _ = Describe("Deleting a claim", func() {
 			g.Expect(v.Deleted).To(BeZero())
 		}).WithContext(ctx).Should(Succeed())
 		Expect(hub.Delete(ctx, pv)).To(Succeed())
-	})
-})
-
-var _ = Describe("Claims deleted after the member let their copy go", func() {
-	It("release the storage through the PV the copy left: nothing keeps it unrecorded", func(ctx SpecContext) {
-		ns := framework.App(ctx, hub, "loc")
-		c := claim(ctx, ns, "data", corev1.ReadWriteOnce)
-		vo := bound(ctx, ns, "data")
-		owner, pvName := vo.Status.Owner, vo.Status.VolumeName
-		h := handle(ctx, pvName)
-		m := framework.Member(env.Bed, owner)
-
-		By("the member deleting the claim's copy, which a finalizer keeps until the hub claim is deleted too")
-		copied := &corev1.PersistentVolumeClaim{}
-		key := framework.CopyKey(hubID, owner, ns, "data")
-		Expect(m.Client.Get(ctx, key, copied)).To(Succeed())
-		patch := client.MergeFrom(copied.DeepCopy())
-		copied.Finalizers = append(copied.Finalizers, "custody.dev/test-hold")
-		Expect(m.Client.Patch(ctx, copied, patch)).To(Succeed())
-		Expect(m.Client.Delete(ctx, copied)).To(Succeed())
-		let := func(ctx context.Context) {
-			if err := m.Client.Get(ctx, key, copied); apierrors.IsNotFound(err) {
-				return
-			}
-			patch := client.MergeFrom(copied.DeepCopy())
-			copied.Finalizers = slices.DeleteFunc(copied.Finalizers, func(f string) bool { return f == "custody.dev/test-hold" })
-			Expect(client.IgnoreNotFound(m.Client.Patch(ctx, copied, patch))).To(Succeed())
-		}
-		DeferCleanup(let)
-
-		By("deleting the claim: coordination gives the owner the hub PV's policy, Delete")
-		Expect(hub.Delete(ctx, c)).To(Succeed())
-		waitFor(ctx, ns, "data", func(g Gomega, st storagev1alpha1.VolumeOwnershipStatus) {
-			g.Expect(st.Reclaim.Current).To(Equal(corev1.PersistentVolumeReclaimDelete))
-		})
-		Expect(downPV(ctx, owner, ns, "data").Spec.PersistentVolumeReclaimPolicy).To(Equal(corev1.PersistentVolumeReclaimRetain),
-			"the copy goes without the syncer, before it settled the PV")
-
-		By("the copy going, its PV Retain")
-		let(ctx)
-		framework.Gone(ctx, hub, c)
-		Eventually(func(g Gomega) {
-			v := volume(h)
-			g.Expect(v.Releases).To(Equal(1))
-			g.Expect(v.Deleted).NotTo(BeZero())
-		}).WithContext(ctx).Should(Succeed(), "the storage is released, not left with no record of it")
-		Eventually(func() bool {
-			return apierrors.IsNotFound(hub.Get(ctx, client.ObjectKey{Name: pvName}, &corev1.PersistentVolume{}))
-		}).WithContext(ctx).Should(BeTrue())
 	})
 })
 
